@@ -1,0 +1,154 @@
+"""Every error mcp-notebook raises, in one tree.
+
+    MCPNotebookError
+    ├── PromptError                 bad prompt input; the server answers -32602
+    │   ├── UnknownPromptError          .name, .suggestions
+    │   ├── MissingArgumentsError       .prompt, .missing
+    │   ├── UnknownArgumentsError       .prompt, .unknown
+    │   ├── InvalidCursorError          .cursor
+    │   └── ArgumentTooLargeError       .prompt, .argument, .size, .limit
+    ├── NotebookFormatError         a notebook that cannot be read or breaks the format; .path
+    ├── ResourceError               a resource that cannot be read; .uri
+    │   └── PathOutsideRootError        a path that escapes the served root; .path
+    ├── ServerError                 a remote MCP server answered with an error; .code, .data
+    │   └── ServerConnectionError       it could not be reached or went away; .server
+    └── ConfigError                 an MCP configuration file or entry is unusable; .path
+
+Each edge translates these once: the protocol seam into JSON-RPC errors, the
+IPython magics into `UsageError`, the LSP bridge into editor messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "ArgumentTooLargeError",
+    "ConfigError",
+    "InvalidCursorError",
+    "MCPNotebookError",
+    "MissingArgumentsError",
+    "NotebookFormatError",
+    "PathOutsideRootError",
+    "PromptError",
+    "ResourceError",
+    "ServerConnectionError",
+    "ServerError",
+    "UnknownArgumentsError",
+    "UnknownPromptError",
+]
+
+
+class MCPNotebookError(Exception):
+    """Root of every error raised by mcp-notebook."""
+
+
+class PromptError(MCPNotebookError):
+    """Bad input for a prompt request (JSON-RPC -32602 on the wire)."""
+
+    def data(self) -> dict[str, Any]:
+        """Structured details for the JSON-RPC error's `data`."""
+        return {}
+
+
+class UnknownPromptError(PromptError):
+    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"Unknown prompt: {name}{hint}")
+
+    def data(self) -> dict[str, Any]:
+        return {"name": self.name, "suggestions": list(self.suggestions)}
+
+
+class MissingArgumentsError(PromptError):
+    def __init__(self, prompt: str, missing: Sequence[str]) -> None:
+        self.prompt = prompt
+        self.missing = tuple(missing)
+        super().__init__(f"Missing required arguments for prompt {prompt!r}: {', '.join(self.missing)}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "missing": list(self.missing)}
+
+
+class UnknownArgumentsError(PromptError):
+    def __init__(self, prompt: str, unknown: Sequence[str], expected: Sequence[str] = ()) -> None:
+        self.prompt = prompt
+        self.unknown = tuple(unknown)
+        self.expected = tuple(expected)
+        known = f" (it takes: {', '.join(self.expected)})" if self.expected else " (it takes no arguments)"
+        super().__init__(f"Unknown arguments for prompt {prompt!r}: {', '.join(self.unknown)}{known}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "unknown": list(self.unknown), "expected": list(self.expected)}
+
+
+class InvalidCursorError(PromptError):
+    def __init__(self, cursor: str) -> None:
+        self.cursor = cursor
+        super().__init__("Invalid cursor")
+
+    def data(self) -> dict[str, Any]:
+        return {"cursor": self.cursor}
+
+
+class ArgumentTooLargeError(PromptError):
+    def __init__(self, prompt: str, argument: str, size: int, limit: int) -> None:
+        self.prompt = prompt
+        self.argument = argument
+        self.size = size
+        self.limit = limit
+        super().__init__(f"Argument {argument!r} of prompt {prompt!r} is {size} bytes; the limit is {limit}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "argument": self.argument, "size": self.size, "limit": self.limit}
+
+
+class NotebookFormatError(MCPNotebookError):
+    """A notebook that cannot be read, or that breaks the prompt format."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}")
+
+
+class ResourceError(MCPNotebookError):
+    """A resource that does not exist or cannot be read."""
+
+    def __init__(self, uri: str, message: str) -> None:
+        self.uri = uri
+        super().__init__(message)
+
+
+class PathOutsideRootError(ResourceError):
+    def __init__(self, path: str, root: str) -> None:
+        self.path = path
+        self.root = root
+        super().__init__(path, f"Refused: {path!r} is outside the served folder {root!r}")
+
+
+class ServerError(MCPNotebookError):
+    """A remote MCP server answered a request with an error."""
+
+    def __init__(self, message: str, code: int | None = None, data: Any = None) -> None:
+        self.code = code
+        self.data = data
+        super().__init__(message)
+
+
+class ServerConnectionError(ServerError):
+    """A remote MCP server could not be started, reached, or went away."""
+
+    def __init__(self, server: str, message: str) -> None:
+        self.server = server
+        super().__init__(f"{server}: {message}")
+
+
+class ConfigError(MCPNotebookError):
+    """An MCP configuration file or server entry that cannot be used."""
+
+    def __init__(self, path: str | None, message: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)

@@ -1,0 +1,207 @@
+"""The prompt model: frozen value objects that travel from notebooks to clients.
+
+Sources turn notebooks (and kernels, and magics) into `PromptSpec`s; the
+protocol seam translates them to MCP types; the client translates MCP results
+back into `PromptSpec` (with no templates) and `RenderedPrompt`. Nothing here
+imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Annotations",
+    "AudioContent",
+    "CompletionResult",
+    "ContentBlock",
+    "EmbeddedResource",
+    "Icon",
+    "ImageContent",
+    "MessageTemplate",
+    "PromptArgument",
+    "PromptMessage",
+    "PromptSpec",
+    "RenderedPrompt",
+    "ResourceInfo",
+    "ResourceLink",
+    "Role",
+    "TextContent",
+]
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Annotations:
+    """Hints for clients about a content block: who it is for and how important."""
+
+    audience: tuple[Role, ...] | None = None
+    priority: float | None = None
+    last_modified: str | None = None  # ISO 8601
+
+
+@dataclass(frozen=True, slots=True)
+class Icon:
+    """An icon a client may show next to a prompt."""
+
+    src: str
+    mime_type: str | None = None
+    sizes: tuple[str, ...] | None = None
+    theme: Literal["light", "dark"] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextContent:
+    text: str
+    annotations: Annotations | None = None
+    meta: Mapping[str, Any] | None = None
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageContent:
+    data: str  # base64
+    mime_type: str
+    annotations: Annotations | None = None
+    meta: Mapping[str, Any] | None = None
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class AudioContent:
+    data: str  # base64
+    mime_type: str
+    annotations: Annotations | None = None
+    meta: Mapping[str, Any] | None = None
+    type: Literal["audio"] = "audio"
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedResource:
+    """An embedded resource: exactly one of `text` or `blob` (base64) is set."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+    annotations: Annotations | None = None
+    meta: Mapping[str, Any] | None = None
+    type: Literal["resource"] = "resource"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceLink:
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    icons: tuple[Icon, ...] | None = None
+    annotations: Annotations | None = None
+    meta: Mapping[str, Any] | None = None
+    type: Literal["resource_link"] = "resource_link"
+
+
+ContentBlock = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink
+
+
+@dataclass(frozen=True, slots=True)
+class PromptArgument:
+    """One argument of a prompt. Values are always strings on the wire."""
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    required: bool = True
+    default: str | None = None
+    completions: tuple[str, ...] = ()
+    # Where live completions come from (e.g. "var", "var:DataFrame"); None = static only.
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageTemplate:
+    """One message of a prompt before its arguments are filled in.
+
+    `substitute` says whether `{{placeholders}}` in the content's string fields
+    are filled at render time (cell sources, resource and link fields) or kept
+    as they are (cell outputs). `path`, for an embedded resource, names a file
+    relative to the notebook whose bytes are read at render time.
+    """
+
+    role: Role
+    content: ContentBlock
+    substitute: bool = True
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSpec:
+    """A published prompt: what `prompts/list` shows and how `prompts/get` renders it.
+
+    Prompts listed by a remote server have no `messages` (their templates live
+    on that server).
+    """
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[PromptArgument, ...] = ()
+    icons: tuple[Icon, ...] = ()
+    meta: Mapping[str, Any] | None = None
+    messages: tuple[MessageTemplate, ...] = ()
+    # Where it came from: a notebook path, "kernel", "magic", or a server name.
+    origin: str | None = None
+    # For notebook prompts: the served root that file reads must stay inside.
+    root: str | None = None
+
+    def argument(self, name: str) -> PromptArgument | None:
+        for arg in self.arguments:
+            if arg.name == name:
+                return arg
+        return None
+
+    @property
+    def required_arguments(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.arguments if a.required)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptMessage:
+    role: Role
+    content: ContentBlock
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    """The answer to `prompts/get`: the messages with their arguments filled in."""
+
+    messages: tuple[PromptMessage, ...]
+    description: str | None = None
+    name: str | None = None
+    meta: Mapping[str, Any] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionResult:
+    """Suggested values for one argument (at most 100)."""
+
+    values: tuple[str, ...]
+    total: int | None = None
+    has_more: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    """A readable resource, as `resources/list` shows it."""
+
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None

@@ -1,0 +1,94 @@
+"""Prompt names: what is valid, and how clashes between notebooks are resolved."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import PurePath
+
+from .models import PromptSpec
+
+__all__ = ["NAME_PATTERN", "is_valid_name", "qualify", "resolve_clashes", "suggest_names"]
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def is_valid_name(name: str) -> bool:
+    """True when every client can show `name` as a slash command."""
+    return bool(NAME_PATTERN.match(name))
+
+
+def _fit(name: str) -> str:
+    name = _UNSAFE.sub("_", name).strip(".") or "_"
+    if len(name) <= 64:
+        return name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+    return f"{name[: 64 - 9]}~{digest}".replace("~", "-")
+
+
+def qualify(origin: str, name: str, depth: int = 1) -> str:
+    """The qualified name `<notebook-stem>.<name>`, using `depth` path parts of the origin."""
+    path = PurePath(origin)
+    parts = [*path.parent.parts[-(depth - 1) :], path.stem] if depth > 1 else [path.stem]
+    parts = [p for p in parts if p not in ("", "/", ".")]
+    return _fit(".".join([*parts, name]))
+
+
+def resolve_clashes(groups: Mapping[str, Sequence[PromptSpec]]) -> tuple[tuple[PromptSpec, ...], tuple[str, ...]]:
+    """Merge prompts from several sources; rename clashing names deterministically.
+
+    `groups` maps a source key (a notebook path) to its prompts. A name that
+    only one source publishes is kept. A name published by several sources is
+    replaced, in each of them, by `<notebook-stem>.<name>` (with more of the
+    path when stems clash too). Returns the merged prompts, sorted by source
+    key then notebook order, and a warning per clash.
+    """
+    owners: dict[str, list[str]] = defaultdict(list)
+    for key in sorted(groups):
+        for spec in groups[key]:
+            if key not in owners[spec.name]:
+                owners[spec.name].append(key)
+    taken = {name for name, keys in owners.items() if len(keys) == 1}
+    renamed: dict[tuple[str, str], str] = {}
+    warnings: list[str] = []
+    for name in sorted(n for n, keys in owners.items() if len(keys) > 1):
+        keys = owners[name]
+        depth = 1
+        while True:
+            candidates = {key: qualify(key, name, depth) for key in keys}
+            unique = len(set(candidates.values())) == len(keys)
+            if unique and not (set(candidates.values()) & taken):
+                break
+            if depth > 32:
+                candidates = {key: _fit(f"{qualify(key, name)}-{i}") for i, key in enumerate(keys, 1)}
+                break
+            depth += 1
+        for key, qualified in candidates.items():
+            renamed[(key, name)] = qualified
+            taken.add(qualified)
+        listing = ", ".join(f"{candidates[k]} ({k})" for k in keys)
+        warnings.append(f"prompt name {name!r} is published by {len(keys)} notebooks; served as {listing}")
+    merged: list[PromptSpec] = []
+    for key in sorted(groups):
+        for spec in groups[key]:
+            new = renamed.get((key, spec.name))
+            merged.append(replace(spec, name=new) if new else spec)
+    return tuple(merged), tuple(warnings)
+
+
+def suggest_names(name: str, known: Iterable[str], limit: int = 3) -> tuple[str, ...]:
+    """Close matches for an unknown prompt name, best first."""
+    known = list(known)
+    lowered = {k.lower(): k for k in known}
+    hits = difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.6)
+    by_suffix = [k for k in known if k.lower().endswith("." + name.lower()) or k.lower().endswith(":" + name.lower())]
+    out: list[str] = []
+    for k in [*by_suffix, *(lowered[h] for h in hits)]:
+        if k not in out:
+            out.append(k)
+    return tuple(out[:limit])

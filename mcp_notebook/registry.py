@@ -1,0 +1,134 @@
+"""The current set of published prompts, shared between threads.
+
+Sources (notebook folders, a kernel's `%%prompt` cells, its magics) each own
+one *group* of prompts. Every change builds a new immutable `RegistrySnapshot`
+(copy-on-write), so readers on other threads never see a half-made set, and
+then tells the listeners.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from .models import PromptSpec
+from .naming import resolve_clashes
+
+__all__ = ["PromptRegistry", "RegistrySnapshot"]
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[["RegistrySnapshot"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RegistrySnapshot:
+    """An immutable view of every published prompt at one moment."""
+
+    version: int
+    prompts: tuple[PromptSpec, ...]
+    warnings: tuple[str, ...] = ()
+    by_name: Mapping[str, PromptSpec] = field(default_factory=lambda: MappingProxyType({}))
+    fingerprint: str = ""
+
+    def get(self, name: str) -> PromptSpec | None:
+        return self.by_name.get(name)
+
+
+def _fingerprint(prompts: Sequence[PromptSpec]) -> str:
+    digest = hashlib.blake2b(digest_size=8)
+    for spec in prompts:
+        digest.update(repr(spec).encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+class PromptRegistry:
+    """Thread-safe holder of prompt groups; publishes snapshots to listeners.
+
+    A group's key is its origin (a notebook path, "kernel", "magics"). A name
+    published by several groups is served under a qualified name in each
+    (`naming.resolve_clashes`) and reported in the snapshot's warnings.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._groups: dict[str, tuple[PromptSpec, ...]] = {}
+        self._group_warnings: dict[str, tuple[str, ...]] = {}
+        self._listeners: list[Listener] = []
+        self._snapshot = RegistrySnapshot(version=0, prompts=(), fingerprint=_fingerprint(()))
+
+    def snapshot(self) -> RegistrySnapshot:
+        """The current set. Cheap: no copy, no lock held by the caller afterwards."""
+        return self._snapshot
+
+    def groups(self) -> Mapping[str, tuple[PromptSpec, ...]]:
+        with self._lock:
+            return dict(self._groups)
+
+    def set_group(self, key: str, prompts: Sequence[PromptSpec], warnings: Sequence[str] = ()) -> None:
+        """Replace the prompts of one source (a notebook path, "kernel", "magics")."""
+        self.update({key: (tuple(prompts), tuple(warnings))})
+
+    def remove_group(self, key: str) -> None:
+        self.update({key: None})
+
+    def update(self, changes: Mapping[str, tuple[Sequence[PromptSpec], Sequence[str]] | None]) -> None:
+        """Apply several group changes at once, as one new snapshot (one notification)."""
+        with self._lock:
+            for key, change in changes.items():
+                if change is None:
+                    self._groups.pop(key, None)
+                    self._group_warnings.pop(key, None)
+                else:
+                    self._groups[key] = tuple(change[0])
+                    self._group_warnings[key] = tuple(change[1])
+            old = self._snapshot
+            new = self._build(old.version + 1)
+            if new.fingerprint == old.fingerprint and new.warnings == old.warnings:
+                return
+            self._snapshot = new
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(new)
+            except Exception:  # a broken listener must not stop the others
+                log.exception("prompt registry listener failed")
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(snapshot)` after every change; returns a function that removes it."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return remove
+
+    def _build(self, version: int) -> RegistrySnapshot:
+        warnings: list[str] = []
+        for key in sorted(self._group_warnings):
+            warnings.extend(self._group_warnings[key])
+        merged, clash_warnings = resolve_clashes(self._groups)
+        warnings.extend(clash_warnings)
+        by_name: dict[str, PromptSpec] = {}
+        prompts: list[PromptSpec] = []
+        for spec in merged:
+            if spec.name in by_name:  # cannot happen after resolve_clashes; kept as a guard
+                warnings.append(f"prompt {spec.name!r} from {spec.origin} is hidden by an earlier one")
+                continue
+            by_name[spec.name] = spec
+            prompts.append(spec)
+        return RegistrySnapshot(
+            version=version,
+            prompts=tuple(prompts),
+            warnings=tuple(warnings),
+            by_name=MappingProxyType(by_name),
+            fingerprint=_fingerprint(prompts),
+        )
