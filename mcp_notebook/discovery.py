@@ -1,0 +1,245 @@
+"""Kernel connection files: how a running kernel's MCP server can be found.
+
+A kernel that serves its prompts over HTTP writes one small JSON file into the
+Jupyter runtime directory (`mcp-notebook-kernel-<kernel id>.json`, mode 0600,
+since it holds a bearer token) and removes it when it stops. Editors and other
+tools list those files to find live kernels; files left behind by a kernel that
+crashed are recognised by their dead `pid` and skipped.
+
+    {"version": 1, "url": "http://127.0.0.1:51234/mcp", "token": "…",
+     "kernel_id": "3f2a…", "notebook_path": "/home/ada/analysis.ipynb",
+     "pid": 4242, "created": 1767225600.0}
+
+Pure standard library (plus `jupyter_core` for the default directory, when it
+is installed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CONNECTION_FILE_PREFIX",
+    "KernelConnection",
+    "connection_file_name",
+    "is_process_alive",
+    "latest_kernel_connection",
+    "list_kernel_connections",
+    "read_connection_file",
+    "remove_connection_file",
+    "runtime_dir",
+    "write_connection_file",
+]
+
+CONNECTION_FILE_PREFIX = "mcp-notebook-kernel-"
+_SUFFIX = ".json"
+_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class KernelConnection:
+    """Where a kernel's MCP server listens, and which kernel it belongs to."""
+
+    url: str
+    token: str | None
+    kernel_id: str
+    notebook_path: str | None
+    pid: int
+    created: float
+    # The connection file this was read from (or written to).
+    path: str
+
+    @property
+    def short_id(self) -> str:
+        """The first eight characters of the kernel id, enough to tell kernels apart."""
+        return self.kernel_id[:8]
+
+
+def runtime_dir() -> Path:
+    """The Jupyter runtime directory, where kernels leave their connection files.
+
+    `$JUPYTER_RUNTIME_DIR` when set; otherwise jupyter_core's default when it is
+    installed; otherwise `~/.local/share/jupyter/runtime`.
+    """
+    env = os.environ.get("JUPYTER_RUNTIME_DIR")
+    if env:
+        return Path(env)
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+    except ImportError:
+        return Path.home() / ".local" / "share" / "jupyter" / "runtime"
+    return Path(jupyter_runtime_dir())
+
+
+def connection_file_name(kernel_id: str) -> str:
+    """The file name a kernel's connection file has: `mcp-notebook-kernel-<id>.json`."""
+    if not kernel_id or any(sep in kernel_id for sep in ("/", "\\", "\0")) or kernel_id in (".", ".."):
+        raise ValueError(f"not a usable kernel id: {kernel_id!r}")
+    return f"{CONNECTION_FILE_PREFIX}{kernel_id}{_SUFFIX}"
+
+
+def write_connection_file(
+    *,
+    url: str,
+    token: str | None,
+    kernel_id: str,
+    notebook_path: str | None = None,
+    pid: int | None = None,
+    created: float | None = None,
+    directory: Path | str | None = None,
+) -> Path:
+    """Publish a kernel's MCP endpoint; returns the file's path.
+
+    The write is atomic (readers see the old file or the new one, never half of
+    one) and the file is readable by its owner only, because it holds a token.
+    `pid` defaults to this process and `created` to now.
+    """
+    folder = Path(directory) if directory is not None else runtime_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target = folder / connection_file_name(kernel_id)
+    payload = {
+        "version": _FORMAT_VERSION,
+        "url": url,
+        "token": token,
+        "kernel_id": kernel_id,
+        "notebook_path": notebook_path,
+        "pid": os.getpid() if pid is None else pid,
+        "created": time.time() if created is None else created,
+    }
+    # mkstemp creates the file with mode 0600 in the same directory, so the
+    # final rename is atomic and the token is never readable by others.
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o600)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    return target
+
+
+def remove_connection_file(path: Path | str) -> None:
+    """Remove a connection file; a file that is already gone is fine."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def read_connection_file(path: Path | str) -> KernelConnection | None:
+    """The connection a file describes, or None when the file is unreadable or malformed."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data: Any = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return _to_connection(data, str(path))
+
+
+def _to_connection(data: Any, path: str) -> KernelConnection | None:
+    if not isinstance(data, dict):
+        return None
+    url, token, kernel_id = data.get("url"), data.get("token"), data.get("kernel_id")
+    notebook_path, pid, created = data.get("notebook_path"), data.get("pid"), data.get("created")
+    if not isinstance(url, str) or not url or not isinstance(kernel_id, str) or not kernel_id:
+        return None
+    if token is not None and not isinstance(token, str):
+        return None
+    if notebook_path is not None and not isinstance(notebook_path, str):
+        return None
+    # bool is an int subclass; a pid of True is not a pid.
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    if not isinstance(created, int | float) or isinstance(created, bool):
+        return None
+    return KernelConnection(
+        url=url,
+        token=token,
+        kernel_id=kernel_id,
+        notebook_path=notebook_path,
+        pid=pid,
+        created=float(created),
+        path=path,
+    )
+
+
+def is_process_alive(pid: int) -> bool:
+    """True while a process with this id exists (on any user's account)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":
+        return _is_windows_process_alive(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, it just belongs to someone else
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _is_windows_process_alive(pid: int) -> bool:
+    # os.kill(pid, 0) would terminate the process on Windows; ask the kernel32 API instead.
+    import ctypes
+
+    process_query_limited_information = 0x1000
+    still_active = 259
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+    handle = kernel32.OpenProcess(process_query_limited_information, False, pid)
+    if not handle:
+        return False
+    try:
+        code = ctypes.c_ulong()
+        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+            return False
+        return bool(code.value == still_active)
+    finally:
+        kernel32.CloseHandle(handle)
+
+
+def list_kernel_connections(directory: Path | str | None = None, *, prune: bool = False) -> list[KernelConnection]:
+    """Every live kernel's connection, newest first.
+
+    Malformed files are skipped; so are stale ones, whose process is gone.
+    With `prune`, stale files are also removed (a crashed kernel cannot clean
+    up after itself). A missing directory means no kernels.
+    """
+    folder = Path(directory) if directory is not None else runtime_dir()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found: list[KernelConnection] = []
+    for name in names:
+        if not (name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX)):
+            continue
+        path = folder / name
+        connection = read_connection_file(path)
+        if connection is None:
+            continue
+        if not is_process_alive(connection.pid):
+            if prune:
+                remove_connection_file(path)
+            continue
+        found.append(connection)
+    found.sort(key=lambda c: (c.created, c.kernel_id), reverse=True)
+    return found
+
+
+def latest_kernel_connection(directory: Path | str | None = None) -> KernelConnection | None:
+    """The most recently started live kernel's connection, if any."""
+    connections = list_kernel_connections(directory)
+    return connections[0] if connections else None
