@@ -6,8 +6,9 @@
 #   .tools/conf-alpha/  @modelcontextprotocol/conformance 0.2.0-alpha.12 (protocol revision 2026-07-28)
 #   .tools/insp/        @modelcontextprotocol/inspector 2.12.0 (CLI and the mcpdo daemon)
 #
-# Versions are pinned by the package.json + package-lock.json pairs in tests/interop/npm/<dir>/ and installed
-# with `npm ci`, so every machine gets the same trees. Idempotent: a directory whose lock file has not changed
+# Versions are pinned by the package.json + package-lock.json pairs in tests/interop/npm/<dir>/, installed with
+# `npm install` over the copied lock file, so every machine gets the same trees. (Not `npm ci`: the inspector's
+# vite lists an optional dependency the registry does not serve, which `npm ci` rejects and `npm install` skips.) Idempotent: a directory whose lock file has not changed
 # since its last successful install is left alone, so a second run takes well under a second and needs no network.
 #
 # When the npm registry cannot be reached, this prints "SKIP: npm registry unreachable", writes the same line to
@@ -62,11 +63,12 @@ for d in "${pending[@]}"; do
     rm -rf "$dir"
     mkdir -p "$dir"
     cp "$LOCKS/$d/package.json" "$LOCKS/$d/package-lock.json" "$dir/"
+    install=(npm install --no-save --no-audit --no-fund --loglevel=error)
     if [[ "$d" == node22 ]]; then
-        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+        (cd "$dir" && "${install[@]}")
     else
         # npm runs on the first `node` in PATH: Node 22, so engine checks and install scripts see the right runtime.
-        (cd "$dir" && PATH="$N22_BIN:$PATH" npm ci --no-audit --no-fund --loglevel=error)
+        (cd "$dir" && PATH="$N22_BIN:$PATH" "${install[@]}")
     fi
     stamp_of "$d" >"$dir/.interop-stamp"
 done
