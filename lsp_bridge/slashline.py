@@ -1,0 +1,278 @@
+"""The slash line: `/server:prompt name=value lang="two words"`, parsed.
+
+A slash command starts with the trigger character (default `/`) at a *slash
+position*: the start of a line or just after whitespace (so `a/b` and
+`http://x` are not commands). Its first token is the command (`server:prompt`,
+or a bare `prompt`); every following token up to the next command on the line is
+an argument `name=value`. A value may be quoted with `"` or `'`; inside quotes a
+backslash escapes the next character. Tokens without `=` are kept as *stray*
+tokens so that diagnostics can point at them.
+
+All columns are indexes into the Python string (code points); converting to
+editor units is the server's job. Nothing here imports pygls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = [
+    "ArgumentNameContext",
+    "ArgumentValueContext",
+    "CommandNameContext",
+    "CursorContext",
+    "SlashArgument",
+    "SlashCommand",
+    "StrayToken",
+    "context_at",
+    "find_commands",
+    "format_invocation",
+    "quote_value",
+    "split_command_name",
+]
+
+_NEEDS_QUOTES = frozenset(" \t\"'\\=")
+
+
+@dataclass(frozen=True, slots=True)
+class SlashArgument:
+    """One `name=value` token. `value` is unquoted; columns cover the raw text."""
+
+    name: str
+    value: str
+    start: int  # column of the name
+    end: int  # column after the value (after the closing quote, if any)
+    value_start: int  # column right after `=`
+    quote: str | None = None  # the opening quote character, when quoted
+    closed: bool = True  # False for a quote left open at the end of the line
+
+
+@dataclass(frozen=True, slots=True)
+class StrayToken:
+    """A token after the command that is not `name=value`."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """One slash command on a line."""
+
+    start: int  # column of the trigger character
+    name_end: int  # column after the command name
+    end: int  # column after the last token of the command
+    name: str  # the command without the trigger: "server:prompt" or "prompt"
+    arguments: tuple[SlashArgument, ...] = ()
+    stray: tuple[StrayToken, ...] = ()
+
+    @property
+    def server(self) -> str | None:
+        """The server part of `server:prompt`, or None for a bare prompt name."""
+        return split_command_name(self.name)[0]
+
+    @property
+    def prompt(self) -> str:
+        """The prompt part of `server:prompt` (the whole name when there is no server)."""
+        return split_command_name(self.name)[1]
+
+    def values(self) -> dict[str, str]:
+        """The arguments as a mapping; a name given twice keeps its last value."""
+        return {arg.name: arg.value for arg in self.arguments}
+
+    def argument_at(self, column: int) -> SlashArgument | None:
+        for arg in self.arguments:
+            if arg.start <= column <= arg.end:
+                return arg
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandNameContext:
+    """The cursor is in a command name: complete `/server:prompt`."""
+
+    query: str  # what is typed between the trigger and the cursor
+    start: int  # column of the trigger: the replaced text starts here
+    end: int  # column after the command name: the replaced text ends here
+    command: SlashCommand
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentNameContext:
+    """The cursor is where an argument name goes: complete `name=`."""
+
+    command: SlashCommand
+    prefix: str  # the part of the name before the cursor
+    start: int
+    end: int
+    used: frozenset[str]  # argument names already given elsewhere on the line
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentValueContext:
+    """The cursor is in the value of `name=`: complete values for that argument."""
+
+    command: SlashCommand
+    argument: str
+    prefix: str  # the unquoted value before the cursor
+    start: int  # column right after `=` (the replaced text starts here, quote included)
+    end: int  # column after the value
+    others: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+CursorContext = CommandNameContext | ArgumentNameContext | ArgumentValueContext
+
+
+def split_command_name(name: str) -> tuple[str | None, str]:
+    """`"server:prompt"` → `("server", "prompt")`; `"prompt"` → `(None, "prompt")`."""
+    server, colon, prompt = name.partition(":")
+    return (server, prompt) if colon else (None, name)
+
+
+def quote_value(value: str) -> str:
+    """A value as it must be written on a slash line (quoted when it needs to be)."""
+    if value and not any(ch in _NEEDS_QUOTES for ch in value):
+        return value
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def format_invocation(name: str, arguments: Mapping[str, str], trigger: str = "/") -> str:
+    """The slash line that calls `name` with `arguments` (the inverse of parsing)."""
+    parts = [f"{trigger}{name}", *(f"{key}={quote_value(value)}" for key, value in arguments.items())]
+    return " ".join(parts)
+
+
+def _is_slash_position(line: str, column: int) -> bool:
+    return column == 0 or line[column - 1].isspace()
+
+
+def _scan_value(line: str, pos: int) -> tuple[str, int, str | None, bool]:
+    """Read a value starting at `pos`: (unquoted value, end column, quote, closed)."""
+    n = len(line)
+    if pos < n and line[pos] in "\"'":
+        quote = line[pos]
+        chars: list[str] = []
+        i = pos + 1
+        while i < n:
+            ch = line[i]
+            if ch == "\\" and i + 1 < n:
+                chars.append(line[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                return "".join(chars), i + 1, quote, True
+            chars.append(ch)
+            i += 1
+        return "".join(chars), n, quote, False
+    end = pos
+    while end < n and not line[end].isspace():
+        end += 1
+    return line[pos:end], end, None, True
+
+
+@dataclass(slots=True)
+class _CommandBuilder:
+    start: int
+    name_end: int
+    name: str
+    arguments: list[SlashArgument] = field(default_factory=list)
+    stray: list[StrayToken] = field(default_factory=list)
+
+    def build(self, end: int) -> SlashCommand:
+        return SlashCommand(self.start, self.name_end, end, self.name, tuple(self.arguments), tuple(self.stray))
+
+
+def find_commands(line: str, trigger: str = "/") -> tuple[SlashCommand, ...]:
+    """Every slash command on one line (without its line break), left to right."""
+    commands: list[SlashCommand] = []
+    current: _CommandBuilder | None = None
+    n = len(line)
+    i = last_end = 0
+    while i < n:
+        if line[i].isspace():
+            i += 1
+            continue
+        token_start = j = i
+        if line.startswith(trigger, i) and _is_slash_position(line, i):
+            if current is not None:
+                commands.append(current.build(last_end))
+            j = i + len(trigger)
+            while j < n and not line[j].isspace():
+                j += 1
+            current = _CommandBuilder(start=i, name_end=j, name=line[i + len(trigger) : j])
+            i = last_end = j
+            continue
+        # Any other token: an argument of the current command, or plain text before any command.
+        while j < n and not line[j].isspace() and line[j] != "=":
+            j += 1
+        if j < n and line[j] == "=" and j > token_start:
+            value, end, quote, closed = _scan_value(line, j + 1)
+            if current is not None:
+                current.arguments.append(
+                    SlashArgument(line[token_start:j], value, token_start, end, j + 1, quote, closed)
+                )
+            i = last_end = end
+            continue
+        while j < n and not line[j].isspace():
+            j += 1
+        if current is not None:
+            current.stray.append(StrayToken(line[token_start:j], token_start, j))
+        i = last_end = j
+    if current is not None:
+        commands.append(current.build(last_end))
+    return tuple(commands)
+
+
+def _command_at(commands: tuple[SlashCommand, ...], column: int) -> SlashCommand | None:
+    """The command whose reach (from its trigger to the next command) holds `column`."""
+    found: SlashCommand | None = None
+    for command in commands:
+        if command.start < column:
+            found = command
+        else:
+            break
+    return found
+
+
+def context_at(line: str, column: int, trigger: str = "/") -> CursorContext | None:
+    """What the cursor at `column` of `line` would complete, if anything."""
+    column = max(0, min(column, len(line)))
+    commands = find_commands(line, trigger)
+    command = _command_at(commands, column)
+    if command is None:
+        return None
+    if column <= command.name_end:
+        if column < command.start + len(trigger):
+            return None
+        return CommandNameContext(
+            query=line[command.start + len(trigger) : column],
+            start=command.start,
+            end=command.name_end,
+            command=command,
+        )
+    arg = command.argument_at(column)
+    if arg is not None and column >= arg.value_start:
+        others = {a.name: a.value for a in command.arguments if a is not arg}
+        raw_before = line[arg.value_start : column]
+        prefix = _scan_value(raw_before, 0)[0] if arg.quote else raw_before
+        return ArgumentValueContext(
+            command=command,
+            argument=arg.name,
+            prefix=prefix,
+            start=arg.value_start,
+            end=arg.end,
+            others=MappingProxyType(others),
+        )
+    used = frozenset(a.name for a in command.arguments if a is not arg)
+    if arg is not None:  # in the name part of `name=value`
+        return ArgumentNameContext(command, line[arg.start : column], arg.start, arg.value_start, used)
+    for token in command.stray:
+        if token.start <= column <= token.end:
+            return ArgumentNameContext(command, line[token.start : column], token.start, token.end, used)
+    if line[column - 1].isspace():
+        return ArgumentNameContext(command, "", column, column, used)
+    return None

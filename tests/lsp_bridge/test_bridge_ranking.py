@@ -1,0 +1,101 @@
+"""Ranking slash commands: prefix > word start > substring > fuzzy, ignoring case, fast on 10,000 prompts."""
+
+from __future__ import annotations
+
+import time
+
+from lsp_bridge.ranking import CommandEntry, CommandIndex, MatchTier, word_starts
+from mcp_notebook.models import PromptSpec
+
+
+def _index(*keys: str) -> CommandIndex:
+    entries = []
+    for key in keys:
+        server, _, name = key.partition(":")
+        entries.append(CommandEntry(server, PromptSpec(name=name)))
+    return CommandIndex(entries)
+
+
+def _keys(index: CommandIndex, query: str, limit: int = 100) -> list[str]:
+    return [m.entry.key for m in index.search(query, limit).matches]
+
+
+def test_empty_query_lists_every_command_by_key() -> None:
+    index = _index("b:two", "a:one", "c:three")
+    assert _keys(index, "") == ["a:one", "b:two", "c:three"]
+
+
+def test_tiers_rank_prefix_then_word_start_then_substring_then_fuzzy() -> None:
+    index = _index("nb:xsumy", "nb:s_u_m", "nb:sum_up", "nb:cell_summary", "sum:other", "nb:sum")
+    matches = index.search("sum").matches
+    assert [(m.entry.key, m.tier) for m in matches] == [
+        ("nb:sum", MatchTier.EXACT),
+        ("nb:sum_up", MatchTier.PREFIX),
+        ("sum:other", MatchTier.PREFIX),
+        ("nb:cell_summary", MatchTier.WORD_START),
+        ("nb:xsumy", MatchTier.SUBSTRING),
+        ("nb:s_u_m", MatchTier.FUZZY),
+    ]
+
+
+def test_query_with_server_matches_the_whole_key() -> None:
+    index = _index("nb:greet", "nb:grade", "kernel-1:greet")
+    assert _keys(index, "nb:gr") == ["nb:grade", "nb:greet"]
+
+
+def test_matching_ignores_case() -> None:
+    index = _index("NB:SummarizeCell", "nb:other")
+    assert _keys(index, "summ") == ["NB:SummarizeCell"]
+    assert _keys(index, "cell") == ["NB:SummarizeCell"]  # a camelCase hump is a word start
+
+
+def test_fuzzy_prefers_tight_matches() -> None:
+    index = _index("x:a_long_bc", "x:abc_", "x:ab_c")
+    assert [(m.entry.key, m.tier) for m in index.search("abc").matches] == [
+        ("x:abc_", MatchTier.PREFIX),
+        ("x:ab_c", MatchTier.FUZZY),
+        ("x:a_long_bc", MatchTier.FUZZY),
+    ]
+
+
+def test_non_matching_commands_are_left_out() -> None:
+    assert _keys(_index("nb:greet", "nb:plot"), "zzz") == []
+
+
+def test_limit_truncates_and_says_so() -> None:
+    index = _index(*(f"nb:p{i:03d}" for i in range(50)))
+    result = index.search("p", limit=10)
+    assert [m.entry.key for m in result.matches] == [f"nb:p{i:03d}" for i in range(10)]
+    assert result.truncated
+    assert not index.search("p", limit=50).truncated
+
+
+def test_a_command_appears_once_in_its_best_tier() -> None:
+    index = _index("sum:sum_sum")
+    assert [(m.entry.key, m.tier) for m in index.search("sum").matches] == [("sum:sum_sum", MatchTier.PREFIX)]
+
+
+def test_lookup_by_key_and_by_bare_name() -> None:
+    index = _index("nb:greet", "k:greet", "nb:plot")
+    entry = index.get("nb:greet")
+    assert entry is not None and entry.spec.name == "greet"
+    assert index.get("nb:nope") is None
+    assert [e.key for e in index.with_name("greet")] == ["k:greet", "nb:greet"]
+    assert index.with_name("gree") == ()
+
+
+def test_word_starts_split_at_separators_and_humps() -> None:
+    assert word_starts("nb:cell_summary") == (0, 3, 8)
+    assert word_starts("kernel-1:magic.timeIt") == (0, 7, 9, 15, 19)
+
+
+def test_ranking_ten_thousand_commands_is_fast() -> None:
+    entries = [
+        CommandEntry(f"server{s}", PromptSpec(name=f"prompt_{i}_topic{i % 7}")) for s in range(10) for i in range(1000)
+    ]
+    index = CommandIndex(entries)
+    assert len(index) == 10_000
+    for query in ("", "server3:prompt_12", "topic", "t6", "zq"):
+        started = time.perf_counter()
+        index.search(query, limit=100)
+        assert time.perf_counter() - started < 0.05, query
