@@ -1,0 +1,465 @@
+"""Notebook cells → prompts: the notebook prompt format (docs/notebook-format.md).
+
+A cell takes part in a prompt named by `metadata.mcp.prompt` or by a tag
+`prompt:NAME`; all cells naming the same prompt form it, in notebook order.
+Prompt-level fields (title, description, arguments, icons, `_meta`) come from
+the first cell that sets them; cell-level fields (role, outputs, source,
+resource, link, annotations) shape that cell's messages. Anything malformed is
+reported in `NotebookPrompts.warnings` and skipped, never raised, so one bad
+cell leaves the rest of the notebook served.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import warnings as pywarnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import NotebookFormatError
+from ..models import ContentBlock, EmbeddedResource, MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
+from ..naming import is_valid_name
+from ..rendering import placeholders
+from .fields import (
+    KNOWN_FIELDS,
+    PROMPT_FIELDS,
+    to_annotations,
+    to_arguments,
+    to_flag,
+    to_icons,
+    to_link,
+    to_resource,
+    to_role,
+    to_text,
+)
+from .outputs import text_of, to_attachment_blocks, to_output_blocks
+from .uris import to_file_uri_template
+
+__all__ = [
+    "DESCRIPTION_LIMIT",
+    "NOTEBOOK_META_KEY",
+    "NotebookPrompts",
+    "PublishedCell",
+    "load_notebook",
+    "notebook_language",
+    "prompts_from_notebook",
+]
+
+NOTEBOOK_META_KEY = "dev.mcp-notebook/notebook"
+DESCRIPTION_LIMIT = 200
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)")
+_BACKTICK_RUN = re.compile(r"`{3,}")
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedCell:
+    """A cell that takes part in a prompt, as `resources/read` serves it."""
+
+    key: str  # the cell id, or its position counting from 1 when the notebook has no ids
+    number: int  # position counting from 1
+    cell_type: str
+    prompts: tuple[str, ...]
+    source: str | None  # None when the cell's source is not published (`source: false`)
+    mime_type: str
+    media: tuple[ContentBlock, ...] = ()  # published outputs and attachments, unsubstituted
+
+
+@dataclass(frozen=True, slots=True)
+class NotebookPrompts:
+    """What one notebook publishes: its prompts, what was wrong with it, and its published cells."""
+
+    prompts: tuple[PromptSpec, ...]
+    warnings: tuple[str, ...] = ()
+    cells: tuple[PublishedCell, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _CellPart:
+    """One cell's contribution to the prompts it names."""
+
+    number: int
+    cell_type: str
+    fields: Mapping[str, Any]
+    templates: tuple[MessageTemplate, ...]
+    text: str  # markdown or raw source, for the default title and description
+    published: PublishedCell
+
+
+def notebook_language(nb: Mapping[str, Any]) -> str | None:
+    """The notebook's language (for code fences): `kernelspec.language`, else `language_info.name`."""
+    metadata = nb.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return None
+    for section, key in (("kernelspec", "language"), ("language_info", "name")):
+        block = metadata.get(section)
+        if isinstance(block, Mapping) and isinstance(block.get(key), str) and block[key]:
+            return str(block[key])
+    return None
+
+
+def _fenced(source: str, language: str | None) -> str:
+    # A fence longer than any backtick run inside, so code that holds ``` stays one block.
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(source)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language or ''}\n{source.rstrip()}\n{fence}"
+
+
+def _cell_names(cell: Mapping[str, Any], where: str, warn: Callable[[str], None]) -> tuple[list[str], Role | None]:
+    """The prompts a cell names (metadata first, then tags) and the role its tags give."""
+    metadata = cell.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    names: list[str] = []
+    mcp = metadata.get("mcp")
+    if isinstance(mcp, Mapping) and "prompt" in mcp:
+        if isinstance(mcp["prompt"], str) and mcp["prompt"].strip():
+            names.append(mcp["prompt"].strip())
+        else:
+            warn(f"{where}: metadata.mcp.prompt must be a prompt name (a string), ignored")
+    tag_role: Role | None = None
+    tags = metadata.get("tags")
+    for tag in tags if isinstance(tags, list) else []:
+        if not isinstance(tag, str):
+            continue
+        if tag.startswith("prompt:"):
+            name = tag.removeprefix("prompt:").strip()
+            if not name:
+                warn(f"{where}: tag {tag!r} names no prompt, ignored")
+            elif name not in names:
+                names.append(name)
+        elif tag.startswith("role:"):
+            role = to_role(tag.removeprefix("role:").strip(), f"{where}: tag {tag!r}", warn)
+            if role is not None and tag_role is not None and role != tag_role:
+                warn(f"{where}: tags give two roles; {tag_role!r} is kept")
+            elif role is not None:
+                tag_role = role
+    return names, tag_role
+
+
+def _cell_mime_type(cell: Mapping[str, Any], language: str | None) -> str:
+    kind = cell.get("cell_type")
+    if kind == "markdown":
+        return "text/markdown"
+    if kind == "code":
+        return f"text/x-{language.lower()}" if language else "text/plain"
+    metadata = cell.get("metadata")
+    if isinstance(metadata, Mapping):
+        for key in ("raw_mimetype", "format"):
+            if isinstance(metadata.get(key), str) and "/" in metadata[key]:
+                return str(metadata[key])
+    return "text/plain"
+
+
+def _cell_part(
+    cell: Mapping[str, Any],
+    *,
+    number: int,
+    key: str,
+    origin: str,
+    language: str | None,
+    last_modified: str | None,
+    warn: Callable[[str], None],
+) -> _CellPart | None:
+    """The message templates of one cell (None when it names no prompt)."""
+    where = f"{origin}: cell {number}"
+    names, tag_role = _cell_names(cell, where, warn)
+    metadata = cell.get("metadata")
+    mcp = metadata.get("mcp") if isinstance(metadata, Mapping) else None
+    if mcp is not None and not isinstance(mcp, Mapping):
+        warn(f"{where}: metadata.mcp must be an object, ignored")
+        mcp = None
+    fields: Mapping[str, Any] = mcp or {}
+    if not names:
+        if set(fields) - {"prompt"}:
+            warn(f"{where}: has metadata.mcp fields but names no prompt (metadata.mcp.prompt or a prompt:NAME tag)")
+        return None
+    unknown = sorted(str(k) for k in fields if k not in KNOWN_FIELDS)
+    if unknown:
+        warn(f"{where}: unknown metadata.mcp fields {', '.join(unknown)} ignored")
+
+    role = to_role(fields.get("role"), where, warn)
+    if role is not None and tag_role is not None and role != tag_role:
+        warn(f"{where}: metadata.mcp.role {role!r} and a role tag {tag_role!r} disagree; the metadata wins")
+    role = role or tag_role or "user"
+    kind = str(cell.get("cell_type"))
+    source = text_of(cell.get("source"))
+    show_source = to_flag(fields.get("source"), "source", True, where, warn)
+    show_outputs = to_flag(fields.get("outputs"), "outputs", True, where, warn)
+    if kind != "code" and ("source" in fields or "outputs" in fields):
+        warn(f"{where}: source and outputs only apply to code cells, ignored")
+
+    text_blocks: list[ContentBlock] = []
+    media: list[ContentBlock] = []
+    text = ""
+    if kind in ("markdown", "raw"):
+        text = source
+        if source.strip():
+            text_blocks.append(TextContent(text=source))
+        if kind == "markdown":
+            media = to_attachment_blocks(source, cell.get("attachments"), describe=where, warn=warn)
+    elif kind == "code":
+        if show_source and source.strip():
+            text_blocks.append(TextContent(text=_fenced(source, language)))
+        if show_outputs:
+            outputs = cell.get("outputs")
+            media = to_output_blocks(outputs if isinstance(outputs, list) else [], describe=where, warn=warn)
+    else:
+        warn(f"{where}: unknown cell type {kind!r}, its content is skipped")
+
+    resource = to_resource(fields["resource"], where, warn) if "resource" in fields else None
+    link = to_link(fields["link"], where, warn) if "link" in fields else None
+    annotations = to_annotations(fields["annotations"], where, warn, last_modified) if "annotations" in fields else None
+
+    templates = [MessageTemplate(role=role, content=block) for block in text_blocks]
+    templates += [MessageTemplate(role=role, content=block, substitute=False) for block in media]
+    if resource is not None:
+        content, path = resource
+        if path is not None and not content.uri:
+            content = replace(
+                content, uri=to_file_uri_template(posixpath.normpath(posixpath.join(posixpath.dirname(origin), path)))
+            )
+        templates.append(MessageTemplate(role=role, content=content, path=path))
+    if link is not None:
+        templates.append(MessageTemplate(role=role, content=link))
+    if annotations is not None:
+        templates = [replace(t, content=replace(t.content, annotations=annotations)) for t in templates]
+
+    published = PublishedCell(
+        key=key,
+        number=number,
+        cell_type=kind,
+        prompts=tuple(names),
+        source=source if (kind != "code" or show_source) else None,
+        mime_type=_cell_mime_type(cell, language),
+        media=tuple(t.content for t in templates if not t.substitute),
+    )
+    return _CellPart(number, kind, fields, tuple(templates), text, published)
+
+
+def _title_from(part: _CellPart) -> str | None:
+    if part.cell_type != "markdown":
+        return None
+    in_fence = False
+    for line in part.text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and (heading := _HEADING.match(line)) and heading.group(1):
+            return heading.group(1)
+    return None
+
+
+def _description_from(parts: Sequence[_CellPart]) -> str | None:
+    """The first sentence of the prompt's markdown and raw text, skipping headings and code."""
+    lines: list[str] = []
+    for part in parts:
+        in_fence = False
+        for line in part.text.splitlines():
+            if _FENCE.match(line):
+                in_fence = not in_fence
+            elif not in_fence and not _HEADING.match(line):
+                lines.append(line.strip().lstrip(">*-+ ").strip())
+    text = " ".join(" ".join(lines).split())
+    if not text:
+        return None
+    sentence = _SENTENCE.match(text)
+    text = sentence.group(1) if sentence else text
+    return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1].rstrip() + "…"
+
+
+def _substituted_texts(templates: Sequence[MessageTemplate]) -> list[str]:
+    """Every string that placeholders may fill, in message order."""
+    texts: list[str] = []
+    for template in templates:
+        if not template.substitute:
+            continue
+        content = template.content
+        if isinstance(content, TextContent):
+            texts.append(content.text)
+        elif isinstance(content, EmbeddedResource):
+            texts += [content.uri, template.path or "", content.text or ""]
+        elif content.type == "resource_link":
+            texts += [content.uri, content.name, content.title or "", content.description or ""]
+    return texts
+
+
+def _prompt_fields(name: str, parts: Sequence[_CellPart], origin: str, warn: Callable[[str], None]) -> dict[str, Any]:
+    """Prompt-level fields from the first cell that sets each; later different values are reported."""
+    chosen: dict[str, Any] = {}
+    for part in parts:
+        for field in PROMPT_FIELDS:
+            if field not in part.fields:
+                continue
+            if field not in chosen:
+                chosen[field] = part.fields[field]
+            elif part.fields[field] != chosen[field]:
+                warn(
+                    f"{origin}: prompt {name!r}: cell {part.number} sets {field} differently from an earlier "
+                    "cell of the prompt; the first value is kept"
+                )
+    return chosen
+
+
+def _build_prompt(
+    name: str, parts: Sequence[_CellPart], *, origin: str, root: str | None, warn: Callable[[str], None]
+) -> PromptSpec:
+    fields = _prompt_fields(name, parts, origin, warn)
+    where = f"{origin}: prompt {name!r}"
+    templates = tuple(t for part in parts for t in part.templates)
+    used = placeholders("\n".join(_substituted_texts(templates)))
+    declared = to_arguments(fields["arguments"], where, warn) if "arguments" in fields else None
+    if declared is None:
+        arguments = tuple(PromptArgument(name=placeholder) for placeholder in used)
+    else:
+        arguments = declared
+        known = {argument.name for argument in declared}
+        for placeholder in used:
+            if placeholder not in known:
+                warn(f"{where}: {{{{{placeholder}}}}} is not a declared argument, so it stays as written")
+    meta: dict[str, Any] = {}
+    if "_meta" in fields:
+        if isinstance(fields["_meta"], Mapping):
+            meta.update(fields["_meta"])
+        else:
+            warn(f"{where}: _meta must be an object, ignored")
+    meta[NOTEBOOK_META_KEY] = origin
+    title = to_text(fields.get("title"), "title", where, warn) if "title" in fields else None
+    description = to_text(fields.get("description"), "description", where, warn) if "description" in fields else None
+    return PromptSpec(
+        name=name,
+        title=title or _title_from(parts[0]),
+        description=description or _description_from(parts),
+        arguments=arguments,
+        icons=to_icons(fields["icons"], where, warn) if "icons" in fields else (),
+        meta=meta,
+        messages=templates,
+        origin=origin,
+        root=root,
+    )
+
+
+def prompts_from_notebook(
+    nb: Mapping[str, Any],
+    *,
+    origin: str,
+    root: str | None = None,
+    language: str | None = None,
+    last_modified: str | None = None,
+) -> NotebookPrompts:
+    """The prompts a notebook (an nbformat v4 dict) publishes, with warnings for what is malformed.
+
+    `origin` names the notebook (its path relative to the served folder) in
+    warnings and in each prompt's `_meta`; `root` is the folder that embedded
+    files must stay inside; `language` overrides the notebook's own for code
+    fences; `last_modified` (ISO 8601) fills `annotations.lastModified` on
+    cells that declare annotations without one.
+    """
+    found: list[str] = []
+    warn = found.append
+    cells = nb.get("cells")
+    if not isinstance(cells, list):
+        return NotebookPrompts(prompts=(), warnings=(f"{origin}: the notebook has no list of cells",))
+    language = language or notebook_language(nb)
+    with_ids = all(isinstance(cell, Mapping) and isinstance(cell.get("id"), str) and cell["id"] for cell in cells)
+    by_prompt: dict[str, list[_CellPart]] = {}
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, Mapping):
+            warn(f"{origin}: cell {number} is not a cell object, skipped")
+            continue
+        key = str(cell["id"]) if with_ids else str(number)
+        part = _cell_part(
+            cell, number=number, key=key, origin=origin, language=language, last_modified=last_modified, warn=warn
+        )
+        if part is None:
+            continue
+        for name in part.published.prompts:
+            by_prompt.setdefault(name, []).append(part)
+    prompts: list[PromptSpec] = []
+    published: dict[int, PublishedCell] = {}
+    for name, parts in by_prompt.items():
+        if not is_valid_name(name):
+            warn(
+                f"{origin}: prompt name {name!r} is refused: names are 1 to 64 letters, digits, '_', '.' or '-' "
+                "so that every client can show them as a slash command"
+            )
+            continue
+        prompts.append(_build_prompt(name, parts, origin=origin, root=root, warn=warn))
+        for part in parts:
+            cell = published.get(part.number, replace(part.published, prompts=()))
+            published[part.number] = replace(cell, prompts=(*cell.prompts, name))
+    return NotebookPrompts(
+        prompts=tuple(prompts),
+        warnings=tuple(dict.fromkeys(found)),
+        cells=tuple(published[number] for number in sorted(published)),
+    )
+
+
+def _read_notebook_json(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise NotebookFormatError(str(path), f"cannot be read: {error.strerror or error}") from error
+    if not raw.strip():
+        raise NotebookFormatError(str(path), "is empty (a notebook still being written?)")
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as error:
+        raise NotebookFormatError(str(path), "is not UTF-8 text, so it is not a notebook") from error
+    except json.JSONDecodeError as error:
+        raise NotebookFormatError(
+            str(path),
+            f"is not valid JSON at line {error.lineno}, column {error.colno} (a notebook still being written?)",
+        ) from error
+    if not isinstance(data, dict) or not isinstance(data.get("nbformat"), int):
+        raise NotebookFormatError(str(path), "is JSON but not a Jupyter notebook (no 'nbformat' version)")
+    return data
+
+
+def _upgraded(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    version = data["nbformat"]
+    if version == 4:
+        if not isinstance(data.get("cells"), list):
+            raise NotebookFormatError(str(path), "is an nbformat 4 notebook without a list of cells")
+        return data
+    if version > 4 or version < 1:
+        raise NotebookFormatError(str(path), f"uses nbformat {version}; only versions 1 to 4 are understood")
+    import nbformat  # only old notebooks need the converter
+
+    try:
+        with pywarnings.catch_warnings():
+            pywarnings.simplefilter("ignore")  # conversion warns about things it fixes itself
+            convert: Callable[..., Any] = nbformat.convert
+            from_dict: Callable[[Any], Any] = nbformat.from_dict
+            upgraded = convert(from_dict(data), 4)
+    except Exception as error:  # nbformat raises many kinds for malformed old notebooks
+        raise NotebookFormatError(str(path), f"nbformat {version} notebook could not be upgraded: {error}") from error
+    result: dict[str, Any] = json.loads(json.dumps(upgraded))
+    for cell in result.get("cells", []):
+        # Ids invented by the upgrade change at every load; positions are stabler.
+        if isinstance(cell, dict):
+            cell.pop("id", None)
+    return result
+
+
+def load_notebook(path: Path, *, origin: str, root: str | None) -> NotebookPrompts:
+    """Read a notebook file and return what it publishes.
+
+    Raises `NotebookFormatError`, with a message saying what is wrong, for a
+    file that cannot be read or is not a notebook (empty, half-written,
+    corrupt JSON, another JSON document). Older nbformat versions are
+    upgraded to 4 first.
+    """
+    data = _upgraded(_read_notebook_json(path), path)
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        stamp = None
+    else:
+        stamp = datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return prompts_from_notebook(data, origin=origin, root=root, last_modified=stamp)
