@@ -1,0 +1,591 @@
+"""An async MCP client that speaks our prompt model, for servers of every revision.
+
+`PromptClient` wraps the SDK's `Client` for one configured server: it connects
+lazily (stdio subprocess or Streamable HTTP), negotiates the protocol era
+(2024-11-05 handshake up to stateless 2026-07-28), follows `prompts/list`
+pagination to the end, caches the listing until the server says
+`notifications/prompts/list_changed`, and answers 2026-07-28 input-required
+results through a callback. Every request has a deadline; errors come out as
+`ServerError` / `ServerConnectionError`.
+
+The SDK is imported inside methods, so importing this module stays cheap
+(the IPython extension and the LSP bridge start without paying for it).
+The client runs on the asyncio backend: its connection lives in a task of its
+own so that any task on the loop may use and close it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from . import __version__, models
+from .config import ServerConfig
+from .exceptions import ServerConnectionError, ServerError
+from .models import CompletionResult, PromptSpec, RenderedPrompt
+
+if TYPE_CHECKING:
+    import anyio
+    import mcp_types
+    from mcp import Client
+    from mcp.client.context import ClientRequestContext
+
+__all__ = ["InputHandler", "InputRequest", "PromptClient"]
+
+logger = logging.getLogger(__name__)
+
+# A listing that never ends must not hang the caller.
+_MAX_PAGES = 1000
+# How long a graceful close may take before the connection is torn down.
+_CLOSE_GRACE = 10.0
+_STDERR_TAIL = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequest:
+    """A server asks the user for input before it can answer (elicitation).
+
+    `requested_schema` is a flat JSON Schema object (`properties`, `required`);
+    answer with a mapping of property name to value, or `None` to decline.
+    URL-mode requests carry `url` and an empty schema: answer `{}` once the
+    user has visited it, `None` to decline.
+    """
+
+    message: str
+    requested_schema: Mapping[str, Any]
+    key: str
+    url: str | None = None
+
+
+InputHandler = Callable[[InputRequest], Awaitable[Mapping[str, Any] | None]]
+
+
+@dataclass(eq=False)
+class _Connection:
+    """One live connection: owned by a task that opens and closes the SDK client."""
+
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    client: Client | None = None
+    error: BaseException | None = None
+    task: asyncio.Task[None] | None = None
+    # Cancels a connect in progress (an anyio scope, so the SDK's shielded process shutdown still runs).
+    scope: anyio.CancelScope | None = None
+
+
+class PromptClient:
+    """The prompts of one MCP server, as our model: list, get, complete.
+
+    Use `async with PromptClient(config) as client:` or call `connect()` /
+    `close()`; any method connects first when needed (and reconnects after the
+    server went away).
+    """
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        mode: str = "auto",
+        request_timeout: float = 30.0,
+        connect_timeout: float = 30.0,
+        on_input_required: InputHandler | None = None,
+    ) -> None:
+        self._config = config
+        self._mode = mode
+        self._request_timeout = request_timeout
+        self._connect_timeout = connect_timeout
+        self._on_input_required = on_input_required
+        self._connection: _Connection | None = None
+        self._connect_lock: asyncio.Lock | None = None
+        self._prompts: tuple[PromptSpec, ...] | None = None
+        self._generation = 0
+        self._listeners: list[Callable[[], None]] = []
+        self._stderr: TextIO | None = None
+        self._input_context: contextvars.Context | None = None
+
+    # -- state -------------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._config.name
+
+    @property
+    def config(self) -> ServerConfig:
+        return self._config
+
+    @property
+    def connected(self) -> bool:
+        connection = self._connection
+        return connection is not None and connection.client is not None and not connection.stop.is_set()
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated protocol revision, e.g. `"2025-06-18"`; None before connecting."""
+        client = self._live_client()
+        return client.protocol_version if client is not None else None
+
+    @property
+    def server_title(self) -> str | None:
+        """The server's own title (or name), when it said one."""
+        client = self._live_client()
+        info = client.server_info if client is not None else None
+        return (info.title or info.name) if info is not None else None
+
+    @property
+    def instructions(self) -> str | None:
+        client = self._live_client()
+        return client.instructions if client is not None else None
+
+    def _live_client(self) -> Client | None:
+        return self._connection.client if self._connection is not None and self.connected else None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> PromptClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        """Start (or reach) the server and negotiate the protocol; no-op when connected."""
+        if self._connect_lock is None:
+            self._connect_lock = asyncio.Lock()
+        async with self._connect_lock:
+            if self.connected:
+                return
+            await self._close_connection()
+            connection = _Connection()
+            self._connection = connection
+            self._prompts = None
+            # A fresh context: the connection outlives the request that opened it.
+            connection.task = asyncio.get_running_loop().create_task(
+                self._own(connection), name=f"mcp-connection-{self.name}", context=contextvars.Context()
+            )
+            try:
+                async with asyncio.timeout(self._connect_timeout):
+                    await connection.ready.wait()
+            except TimeoutError:
+                await self._close_connection()
+                raise ServerConnectionError(
+                    self.name,
+                    f"no answer within {self._connect_timeout:g} s while connecting to {self._config.describe()}."
+                    f"{self._stderr_hint()} Check that the server starts on its own, or raise connect_timeout.",
+                ) from None
+            except BaseException:
+                await self._close_connection()
+                raise
+            if connection.error is not None:
+                error = connection.error
+                await self._close_connection()
+                raise self._connect_failure(error) from error
+            if not self.connected:
+                raise ServerConnectionError(self.name, "the connection closed while it was being opened.")
+
+    async def close(self) -> None:
+        """Close the connection; a stdio server process is stopped (stdin closed, then killed)."""
+        await self._close_connection()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    async def _close_connection(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is None or connection.task is None:
+            return
+        connection.stop.set()
+        if connection.client is None and connection.scope is not None:
+            connection.scope.cancel()  # still connecting: nothing waits on `stop` yet
+        # Shielded: a cancelled caller must still not leave the server process behind.
+        waiter = asyncio.ensure_future(connection.done.wait())
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), _CLOSE_GRACE)
+        except TimeoutError:
+            connection.task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(connection.task), _CLOSE_GRACE)
+        finally:
+            waiter.cancel()
+
+    async def _own(self, connection: _Connection) -> None:
+        """The connection's task: open the SDK client, keep it until asked to stop, close it here."""
+        import anyio
+
+        try:
+            with anyio.CancelScope() as scope:
+                connection.scope = scope
+                if connection.stop.is_set():
+                    return
+                await self._open_and_hold(connection)
+        except Exception as error:
+            connection.error = error
+        finally:
+            connection.client = None
+            connection.stop.set()
+            connection.ready.set()
+            connection.done.set()
+
+    async def _open_and_hold(self, connection: _Connection) -> None:
+        import anyio
+        from mcp import Client
+        from mcp_types import Implementation
+
+        async with contextlib.AsyncExitStack() as stack:
+            transport = await self._open_transport(stack)
+            client = Client(
+                transport,
+                mode=self._mode,
+                read_timeout_seconds=self._request_timeout,
+                message_handler=self._on_message,
+                elicitation_callback=self._on_elicitation if self._on_input_required is not None else None,
+                client_info=Implementation(name="mcp-notebook", version=__version__),
+                cache=None,  # we cache the whole listing ourselves, evicted by list_changed
+            )
+            await stack.enter_async_context(client)
+            async with anyio.create_task_group() as tasks:
+                if client.protocol_version == "2026-07-28":
+                    tasks.start_soon(self._listen_for_changes, client)
+                connection.client = client
+                connection.ready.set()
+                await connection.stop.wait()
+                tasks.cancel_scope.cancel()
+
+    async def _open_transport(self, stack: contextlib.AsyncExitStack) -> Any:
+        config = self._config
+        if config.url is not None:
+            headers = dict(config.headers or {})
+            if config.sse:
+                from mcp.client.sse import sse_client
+
+                return sse_client(config.url, headers=headers or None)
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = await stack.enter_async_context(create_mcp_http_client(headers=headers or None))
+            return streamable_http_client(config.url, http_client=http)
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        if config.command is None:
+            raise ValueError("a stdio server needs a command")
+        if self._stderr is None:
+            # Server logs go to a file, not the notebook; its tail explains failed starts.
+            self._stderr = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
+        params = StdioServerParameters(
+            command=config.command, args=list(config.args), env=dict(config.env or {}) or None, cwd=config.cwd
+        )
+        return stdio_client(params, errlog=self._stderr)
+
+    def _stderr_hint(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.flush()
+            size = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, size - _STDERR_TAIL))
+            tail = self._stderr.read().strip()
+            self._stderr.seek(0, os.SEEK_END)
+        except (OSError, ValueError):
+            return ""
+        return f"\nThe server wrote on stderr:\n{tail}\n" if tail else ""
+
+    def _connect_failure(self, error: BaseException) -> ServerConnectionError:
+        from mcp import MCPError
+
+        cause = _root_cause(error)
+        config = self._config
+        where = f" (from {config.source})" if config.source else ""
+        if isinstance(cause, FileNotFoundError) and config.command is not None:
+            message = f"cannot start {config.command!r}: command not found. Install it, or fix 'command'{where}."
+        elif isinstance(cause, PermissionError) and config.command is not None:
+            message = f"cannot start {config.command!r}: permission denied{where}."
+        elif isinstance(cause, MCPError):
+            message = f"the server refused to connect: {cause.message} (code {cause.code}).{self._stderr_hint()}"
+        elif config.url is not None:
+            message = f"cannot reach {config.url}: {cause}. Is the server running, and are the URL and headers right?"
+        else:
+            message = (
+                f"the server {config.describe()!r} stopped before answering: {cause or type(cause).__name__}."
+                f"{self._stderr_hint()}"
+            )
+        return ServerConnectionError(self.name, message)
+
+    # -- change notifications ----------------------------------------------------------------------
+
+    def add_list_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` (on the event loop) whenever the server's prompt list changes.
+
+        Returns a function that removes the listener.
+        """
+        self._listeners.append(callback)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(callback)
+
+        return remove
+
+    def _on_list_changed(self) -> None:
+        self._generation += 1
+        self._prompts = None
+        for callback in list(self._listeners):
+            try:
+                callback()
+            except Exception:
+                logger.exception("list_changed listener of %s failed", self.name)
+
+    async def _on_message(self, message: Any) -> None:
+        import mcp_types
+
+        if isinstance(message, mcp_types.PromptListChangedNotification):
+            self._on_list_changed()
+        elif isinstance(message, Exception):
+            logger.warning("MCP server %s: transport error: %s", self.name, message)
+
+    async def _listen_for_changes(self, client: Client) -> None:
+        """2026-07-28 servers announce changes only on a `subscriptions/listen` stream."""
+        from mcp import MCPError
+        from mcp.client.subscriptions import PromptsListChanged, SubscriptionLost
+
+        try:
+            async with client.listen(prompts_list_changed=True) as subscription:
+                async for event in subscription:
+                    if isinstance(event, PromptsListChanged):
+                        self._on_list_changed()
+        except (MCPError, SubscriptionLost, TimeoutError) as error:
+            # The listing is still fetched on demand; only change tracking is lost.
+            logger.info("MCP server %s offers no prompt change stream: %s", self.name, error)
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    async def _client(self) -> Client:
+        await self.connect()
+        client = self._live_client()
+        if client is None:
+            raise ServerConnectionError(self.name, "the connection closed; try again to reconnect.")
+        return client
+
+    async def list_prompts(self, *, refresh: bool = False) -> tuple[PromptSpec, ...]:
+        """Every prompt the server offers (all pages), cached until it announces a change."""
+        if self._prompts is not None and not refresh and self.connected:
+            return self._prompts
+        client = await self._client()
+        capabilities = client.server_capabilities
+        if capabilities.prompts is None:
+            return ()
+        generation = self._generation
+        prompts: list[PromptSpec] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        with self._translated_errors("prompts/list"):
+            for _ in range(_MAX_PAGES):
+                page = await client.list_prompts(cursor=cursor)
+                prompts.extend(_to_prompt_spec(p, self.name) for p in page.prompts)
+                cursor = page.next_cursor
+                # A present cursor (even "") means more pages; a repeated one would loop forever.
+                if cursor is None:
+                    break
+                if cursor in seen:
+                    raise ServerError(f"{self.name}: prompts/list returned the cursor {cursor!r} twice")
+                seen.add(cursor)
+            else:
+                raise ServerError(f"{self.name}: prompts/list did not end after {_MAX_PAGES} pages")
+        listing = tuple(prompts)
+        if generation == self._generation:
+            # Only a listing that no change notification overtook is worth keeping.
+            self._prompts = listing
+        return listing
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> RenderedPrompt:
+        """Render one prompt on the server; input-required rounds go to `on_input_required`."""
+        client = await self._client()
+        self._input_context = contextvars.copy_context()
+        try:
+            with self._translated_errors("prompts/get"):
+                result = await client.get_prompt(name, dict(arguments or {}))
+        finally:
+            self._input_context = None
+        return _to_rendered_prompt(result, name)
+
+    async def complete(
+        self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
+    ) -> CompletionResult:
+        """Values the server suggests for `argument` of `prompt`, given what was typed so far."""
+        from mcp import MCPError
+        from mcp_types import METHOD_NOT_FOUND, PromptReference
+
+        client = await self._client()
+        try:
+            with self._translated_errors("completion/complete"):
+                result = await client.complete(
+                    PromptReference(type="ref/prompt", name=prompt),
+                    {"name": argument, "value": value},
+                    context_arguments=dict(context) if context else None,
+                )
+        except ServerError as error:
+            if isinstance(error.__cause__, MCPError) and error.code == METHOD_NOT_FOUND:
+                return CompletionResult(values=())  # completion is optional for servers
+            raise
+        completion = result.completion
+        return CompletionResult(
+            values=tuple(completion.values[:100]), total=completion.total, has_more=bool(completion.has_more)
+        )
+
+    @contextlib.contextmanager
+    def _translated_errors(self, method: str) -> Iterator[None]:
+        """Turn SDK and transport errors into our error tree, once, at this edge."""
+        from mcp import MCPError
+        from mcp.client import InputRequiredRoundsExceededError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from pydantic import ValidationError
+
+        try:
+            yield
+        except MCPError as error:
+            if error.code == CONNECTION_CLOSED:
+                self._mark_broken()
+                raise ServerConnectionError(
+                    self.name, f"the connection closed during {method}.{self._stderr_hint()} Try again to reconnect."
+                ) from error
+            if error.code == REQUEST_TIMEOUT and "timed out" in error.message:
+                raise ServerConnectionError(
+                    self.name,
+                    f"no answer to {method} within {self._request_timeout:g} s. The server may be busy or stuck: "
+                    "try again, raise the timeout, or disconnect and reconnect it.",
+                ) from error
+            raise ServerError(f"{self.name}: {error.message}", error.code, error.data) from error
+        except ValidationError as error:
+            raise ServerError(f"{self.name}: invalid answer to {method}: {error}") from error
+        except InputRequiredRoundsExceededError as error:
+            raise ServerError(f"{self.name}: {method} kept asking for input: {error}") from error
+        except (OSError, EOFError) as error:
+            self._mark_broken()
+            raise ServerConnectionError(self.name, f"the connection failed during {method}: {error}") from error
+
+    def _mark_broken(self) -> None:
+        if self._connection is not None:
+            self._connection.stop.set()
+
+    async def _on_elicitation(
+        self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        """Ask the user (through `on_input_required`) for what the server needs."""
+        from mcp_types import ElicitRequestURLParams, ElicitResult
+
+        handler = self._on_input_required
+        assert handler is not None  # only installed together with a handler
+        if isinstance(params, ElicitRequestURLParams):
+            request = InputRequest(params.message, {}, str(context.request_id), url=params.url)
+        else:
+            request = InputRequest(params.message, dict(params.requested_schema), str(context.request_id))
+        # Run the handler in the context of the request that caused it, so it can reach its caller.
+        run_context = self._input_context or contextvars.copy_context()
+        task = asyncio.get_running_loop().create_task(_call_handler(handler, request), context=run_context)
+        try:
+            answer = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if answer is None:
+            return ElicitResult(action="decline")
+        return ElicitResult(action="accept", content=None if request.url else dict(answer))
+
+
+async def _call_handler(handler: InputHandler, request: InputRequest) -> Mapping[str, Any] | None:
+    return await handler(request)
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The first leaf of nested exception groups (task groups wrap what really failed)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+# -- SDK types to our model ------------------------------------------------------------------------
+
+
+def _to_prompt_spec(prompt: mcp_types.Prompt, origin: str) -> PromptSpec:
+    return PromptSpec(
+        name=prompt.name,
+        title=prompt.title,
+        description=prompt.description,
+        arguments=tuple(
+            models.PromptArgument(name=a.name, title=a.title, description=a.description, required=bool(a.required))
+            for a in prompt.arguments or ()
+        ),
+        icons=tuple(_to_icon(i) for i in prompt.icons or ()),
+        meta=dict(prompt.meta) if prompt.meta else None,
+        origin=origin,
+    )
+
+
+def _to_icon(icon: mcp_types.Icon) -> models.Icon:
+    return models.Icon(
+        src=icon.src, mime_type=icon.mime_type, sizes=tuple(icon.sizes) if icon.sizes else None, theme=icon.theme
+    )
+
+
+def _to_rendered_prompt(result: mcp_types.GetPromptResult, name: str) -> RenderedPrompt:
+    return RenderedPrompt(
+        messages=tuple(models.PromptMessage(role=m.role, content=_to_content(m.content)) for m in result.messages),
+        description=result.description,
+        name=name,
+        meta=dict(result.meta) if result.meta else None,
+    )
+
+
+def _to_content(block: Any) -> models.ContentBlock:
+    from mcp_types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+
+    annotations = _to_annotations(block.annotations)
+    meta = dict(block.meta) if block.meta else None
+    if isinstance(block, TextContent):
+        return models.TextContent(text=block.text, annotations=annotations, meta=meta)
+    if isinstance(block, ImageContent):
+        return models.ImageContent(data=block.data, mime_type=block.mime_type, annotations=annotations, meta=meta)
+    if isinstance(block, AudioContent):
+        return models.AudioContent(data=block.data, mime_type=block.mime_type, annotations=annotations, meta=meta)
+    if isinstance(block, EmbeddedResource):
+        resource = block.resource
+        return models.EmbeddedResource(
+            uri=str(resource.uri),
+            mime_type=resource.mime_type,
+            text=getattr(resource, "text", None),
+            blob=getattr(resource, "blob", None),
+            annotations=annotations,
+            meta=meta,
+        )
+    if isinstance(block, ResourceLink):
+        return models.ResourceLink(
+            uri=str(block.uri),
+            name=block.name,
+            title=block.title,
+            description=block.description,
+            mime_type=block.mime_type,
+            size=block.size,
+            icons=tuple(_to_icon(i) for i in block.icons) if block.icons else None,
+            annotations=annotations,
+            meta=meta,
+        )
+    # A block type prompts may not carry (tool_use, …): keep it visible as text rather than failing.
+    return models.TextContent(text=f"[unsupported content: {getattr(block, 'type', type(block).__name__)}]")
+
+
+def _to_annotations(annotations: mcp_types.Annotations | None) -> models.Annotations | None:
+    if annotations is None:
+        return None
+    return models.Annotations(
+        audience=tuple(annotations.audience) if annotations.audience else None,
+        priority=annotations.priority,
+        last_modified=annotations.last_modified,
+    )
