@@ -169,8 +169,9 @@ def _first_heading(text: str) -> str | None:
 
 
 def _first_sentence(text: str) -> str | None:
+    # Headings give the title and fences wrap code: neither is the prose a description wants.
     lines = [ln.strip() for ln in text.splitlines()]
-    prose = " ".join(ln.lstrip("#").strip() for ln in lines if ln and not ln.startswith("```")).strip()
+    prose = " ".join(ln for ln in lines if ln and not ln.startswith(("#", "```"))).strip()
     if not prose:
         return None
     sentence = _SENTENCE_END.split(prose, maxsplit=1)[0]

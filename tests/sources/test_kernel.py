@@ -93,11 +93,13 @@ def test_a_malformed_prompt_line_is_a_prompt_cell_error(line: str, message: str)
 def test_defining_a_prompt_publishes_it_with_inferred_required_arguments() -> None:
     registry = PromptRegistry()
     source = KernelPromptSource(registry)
-    spec, warnings = source.define(parse_prompt_cell("greet", "# Greeting\nSay hello to {{who}} in {{lang}}. Then stop."))
+    spec, warnings = source.define(
+        parse_prompt_cell("greet", "# Greeting\nSay hello to {{who}} in {{lang}}. Then stop.")
+    )
     assert warnings == ()
     assert spec.origin == "kernel"
     assert spec.title == "Greeting"
-    assert spec.description == "Greeting Say hello to {{who}} in {{lang}}."
+    assert spec.description == "Say hello to {{who}} in {{lang}}."
     assert [(a.name, a.required) for a in spec.arguments] == [("who", True), ("lang", True)]
     assert registry.groups()[KERNEL_GROUP] == (spec,)
     assert _texts("greet", registry, who="Ada", lang="French") == ["# Greeting\nSay hello to Ada in French. Then stop."]
