@@ -1,0 +1,230 @@
+"""The MCP server: the registry's prompts (and a folder's resources) over any transport, in every revision.
+
+Built on the SDK's low-level `Server`, with each handler registered
+explicitly by `create_server`. The same server answers handshake-era
+clients (2024-11-05 … 2025-11-25, through `initialize`) and stateless
+2026-07-28 clients; every answer is shaped for the revision of the request
+that asked (`convert`), lists are paginated with opaque cursors (`paging`),
+and our errors become JSON-RPC errors in one place (`errors`).
+
+Each request reads one registry snapshot, so a notebook that is being
+reloaded is served from the last good set until the new one is published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Literal
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.caching import CacheHint
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+
+from .. import __version__
+from ..exceptions import UnknownPromptError
+from ..models import EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo
+from ..naming import suggest_names
+from ..registry import PromptRegistry, RegistrySnapshot
+from ..rendering import FileReader, complete_argument, render_prompt
+from ..resources import ResourceProvider
+from .changes import ChangeFeed, ConnectionTracker
+from .convert import (
+    to_mcp_completion,
+    to_mcp_get_prompt_result,
+    to_mcp_prompt,
+    to_mcp_resource,
+    to_mcp_resource_contents,
+)
+from .errors import guarded
+from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
+
+__all__ = ["CachePolicy", "PromptServer", "create_server"]
+
+Context = ServerRequestContext[ChangeFeed, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CachePolicy:
+    """Cache hints for 2026-07-28 lists and reads (`ttlMs`, `cacheScope`).
+
+    "public": the answer holds no per-user data, so any cache may share it
+    (true for prompts served from files). Clients that listen for changes
+    drop cached pages on `list_changed` anyway.
+    """
+
+    ttl_ms: int = 60_000
+    scope: Literal["public", "private"] = "public"
+
+    def hints(self) -> dict[Any, CacheHint]:
+        hint = CacheHint(ttl_ms=self.ttl_ms, scope=self.scope)
+        return {method: hint for method in ("server/discover", "prompts/list", "resources/list", "resources/read")}
+
+
+def _feed_of(server: Server[ChangeFeed]) -> AbstractAsyncContextManager[ChangeFeed]:
+    if not isinstance(server, PromptServer):
+        raise TypeError("the change feed lifespan belongs to PromptServer")
+    return ChangeFeed(server.registry, resources=server.resource_provider is not None).running()
+
+
+class PromptServer(Server[ChangeFeed]):
+    """A low-level MCP `Server` that serves a `PromptRegistry`; build it with `create_server`."""
+
+    def __init__(
+        self,
+        registry: PromptRegistry,
+        *,
+        resources: ResourceProvider | None = None,
+        read_file: FileReader | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        name: str = "mcp-notebook",
+        instructions: str | None = None,
+        cache: CachePolicy | None = None,
+        max_argument_bytes: int = 1_000_000,
+    ) -> None:
+        self.registry = registry
+        self.resource_provider = resources
+        self.read_file = read_file
+        self.paginator = Paginator(page_size)
+        self.max_argument_bytes = max_argument_bytes
+        resource_handlers: dict[str, Any] = {}
+        if resources is not None:
+            resource_handlers = {
+                "on_list_resources": guarded("resources/list", self._list_resources),
+                "on_read_resource": guarded("resources/read", self._read_resource),
+            }
+        super().__init__(
+            name,
+            version=__version__,
+            instructions=instructions,
+            cache_hints=(cache or CachePolicy()).hints(),
+            lifespan=_feed_of,
+            on_list_prompts=guarded("prompts/list", self._list_prompts),
+            on_get_prompt=guarded("prompts/get", self._get_prompt),
+            on_completion=guarded("completion/complete", self._complete),
+            on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
+            **resource_handlers,
+        )
+        self.middleware.append(ConnectionTracker())
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """Handshake-era options; by default they advertise `listChanged`, which the SDK leaves false.
+
+        The HTTP session manager calls this without arguments, so the default
+        is what every handshake client sees.
+        """
+        if notification_options is None:
+            notification_options = NotificationOptions(
+                prompts_changed=True, resources_changed=self.resource_provider is not None
+            )
+        return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
+
+    # --- prompts ------------------------------------------------------------------------------------------------
+
+    def _find(self, snapshot: RegistrySnapshot, name: str) -> PromptSpec:
+        spec = snapshot.get(name)
+        if spec is None:
+            raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
+        return spec
+
+    async def _list_prompts(self, ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        snapshot = self.registry.snapshot()
+        cursor = params.cursor if params is not None else None
+        page = self.paginator.page("prompts", snapshot.prompts, snapshot.fingerprint, cursor)
+        return types.ListPromptsResult(
+            prompts=[to_mcp_prompt(spec, ctx.protocol_version) for spec in page.items], next_cursor=page.next_cursor
+        )
+
+    async def _render(self, spec: PromptSpec, arguments: dict[str, str] | None) -> RenderedPrompt:
+        render = partial(
+            render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
+        )
+        if any(template.path is not None for template in spec.messages):
+            return await anyio.to_thread.run_sync(render)  # reads files: keep the loop free
+        return render()
+
+    async def _get_prompt(self, ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        spec = self._find(self.registry.snapshot(), params.name)
+        rendered = await self._render(spec, params.arguments)
+        return to_mcp_get_prompt_result(rendered, ctx.protocol_version)
+
+    async def _complete(self, ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
+        if not isinstance(params.ref, types.PromptReference):
+            # No resource templates are published, so no resource argument has values to offer.
+            return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
+        spec = self._find(self.registry.snapshot(), params.ref.name)
+        context = params.context.arguments if params.context is not None else None
+        result = complete_argument(spec, params.argument.name, params.argument.value, context)
+        return types.CompleteResult(completion=to_mcp_completion(result))
+
+    async def _listen(
+        self, ctx: Context, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        return await ctx.lifespan_context.listen(ctx, params)
+
+    # --- resources ----------------------------------------------------------------------------------------------
+
+    def _provider(self) -> ResourceProvider:
+        if self.resource_provider is None:  # the handlers are only registered with a provider
+            raise RuntimeError("no resource provider")
+        return self.resource_provider
+
+    async def _list_resources(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        infos: Sequence[ResourceInfo] = tuple(self._provider().list_resources())
+        cursor = params.cursor if params is not None else None
+        page = self.paginator.page("resources", infos, fingerprint_of(infos), cursor)
+        return types.ListResourcesResult(
+            resources=[to_mcp_resource(info, ctx.protocol_version) for info in page.items],
+            next_cursor=page.next_cursor,
+        )
+
+    async def _read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(
+            self._provider().read_resource, params.uri
+        )
+        return types.ReadResourceResult(
+            contents=[to_mcp_resource_contents(item, ctx.protocol_version) for item in contents]
+        )
+
+
+def create_server(
+    registry: PromptRegistry,
+    *,
+    resources: ResourceProvider | None = None,
+    read_file: FileReader | None = None,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    name: str = "mcp-notebook",
+    instructions: str | None = None,
+    cache: CachePolicy | None = None,
+    max_argument_bytes: int = 1_000_000,
+) -> PromptServer:
+    """An MCP server for `registry`'s prompts, ready for any transport.
+
+    `resources` adds `resources/list` and `resources/read`; `read_file` lets
+    prompts embed files (it must refuse paths outside the served root);
+    `page_size` is the number of items per list page; `cache` sets the
+    2026-07-28 cache hints; an argument value over `max_argument_bytes`
+    (UTF-8) is refused with -32602.
+    """
+    return PromptServer(
+        registry,
+        resources=resources,
+        read_file=read_file,
+        page_size=page_size,
+        name=name,
+        instructions=instructions,
+        cache=cache,
+        max_argument_bytes=max_argument_bytes,
+    )
