@@ -1,0 +1,68 @@
+"""The commands that start the two servers under test, and the facts a benchmark report records.
+
+Both servers are started the way a user starts them: ours through its console
+script (`mcp-notebook serve FOLDER`), the baseline as a plain script. Both
+run with the same interpreter, environment and working directory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["BASELINE_SCRIPT", "ROOT", "baseline_command", "describe_environment", "ours_command", "wall_times"]
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE_SCRIPT = ROOT / "benchmarks" / "baseline_server.py"
+
+
+def ours_command(*args: str) -> list[str]:
+    """`mcp-notebook ARGS...` through the console script installed next to this interpreter."""
+    script = Path(sys.executable).parent / "mcp-notebook"
+    if script.exists():
+        return [str(script), *args]
+    return [sys.executable, "-m", "mcp_notebook", *args]
+
+
+def baseline_command(folders: Sequence[Path]) -> list[str]:
+    """The bare SDK `MCPServer` serving the same notebooks (see `baseline_server.py`)."""
+    return [sys.executable, str(BASELINE_SCRIPT), *(str(f) for f in folders)]
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def describe_environment() -> dict[str, str]:
+    """Date, machine and versions, as printed at the head of every report."""
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} vCPU, {platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "mcp-notebook": _version("mcp-notebook"),
+        "mcp": _version("mcp"),
+        "ipython": _version("ipython"),
+        "nbformat": _version("nbformat"),
+        "watchfiles": _version("watchfiles"),
+    }
+
+
+def wall_times(argv: Sequence[str], repeats: int, *, env: dict[str, str] | None = None) -> list[float]:
+    """Seconds from spawn to exit of `argv`, `repeats` times (after one unmeasured warm-up run)."""
+    samples: list[float] = []
+    for index in range(repeats + 1):
+        began = time.perf_counter()
+        subprocess.run(list(argv), cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if index:
+            samples.append(time.perf_counter() - began)
+    return samples
