@@ -1,0 +1,63 @@
+"""Benchmark summaries use measured values only, and the tables show the ratio ours/SDK."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from benchmarks.baseline_server import CellPrompt, CellPromptRenderer
+from benchmarks.bench_load_ext import heaviest_imports
+from benchmarks.report import ComparisonTable, summarize
+
+
+def test_summary_is_in_milliseconds_and_p99_is_a_measured_sample() -> None:
+    samples = [i / 1000 for i in range(1, 101)]  # 1 ms .. 100 ms
+    summary = summarize(samples)
+    assert summary.median == pytest.approx(50.5)
+    assert summary.p99 == pytest.approx(99.0)
+    assert summary.minimum == pytest.approx(1.0)
+    assert summary.maximum == pytest.approx(100.0)
+
+
+def test_summarizing_no_samples_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no samples"):
+        summarize([])
+
+
+def test_comparison_table_shows_ratio_and_flags_a_missed_target() -> None:
+    table = ComparisonTable("t")
+    table.add("fast", 1.0, 2.0, target=1.0)
+    table.add("slow", 3.0, 2.0, target=1.0)
+    lines = str(table).splitlines()
+    assert any("fast" in line and "0.50" in line and "ok" in line for line in lines)
+    assert any("slow" in line and "1.50" in line and "MISSED" in line for line in lines)
+
+
+def test_heaviest_imports_counts_only_top_level_imports_made_after_the_mark() -> None:
+    log = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:       100 |        100 | early",
+            "BENCH-MARK load_ext",
+            "import time:       500 |        500 |   pydantic_core",
+            "import time:      1000 |      90000 | mcp",
+            "import time:       200 |        200 | json",
+        ]
+    )
+    assert heaviest_imports(log) == [("mcp", 90.0), ("json", 0.2)]
+
+
+def test_baseline_renderer_fills_placeholders_defaults_and_keeps_escapes() -> None:
+    prompt = CellPrompt(
+        name="p",
+        title=None,
+        description=None,
+        arguments=({"name": "topic"}, {"name": "audience", "required": False, "default": "all"}),
+        cells=(("user", "{{ topic }} for {{audience}} \\{{topic}}"), ("assistant", "ok")),
+    )
+    messages = asyncio.run(CellPromptRenderer(prompt)(topic="x"))
+    assert [(m.role, getattr(m.content, "text", None)) for m in messages] == [
+        ("user", "x for all {{topic}}"),
+        ("assistant", "ok"),
+    ]
