@@ -1,0 +1,379 @@
+"""A pool of MCP clients whose prompt lists are cached for the editor.
+
+One supervisor task per server connects it in the background, lists its
+prompts, refreshes them on `list_changed`, checks now and then that the server
+still answers, and reconnects with exponential backoff when it went away (its
+prompts disappear meanwhile). Every change publishes a new immutable
+`CatalogSnapshot` (with a ready-made `CommandIndex`), so editor requests are
+answered from memory. Every request to a server has a deadline.
+
+The LSP server only needs the `PromptCatalog` protocol; tests feed it fakes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Protocol, TypeVar
+
+from mcp_notebook.config import ServerConfig
+from mcp_notebook.exceptions import ServerConnectionError, ServerError
+from mcp_notebook.models import CompletionResult, PromptSpec, RenderedPrompt
+
+from .ranking import CommandEntry, CommandIndex
+
+__all__ = [
+    "CatalogSnapshot",
+    "ClientPool",
+    "PromptCatalog",
+    "PromptClientLike",
+    "ServerState",
+    "ServerStatus",
+    "create_prompt_client",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+SnapshotListener = Callable[["CatalogSnapshot"], None]
+
+
+class ServerState(Enum):
+    CONNECTING = "connecting"
+    READY = "ready"
+    DOWN = "down"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    """What the editor knows about one server right now."""
+
+    name: str
+    state: ServerState
+    prompts: tuple[PromptSpec, ...] = ()
+    error: str | None = None
+    # Where it came from: a configuration file, or a kernel connection file.
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogSnapshot:
+    """Every server and every ready server's prompts, at one moment."""
+
+    version: int = 0
+    servers: Mapping[str, ServerStatus] = field(default_factory=lambda: MappingProxyType({}))
+    index: CommandIndex = field(default_factory=CommandIndex)
+
+
+class PromptCatalog(Protocol):
+    """What the editor features need from the servers."""
+
+    def snapshot(self) -> CatalogSnapshot: ...
+
+    def add_listener(self, listener: SnapshotListener) -> Callable[[], None]: ...
+
+    async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt: ...
+
+    async def complete(
+        self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
+    ) -> CompletionResult: ...
+
+
+class PromptClientLike(Protocol):
+    """The part of `mcp_notebook.client.PromptClient` the pool uses."""
+
+    @property
+    def connected(self) -> bool: ...
+
+    async def connect(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def list_prompts(self, *, refresh: bool = False) -> tuple[PromptSpec, ...]: ...
+
+    def add_list_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]: ...
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> RenderedPrompt: ...
+
+    async def complete(
+        self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
+    ) -> CompletionResult: ...
+
+
+ClientFactory = Callable[[ServerConfig], PromptClientLike]
+
+
+def create_prompt_client(config: ServerConfig, *, request_timeout: float = 30.0) -> PromptClientLike:
+    """The real client (imported lazily: the MCP SDK is slow to import)."""
+    from mcp_notebook.client import PromptClient
+
+    return PromptClient(config, request_timeout=request_timeout, connect_timeout=request_timeout)
+
+
+@dataclass(eq=False)
+class _Supervised:
+    config: ServerConfig
+    task: asyncio.Task[None] | None = None
+    client: PromptClientLike | None = None
+    # Set when the supervisor should look again: the list changed, or a request saw the server fail.
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    changed: bool = False
+    broken: bool = False
+
+
+class ClientPool:
+    """Connects to servers in the background and serves their prompts from a cache."""
+
+    def __init__(
+        self,
+        *,
+        client_factory: ClientFactory | None = None,
+        connect_timeout: float = 30.0,
+        request_timeout: float = 30.0,
+        completion_timeout: float = 3.0,
+        health_interval: float = 5.0,
+        reconnect_initial: float = 0.5,
+        reconnect_max: float = 30.0,
+    ) -> None:
+        self._factory: ClientFactory = client_factory or (
+            lambda config: create_prompt_client(config, request_timeout=request_timeout)
+        )
+        self._connect_timeout = connect_timeout
+        self._request_timeout = request_timeout
+        self._completion_timeout = completion_timeout
+        self._health_interval = health_interval
+        self._reconnect_initial = reconnect_initial
+        self._reconnect_max = reconnect_max
+        self._groups: dict[str, dict[str, ServerConfig]] = {}
+        self._servers: dict[str, _Supervised] = {}
+        self._status: dict[str, ServerStatus] = {}
+        self._snapshot = CatalogSnapshot()
+        self._listeners: list[SnapshotListener] = []
+        self._closed = False
+        self._rebuild_task: asyncio.Task[None] | None = None
+        self._dirty = False
+
+    # -- the catalog -------------------------------------------------------------------------------
+
+    def snapshot(self) -> CatalogSnapshot:
+        return self._snapshot
+
+    def add_listener(self, listener: SnapshotListener) -> Callable[[], None]:
+        """Call `listener(snapshot)` after every change; returns a function that removes it."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return remove
+
+    async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt:
+        client = self._ready_client(server)
+        return await self._call(server, client.get_prompt(prompt, dict(arguments)), self._request_timeout)
+
+    async def complete(
+        self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
+    ) -> CompletionResult:
+        client = self._ready_client(server)
+        call = client.complete(prompt, argument, value, dict(context) or None)
+        return await self._call(server, call, self._completion_timeout)
+
+    def _ready_client(self, server: str) -> PromptClientLike:
+        supervised = self._servers.get(server)
+        if supervised is None:
+            raise ServerConnectionError(server, "no such MCP server is configured")
+        if supervised.client is None:
+            status = self._status.get(server)
+            reason = f" ({status.error})" if status is not None and status.error else ""
+            state = status.state.value if status is not None else "connecting"
+            raise ServerConnectionError(server, f"the server is not connected: {state}{reason}")
+        return supervised.client
+
+    async def _call(self, server: str, call: Awaitable[T], deadline: float) -> T:
+        try:
+            async with asyncio.timeout(deadline):
+                return await call
+        except TimeoutError:
+            raise ServerConnectionError(server, f"no answer within {deadline:g} s") from None
+        except ServerConnectionError:
+            self._report_broken(server)
+            raise
+
+    def _report_broken(self, server: str) -> None:
+        supervised = self._servers.get(server)
+        if supervised is not None:
+            supervised.broken = True
+            supervised.wake.set()
+
+    # -- which servers -----------------------------------------------------------------------------
+
+    def set_servers(self, configs: Mapping[str, ServerConfig], *, group: str = "config") -> None:
+        """Replace the servers of one group ("config", "kernels"); names of earlier groups win.
+
+        Added servers start connecting, removed ones are closed, changed ones
+        restart. Must be called on the event loop.
+        """
+        self._groups[group] = dict(configs)
+        wanted: dict[str, ServerConfig] = {}
+        for members in self._groups.values():
+            for name, config in members.items():
+                wanted.setdefault(name, config)
+        for name in [n for n in self._servers if n not in wanted or wanted[n] != self._servers[n].config]:
+            self._stop(name)
+        for name, config in wanted.items():
+            if name not in self._servers and not self._closed:
+                supervised = _Supervised(config)
+                self._servers[name] = supervised
+                supervised.task = asyncio.get_running_loop().create_task(
+                    self._supervise(name, supervised), name=f"mcp-server-{name}"
+                )
+        self._changed()
+
+    def _stop(self, name: str) -> None:
+        supervised = self._servers.pop(name)
+        self._status.pop(name, None)
+        if supervised.task is not None:
+            supervised.task.cancel()
+
+    async def aclose(self) -> None:
+        """Close every connection (stdio servers are stopped) and stop the background tasks."""
+        self._closed = True
+        tasks = [s.task for s in self._servers.values() if s.task is not None]
+        for name in list(self._servers):
+            self._stop(name)
+        if self._rebuild_task is not None:
+            self._rebuild_task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- supervision -------------------------------------------------------------------------------
+
+    async def _supervise(self, name: str, supervised: _Supervised) -> None:
+        delay = self._reconnect_initial
+        source = supervised.config.source
+        while True:
+            self._set_status(ServerStatus(name, ServerState.CONNECTING, source=source))
+            started = time.monotonic()
+            try:
+                await self._serve(name, supervised)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # any failure: show it, then retry later
+                log.info("MCP server %s is down: %s", name, error)
+                self._set_status(
+                    ServerStatus(name, ServerState.DOWN, error=str(error) or type(error).__name__, source=source)
+                )
+            # A server that stayed up for a while starts the backoff afresh.
+            if time.monotonic() - started > self._reconnect_max:
+                delay = self._reconnect_initial
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self._reconnect_max)
+
+    async def _serve(self, name: str, supervised: _Supervised) -> None:
+        """Connect, list, and keep the listing fresh until the server fails."""
+        client = self._factory(supervised.config)
+
+        def on_list_changed() -> None:
+            supervised.changed = True
+            supervised.wake.set()
+
+        remove = client.add_list_changed_listener(on_list_changed)
+        try:
+            async with asyncio.timeout(self._connect_timeout):
+                await client.connect()
+            supervised.changed = supervised.broken = False
+            supervised.wake.clear()
+            await self._refresh(name, supervised, client)
+            supervised.client = client
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self._health_interval):
+                        await supervised.wake.wait()
+                supervised.wake.clear()
+                if supervised.broken or not client.connected:
+                    raise ServerConnectionError(name, "the connection was lost")
+                if supervised.changed:
+                    supervised.changed = False
+                    await self._refresh(name, supervised, client)
+                else:
+                    await self._probe(name, client)
+        finally:
+            supervised.client = None
+            remove()
+            await self._close_client(name, client)
+
+    async def _refresh(self, name: str, supervised: _Supervised, client: PromptClientLike) -> None:
+        async with asyncio.timeout(self._request_timeout):
+            prompts = await client.list_prompts(refresh=True)
+        self._set_status(ServerStatus(name, ServerState.READY, prompts, source=supervised.config.source))
+
+    async def _probe(self, name: str, client: PromptClientLike) -> None:
+        """Check that the server still answers (a dead stdio server is only noticed on a request).
+
+        A completion request is small whatever the size of the listing; an
+        error *answer* still proves the server is alive.
+        """
+        status = self._status.get(name)
+        target = next((p for p in (status.prompts if status else ()) if p.arguments), None)
+        try:
+            async with asyncio.timeout(self._completion_timeout):
+                if target is not None:
+                    await client.complete(target.name, target.arguments[0].name, "", None)
+                else:
+                    await client.list_prompts(refresh=True)
+        except ServerConnectionError:
+            raise
+        except ServerError as error:
+            if error.code is None:
+                raise
+
+    async def _close_client(self, name: str, client: PromptClientLike) -> None:
+        try:
+            # Shielded: a cancelled supervisor must still stop its server process.
+            await asyncio.shield(asyncio.wait_for(client.close(), self._request_timeout))
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            log.warning("closing MCP server %s failed: %s", name, error)
+
+    # -- snapshots ---------------------------------------------------------------------------------
+
+    def _set_status(self, status: ServerStatus) -> None:
+        if status.name not in self._servers:
+            return
+        self._status[status.name] = status
+        self._changed()
+
+    def _changed(self) -> None:
+        """Rebuild the snapshot soon; a burst of changes costs one rebuild."""
+        self._dirty = True
+        if self._rebuild_task is None or self._rebuild_task.done():
+            self._rebuild_task = asyncio.get_running_loop().create_task(self._rebuild())
+
+    async def _rebuild(self) -> None:
+        while self._dirty:
+            self._dirty = False
+            statuses = {
+                name: self._status.get(name) or ServerStatus(name, ServerState.CONNECTING, source=s.config.source)
+                for name, s in self._servers.items()
+            }
+            entries = [
+                CommandEntry(name, spec)
+                for name, status in statuses.items()
+                if status.state is ServerState.READY
+                for spec in status.prompts
+            ]
+            # Building the index of thousands of prompts takes a while: off the loop, so requests go on.
+            index = await asyncio.to_thread(CommandIndex, entries) if len(entries) > 500 else CommandIndex(entries)
+            self._snapshot = CatalogSnapshot(self._snapshot.version + 1, MappingProxyType(statuses), index)
+            for listener in list(self._listeners):
+                try:
+                    listener(self._snapshot)
+                except Exception:
+                    log.exception("catalog listener failed")
