@@ -11,17 +11,14 @@ cell leaves the rest of the notebook served.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
-import warnings as pywarnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import NotebookFormatError
 from ..models import ContentBlock, EmbeddedResource, MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
 from ..naming import is_valid_name
 from ..rendering import placeholders
@@ -38,6 +35,7 @@ from .fields import (
     to_text,
 )
 from .outputs import text_of, to_attachment_blocks, to_output_blocks
+from .reader import read_notebook
 from .uris import to_file_uri_template
 
 __all__ = [
@@ -400,53 +398,6 @@ def prompts_from_notebook(
     )
 
 
-def _read_notebook_json(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise NotebookFormatError(str(path), f"cannot be read: {error.strerror or error}") from error
-    if not raw.strip():
-        raise NotebookFormatError(str(path), "is empty (a notebook still being written?)")
-    try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError as error:
-        raise NotebookFormatError(str(path), "is not UTF-8 text, so it is not a notebook") from error
-    except json.JSONDecodeError as error:
-        raise NotebookFormatError(
-            str(path),
-            f"is not valid JSON at line {error.lineno}, column {error.colno} (a notebook still being written?)",
-        ) from error
-    if not isinstance(data, dict) or not isinstance(data.get("nbformat"), int):
-        raise NotebookFormatError(str(path), "is JSON but not a Jupyter notebook (no 'nbformat' version)")
-    return data
-
-
-def _upgraded(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    version = data["nbformat"]
-    if version == 4:
-        if not isinstance(data.get("cells"), list):
-            raise NotebookFormatError(str(path), "is an nbformat 4 notebook without a list of cells")
-        return data
-    if version > 4 or version < 1:
-        raise NotebookFormatError(str(path), f"uses nbformat {version}; only versions 1 to 4 are understood")
-    import nbformat  # only old notebooks need the converter
-
-    try:
-        with pywarnings.catch_warnings():
-            pywarnings.simplefilter("ignore")  # conversion warns about things it fixes itself
-            convert: Callable[..., Any] = nbformat.convert
-            from_dict: Callable[[Any], Any] = nbformat.from_dict
-            upgraded = convert(from_dict(data), 4)
-    except Exception as error:  # nbformat raises many kinds for malformed old notebooks
-        raise NotebookFormatError(str(path), f"nbformat {version} notebook could not be upgraded: {error}") from error
-    result: dict[str, Any] = json.loads(json.dumps(upgraded))
-    for cell in result.get("cells", []):
-        # Ids invented by the upgrade change at every load; positions are stabler.
-        if isinstance(cell, dict):
-            cell.pop("id", None)
-    return result
-
-
 def load_notebook(path: Path, *, origin: str, root: str | None) -> NotebookPrompts:
     """Read a notebook file and return what it publishes.
 
@@ -455,7 +406,7 @@ def load_notebook(path: Path, *, origin: str, root: str | None) -> NotebookPromp
     corrupt JSON, another JSON document). Older nbformat versions are
     upgraded to 4 first.
     """
-    data = _upgraded(_read_notebook_json(path), path)
+    data = read_notebook(path)
     try:
         mtime = path.stat().st_mtime
     except OSError:
