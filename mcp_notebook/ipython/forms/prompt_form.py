@@ -84,6 +84,7 @@ class PromptForm:
         self.result: RenderedPrompt | None = None
         self.error: BaseException | None = None
         self.pending: Future[RenderedPrompt] | None = None
+        self.input_request: InputRequestForm | None = None  # the server's open question, while it waits
 
         self.fields: dict[str, ArgumentField] = {arg.name: ArgumentField(arg) for arg in spec.arguments}
         self.fetchers: dict[str, SuggestionFetcher] = {}
@@ -279,12 +280,15 @@ class PromptForm:
     async def ask(self, request: InputRequest) -> Mapping[str, Any] | None:
         """Show the server's input request in this form and wait for the user's answer."""
         prompt_form = InputRequestForm(request.message, request.requested_schema)
+        self.input_request = prompt_form
         self.input_area.children = (*self.input_area.children, prompt_form.widget)
         self._set_status("<i>The server needs more input to render this prompt.</i>")
         try:
             answer = await asyncio.wrap_future(prompt_form.response)
         finally:
             self.input_area.children = tuple(c for c in self.input_area.children if c is not prompt_form.widget)
+            if self.input_request is prompt_form:
+                self.input_request = None
             prompt_form.close()
         self._set_status("<i>Rendering…</i>")
         if answer.get("action") != "accept":

@@ -1,0 +1,272 @@
+"""PromptForm driven in-process, as a front end would (values set, buttons clicked), against a real server."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+from widget_harness import wait_until
+
+from mcp_notebook.client import PromptClient
+from mcp_notebook.config import ServerConfig
+from mcp_notebook.ipython.forms import PromptForm, create_form_input_handler
+from mcp_notebook.models import CompletionResult, PromptArgument, PromptSpec, RenderedPrompt, TextContent
+from mcp_notebook.runtime import BackgroundRuntime, get_runtime
+
+pytestmark = pytest.mark.slow
+
+SDK_SERVER = Path(__file__).resolve().parents[1] / "servers" / "sdk_server.py"
+
+
+def plain_text(rendered: RenderedPrompt) -> dict[str, str]:
+    lines = [f"{m.role}: {m.content.text}" for m in rendered.messages if isinstance(m.content, TextContent)]
+    return {"text/plain": "\n".join(lines)}
+
+
+def get_line(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
+    return " ".join([f"%mcp get {server}:{prompt}", *(f"{k}={v}" for k, v in arguments.items())])
+
+
+class RecordingService:
+    """The real client, with every completion request written down."""
+
+    def __init__(self, client: PromptClient) -> None:
+        self.client = client
+        self.completions: list[tuple[str, str, dict[str, str]]] = []
+
+    async def list_prompts(self) -> tuple[PromptSpec, ...]:
+        return await self.client.list_prompts()
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> RenderedPrompt:
+        return await self.client.get_prompt(name, arguments)
+
+    async def complete(
+        self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
+    ) -> CompletionResult:
+        self.completions.append((argument, value, dict(context or {})))
+        return await self.client.complete(prompt, argument, value, context)
+
+
+@pytest.fixture(scope="module")
+def runtime() -> BackgroundRuntime:
+    return get_runtime()
+
+
+@pytest.fixture(scope="module")
+def service(runtime: BackgroundRuntime) -> Iterator[RecordingService]:
+    config = ServerConfig(name="sdk", command=sys.executable, args=(str(SDK_SERVER),))
+    client = PromptClient(config, on_input_required=create_form_input_handler())
+    runtime.call(client.connect, timeout=60)
+    yield RecordingService(client)
+    runtime.call(client.close, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def prompts(service: RecordingService, runtime: BackgroundRuntime) -> dict[str, PromptSpec]:
+    return {spec.name: spec for spec in runtime.call(service.list_prompts, timeout=30)}
+
+
+def make_form(spec: PromptSpec, service: RecordingService, runtime: BackgroundRuntime) -> PromptForm:
+    return PromptForm(
+        spec,
+        service,
+        runtime,
+        server="sdk",
+        display=plain_text,
+        resolve_value=lambda value: value,
+        write_code=get_line,
+        debounce=0.05,
+    )
+
+
+def test_each_argument_gets_a_field_with_its_help_and_required_mark(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+
+    assert list(form.fields) == ["name", "lang"]
+    assert "*" in form.fields["name"].label.value
+    assert "*" not in form.fields["lang"].label.value
+    assert "who to greet" in form.fields["name"].help.value
+    assert form.fields["name"].combobox.placeholder == "required"
+
+
+def test_typing_shows_the_servers_suggestions_under_the_field_and_in_the_combobox(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+    lang = form.fields["lang"]
+
+    lang.combobox.value = "r"  # what the front end sends as the user types
+
+    wait_until(lambda: lang.suggestions.options, "suggestions appear")
+    assert lang.suggestions.options == ("rust", "ruby")
+    assert lang.combobox.options == ("rust", "ruby")
+    assert lang.suggestions.layout.display == ""
+
+
+def test_picking_a_suggestion_fills_the_field_and_closes_the_list(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+    lang = form.fields["lang"]
+    lang.combobox.value = "ru"
+    wait_until(lambda: lang.suggestions.options == ("rust", "ruby"), "suggestions appear")
+    asked = len(service.completions)
+
+    lang.suggestions.value = "ruby"
+
+    assert lang.value == "ruby"
+    assert lang.suggestions.layout.display == "none"
+    assert len(service.completions) == asked  # a picked value needs no more suggestions
+
+
+def test_suggestion_requests_carry_the_other_filled_in_arguments(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+    form.fields["name"].combobox.value = "Ada"
+    form.fields["lang"].combobox.value = "py"
+
+    wait_until(lambda: form.fields["lang"].suggestions.options == ("python",), "suggestions appear")
+    assert ("lang", "py", {"name": "Ada"}) in service.completions
+
+
+def test_a_missing_required_argument_is_shown_beside_its_field_and_nothing_is_rendered(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+
+    form.render_button.click()
+
+    assert form.pending is None
+    assert form.fields["name"].error_message == "Required: fill this in."
+    assert form.fields["name"].error.layout.display == ""
+    assert form.fields["lang"].error_message is None
+    assert "need attention" in form.status.value
+
+
+def test_render_shows_the_conversation_in_the_form_and_keeps_the_result(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+    form.fields["name"].combobox.value = "Ada"
+    form.fields["lang"].combobox.value = "rust"
+
+    form.render_button.click()
+    wait_until(lambda: form.result is not None, "the prompt is rendered")
+
+    assert form.result is not None
+    assert form.result.messages[0].content == TextContent(text="Say hello to Ada in rust.")
+    (shown,) = form.output.outputs
+    assert shown["data"]["text/plain"] == "user: Say hello to Ada in rust."
+    assert form.status.value == ""
+    assert not form.render_button.disabled
+
+
+def test_filling_a_field_clears_its_error(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+    form.render_button.click()
+    assert form.fields["name"].error_message
+
+    form.fields["name"].combobox.value = "Grace"
+
+    assert form.fields["name"].error_message is None
+
+
+def test_a_server_error_is_shown_in_the_form_not_raised(service: RecordingService, runtime: BackgroundRuntime) -> None:
+    gone = PromptSpec(name="vanished", description="Listed once, since removed.")
+    form = make_form(gone, service, runtime)
+
+    form.render_button.click()
+    wait_until(lambda: form.error is not None, "the error comes back")
+
+    assert "Unknown prompt: vanished" in form.status.value
+    assert form.result is None
+    assert form.output.outputs == ()
+
+
+def test_copy_as_code_shows_the_equivalent_mcp_get_line(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+    form.fields["name"].combobox.value = "Ada"
+
+    form.copy_button.click()
+
+    assert form.code.value == "%mcp get sdk:greet name=Ada"
+    assert form.code.layout.display == ""
+
+
+def test_an_input_request_opens_a_form_and_the_render_retries_with_the_answer(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["ask"], service, runtime)
+
+    form.render_button.click()
+    wait_until(lambda: form.input_request is not None, "the server's question appears in the form")
+    request = form.input_request
+    assert request is not None
+    assert "Which colour?" in request.widget.children[0].value
+    request.submit_button.click()  # the required field is still blank
+    assert request.errors["colour"].value
+    request.editors["colour"].value = "teal"
+    request.submit_button.click()
+    wait_until(lambda: form.result is not None, "the prompt is rendered")
+
+    assert form.result is not None
+    assert form.result.messages[0].content == TextContent(text="Paint it teal.")
+    assert form.input_area.children == ()
+
+
+def test_declining_an_input_request_still_renders_what_the_server_answers(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["ask"], service, runtime)
+
+    form.render_button.click()
+    wait_until(lambda: form.input_request is not None, "the server's question appears in the form")
+    assert form.input_request is not None
+    form.input_request.decline_button.click()
+    wait_until(lambda: form.result is not None, "the prompt is rendered")
+
+    assert form.result is not None
+    assert form.result.messages[0].content == TextContent(text="Paint it (declined).")
+
+
+def test_defaults_are_prefilled_and_long_values_open_in_a_text_area(
+    service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    long_default = "def f():\n    return 1\n"
+    spec = PromptSpec(
+        name="review",
+        arguments=(
+            PromptArgument(name="style", required=False, default="short"),
+            PromptArgument(name="code", required=False, default=long_default),
+        ),
+    )
+    form = make_form(spec, service, runtime)
+
+    assert form.fields["style"].value == "short"
+    assert form.fields["style"].combobox.layout.display == ""
+    assert form.fields["code"].value == long_default
+    assert form.fields["code"].textarea.layout.display == ""
+    assert form.fields["code"].combobox.layout.display == "none"
+
+
+def test_the_text_area_toggle_keeps_the_value(service: RecordingService, runtime: BackgroundRuntime) -> None:
+    spec = PromptSpec(name="note", arguments=(PromptArgument(name="text"),))
+    form = make_form(spec, service, runtime)
+    field = form.fields["text"]
+    field.combobox.value = "one line"
+
+    field.multiline.value = True
+    field.textarea.value = "one line\nand another"
+    field.multiline.value = False
+    field.multiline.value = True
+
+    assert field.value == "one line\nand another"
