@@ -108,7 +108,7 @@ class PromptClient:
         self._prompts: tuple[PromptSpec, ...] | None = None
         self._generation = 0
         self._listeners: list[Callable[[], None]] = []
-        self._stderr: TextIO | None = None
+        self._server_log: _ServerLog | None = None
         self._input_context: contextvars.Context | None = None
 
     # -- state -------------------------------------------------------------------------------------
@@ -176,27 +176,28 @@ class PromptClient:
                     await connection.ready.wait()
             except TimeoutError:
                 await self._close_connection()
-                raise ServerConnectionError(
+                failure = ServerConnectionError(
                     self.name,
                     f"no answer within {self._connect_timeout:g} s while connecting to {self._config.describe()}."
                     f"{self._stderr_hint()} Check that the server starts on its own, or raise connect_timeout.",
-                ) from None
+                )
+                await self.close()
+                raise failure from None
             except BaseException:
-                await self._close_connection()
+                await self.close()
                 raise
-            if connection.error is not None:
-                error = connection.error
+            if connection.error is not None or not self.connected:
                 await self._close_connection()
-                raise self._connect_failure(error) from error
-            if not self.connected:
-                raise ServerConnectionError(self.name, "the connection closed while it was being opened.")
+                failure = self._connect_failure(connection.error)
+                await self.close()
+                raise failure from connection.error
 
     async def close(self) -> None:
         """Close the connection; a stdio server process is stopped (stdin closed, then killed)."""
         await self._close_connection()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+        if self._server_log is not None:
+            self._server_log.close()
+            self._server_log = None
 
     async def _close_connection(self) -> None:
         connection, self._connection = self._connection, None
@@ -277,30 +278,24 @@ class PromptClient:
 
         if config.command is None:
             raise ValueError("a stdio server needs a command")
-        if self._stderr is None:
-            # Server logs go to a file, not the notebook; its tail explains failed starts.
-            self._stderr = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
+        if self._server_log is None:
+            self._server_log = _ServerLog()
         params = StdioServerParameters(
             command=config.command, args=list(config.args), env=dict(config.env or {}) or None, cwd=config.cwd
         )
-        return stdio_client(params, errlog=self._stderr)
+        return stdio_client(params, errlog=self._server_log.file)
 
     def _stderr_hint(self) -> str:
-        if self._stderr is None:
-            return ""
-        try:
-            self._stderr.flush()
-            size = self._stderr.seek(0, os.SEEK_END)
-            self._stderr.seek(max(0, size - _STDERR_TAIL))
-            tail = self._stderr.read().strip()
-            self._stderr.seek(0, os.SEEK_END)
-        except (OSError, ValueError):
-            return ""
+        tail = self._server_log.tail() if self._server_log is not None else ""
         return f"\nThe server wrote on stderr:\n{tail}\n" if tail else ""
 
-    def _connect_failure(self, error: BaseException) -> ServerConnectionError:
+    def _connect_failure(self, error: BaseException | None) -> ServerConnectionError:
         from mcp import MCPError
 
+        if error is None:
+            return ServerConnectionError(
+                self.name, f"the connection closed while it was being opened.{self._stderr_hint()}"
+            )
         cause = _root_cause(error)
         config = self._config
         where = f" (from {config.source})" if config.source else ""
@@ -498,6 +493,31 @@ class PromptClient:
         if answer is None:
             return ElicitResult(action="decline")
         return ElicitResult(action="accept", content=None if request.url else dict(answer))
+
+
+class _ServerLog:
+    """Where a stdio server's stderr goes: a temporary file whose tail explains failures.
+
+    Server logs would clutter a notebook; kept aside, they still explain a
+    server that fails to start or dies.
+    """
+
+    def __init__(self) -> None:
+        descriptor, self.path = tempfile.mkstemp(prefix="mcp-notebook-", suffix=".log")
+        self.file = cast(TextIO, os.fdopen(descriptor, "a", encoding="utf-8", errors="replace"))
+
+    def tail(self, limit: int = _STDERR_TAIL) -> str:
+        try:
+            with open(self.path, "rb") as log:
+                log.seek(max(0, os.fstat(log.fileno()).st_size - limit))
+                return log.read().decode("utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        self.file.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
 
 
 async def _call_handler(handler: InputHandler, request: InputRequest) -> Mapping[str, Any] | None:

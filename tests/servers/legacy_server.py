@@ -12,7 +12,8 @@ that exercise the client:
 * ``ask`` sends ``elicitation/create`` (2025-06-18 and later) and renders the answer
 * ``crash`` exits the process
 
-``--extra N`` adds N generated prompts and ``--page-size N`` pages the listing.
+``--extra N`` adds N generated prompts and ``--page-size N`` pages the listing
+(``--loop-cursor``: every page points back to the first, a listing that never ends).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class LegacyServer:
         self.version = options.version
         self.page_size = options.page_size
         self.log_path = options.log
+        self.loop_cursor = options.loop_cursor
         self.prompts: list[dict[str, Any]] = [
             {
                 "name": "greet",
@@ -138,7 +140,9 @@ class LegacyServer:
             start = int(cursor)
         size = self.page_size or len(self.prompts)
         page: dict[str, Any] = {"prompts": self.prompts[start : start + size]}
-        if start + size < len(self.prompts):
+        if self.loop_cursor:
+            page["nextCursor"] = "0"  # a broken server whose listing never ends
+        elif start + size < len(self.prompts):
             page["nextCursor"] = str(start + size)
         return page
 
@@ -226,6 +230,7 @@ def main() -> None:
     parser.add_argument("--version", default="2024-11-05", choices=REVISIONS)
     parser.add_argument("--page-size", type=int, default=0)
     parser.add_argument("--extra", type=int, default=0)
+    parser.add_argument("--loop-cursor", action="store_true")
     parser.add_argument("--log", default=os.environ.get("LEGACY_SERVER_LOG"))
     LegacyServer(parser.parse_args()).serve()
 

@@ -7,7 +7,8 @@ notification otherwise), ``ask`` (2026-07-28: answers with an
 ``InputRequiredResult`` holding an elicitation, then renders the answer).
 
 ``--http`` serves Streamable HTTP on 127.0.0.1 at a free port and prints
-``MCP_NOTEBOOK_URL=http://127.0.0.1:PORT/mcp`` on stderr.
+``MCP_NOTEBOOK_URL=http://127.0.0.1:PORT/mcp`` on stderr; with ``--token T`` it
+answers 401 unless the request carries ``Authorization: Bearer T``.
 """
 
 from __future__ import annotations
@@ -122,13 +123,24 @@ async def serve_stdio() -> None:
         await server.run(read, write, server.create_initialization_options(NotificationOptions(prompts_changed=True)))
 
 
-def serve_http() -> None:
+def serve_http(token: str | None) -> None:
     import uvicorn
+    from starlette.responses import PlainTextResponse
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = create_server().streamable_http_app()
+    mcp_app = create_server().streamable_http_app()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        # With --token, behave like a protected remote server: 401 without the right bearer token.
+        if token is not None and scope["type"] == "http":
+            headers = dict(scope["headers"])
+            if headers.get(b"authorization") != f"Bearer {token}".encode():
+                await PlainTextResponse("unauthorized", status_code=401)(scope, receive, send)
+                return
+        await mcp_app(scope, receive, send)
+
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     print(f"MCP_NOTEBOOK_URL=http://127.0.0.1:{port}/mcp", file=sys.stderr, flush=True)
     uvicorn.Server(config).run(sockets=[sock])
@@ -137,8 +149,10 @@ def serve_http() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", action="store_true")
-    if parser.parse_args().http:
-        serve_http()
+    parser.add_argument("--token", help="require `Authorization: Bearer TOKEN` (HTTP only)")
+    options = parser.parse_args()
+    if options.http:
+        serve_http(options.token)
     else:
         anyio.run(serve_stdio)
 

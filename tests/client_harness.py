@@ -1,0 +1,102 @@
+"""Test MCP servers as real processes: configurations for the stdio ones, a launcher for the HTTP one."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+
+from mcp_notebook.config import ServerConfig
+
+SERVERS = Path(__file__).resolve().parent / "servers"
+LEGACY_SERVER = SERVERS / "legacy_server.py"
+SDK_SERVER = SERVERS / "sdk_server.py"
+DEADLINE = 30.0  # seconds; generous for a loaded CI machine, never reached when things work
+
+
+def legacy_config(*args: str, name: str = "legacy") -> ServerConfig:
+    """The stdlib-only handshake server (`tests/servers/legacy_server.py`), started over stdio."""
+    return ServerConfig(name=name, command=sys.executable, args=(str(LEGACY_SERVER), *args))
+
+
+def sdk_config(name: str = "sdk") -> ServerConfig:
+    """The SDK low-level server (`tests/servers/sdk_server.py`), started over stdio."""
+    return ServerConfig(name=name, command=sys.executable, args=(str(SDK_SERVER),))
+
+
+@contextlib.contextmanager
+def running_http_server(*args: str) -> Iterator[str]:
+    """Start the SDK server on Streamable HTTP (127.0.0.1, a free port); yield its URL."""
+    process = subprocess.Popen(
+        [sys.executable, str(SDK_SERVER), "--http", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        # Keep reading so the server never blocks on a full stderr pipe.
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+
+    pumper = threading.Thread(target=pump, daemon=True)
+    pumper.start()
+    try:
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            if line.startswith("MCP_NOTEBOOK_URL="):
+                yield line.strip().partition("=")[2]
+                break
+    finally:
+        process.terminate()
+        process.wait(DEADLINE)
+        pumper.join(DEADLINE)  # the pipe ends with the process
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = DEADLINE) -> None:
+    """Wait until `condition()` is true (re-checked on a short interval), or fail saying `what` did not happen."""
+    deadline = time.monotonic() + timeout
+    tick = threading.Event()
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting until {what}")
+        tick.wait(0.02)
+
+
+async def eventually(condition: Callable[[], object], what: str, within: float = DEADLINE) -> None:
+    """`wait_until` for async tests: re-checks without blocking the event loop."""
+    import anyio
+
+    with anyio.move_on_after(within):
+        # Polling, not an event: the condition is what another process wrote to a file.
+        while not condition():  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+        return
+    raise AssertionError(f"timed out after {within:g} s waiting until {what}")
+
+
+def live_children(pid: int | None = None) -> list[psutil.Process]:
+    """Descendants of a process (this one by default) that are still running (zombies excluded)."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    alive = []
+    for child in children:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if child.status() != psutil.STATUS_ZOMBIE:
+                alive.append(child)
+    return alive
