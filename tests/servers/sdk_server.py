@@ -130,6 +130,7 @@ def serve_http(token: str | None) -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    sock.listen(128)  # connections wait in the backlog from now on, so the URL is usable at once
     mcp_app = create_server().streamable_http_app()
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
