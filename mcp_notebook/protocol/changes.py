@@ -18,6 +18,7 @@ more notification, not one each.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -27,6 +28,7 @@ from typing import Any, Final
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
@@ -61,9 +63,10 @@ class ChangeFeed:
         self.bus = InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
         self._connections: set[Connection] = set()
-        self._wake_send, self._wake_receive = anyio.create_memory_object_stream[None](1)
+        self._wake_send: MemoryObjectSendStream[None] | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._loop_thread: int | None = None
+        self._asyncio_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def connection_count(self) -> int:
@@ -87,12 +90,18 @@ class ChangeFeed:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ChangeFeed]:
         """Follow the registry until the block ends; then close every listen stream gracefully."""
+        # One slot: changes that arrive while a fan-out is pending are covered by it.
+        wake_send, wake_receive = anyio.create_memory_object_stream[None](1)
+        self._wake_send = wake_send
         self._token = anyio.lowlevel.current_token()
         self._loop_thread = threading.get_ident()
+        self._asyncio_loop = (
+            self._token.native_token if isinstance(self._token.native_token, asyncio.AbstractEventLoop) else None
+        )
         remove_listener = self.registry.add_listener(self.on_registry_change)
         try:
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(self._pump)
+            async with wake_send, wake_receive, anyio.create_task_group() as tasks:
+                tasks.start_soon(self._pump, wake_receive)
                 try:
                     yield self
                 finally:
@@ -101,6 +110,7 @@ class ChangeFeed:
             remove_listener()
             self.listen_handler.close()
             self._token = None
+            self._wake_send = None
 
     def on_registry_change(self, snapshot: RegistrySnapshot) -> None:
         """Registry listener: may run on any thread; schedules a fan-out on the server's loop."""
@@ -112,17 +122,23 @@ class ChangeFeed:
             self._wake()
             return
         try:
-            anyio.from_thread.run_sync(self._wake, token=token)
+            if self._asyncio_loop is not None:
+                # Non-blocking: the publishing thread (a kernel's main thread, say) never waits for the server.
+                self._asyncio_loop.call_soon_threadsafe(self._wake)
+            else:
+                anyio.from_thread.run_sync(self._wake, token=token)
         except (anyio.RunFinishedError, RuntimeError):
             log.debug("prompt change after the server stopped; nobody to tell")
 
     def _wake(self) -> None:
+        if self._wake_send is None:
+            return
         # When full, a fan-out is already pending and will cover this change too.
-        with suppress(anyio.WouldBlock):
+        with suppress(anyio.WouldBlock, anyio.ClosedResourceError):
             self._wake_send.send_nowait(None)
 
-    async def _pump(self) -> None:
-        async for _ in self._wake_receive:
+    async def _pump(self, wakes: MemoryObjectReceiveStream[None]) -> None:
+        async for _ in wakes:
             try:
                 await self.publish()
             except Exception:  # a failed fan-out must not stop later ones
