@@ -1,0 +1,147 @@
+"""Rendered prompts as the message lists LLM SDKs take (OpenAI chat completions, Anthropic messages).
+
+MCP prompt messages hold one content block each; LLM APIs take a list of
+parts per message. Both converters therefore merge consecutive messages of
+the same role into one message (Anthropic requires roles to alternate) and
+translate each block to the nearest thing the target accepts. Blocks a target
+cannot carry (audio for Anthropic, images in assistant turns) become a short
+text note instead of disappearing silently.
+
+Plain dictionaries come out, so neither SDK needs to be installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .models import (
+    AudioContent,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    RenderedPrompt,
+    ResourceLink,
+    Role,
+    TextContent,
+)
+
+__all__ = ["to_anthropic_messages", "to_openai_messages"]
+
+_OPENAI_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+_ANTHROPIC_IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
+
+Part = dict[str, Any]
+
+
+def to_openai_messages(rendered: RenderedPrompt) -> list[dict[str, Any]]:
+    """Chat-completions messages: `[{"role": "user", "content": [{"type": "text", ...}, ...]}, ...]`.
+
+    Images become `image_url` parts with data URIs, WAV/MP3 audio `input_audio`
+    parts, PDFs `file` parts; assistant turns carry their text as a string
+    (the API takes only text there).
+    """
+    messages = _merge(rendered, _to_openai_part)
+    for message in messages:
+        if message["role"] == "assistant":
+            message["content"] = "\n\n".join(part["text"] for part in message["content"])
+    return messages
+
+
+def to_anthropic_messages(rendered: RenderedPrompt) -> list[dict[str, Any]]:
+    """Anthropic Messages API messages: content blocks, consecutive same-role messages merged.
+
+    Images become base64 `image` blocks, embedded text resources and PDFs
+    `document` blocks titled with their URI; assistant turns carry text only.
+    """
+    return _merge(rendered, _to_anthropic_part)
+
+
+def _merge(rendered: RenderedPrompt, convert: Callable[[ContentBlock, Role], Part]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for message in rendered.messages:
+        part = convert(message.content, message.role)
+        if messages and messages[-1]["role"] == message.role:
+            messages[-1]["content"].append(part)
+        else:
+            messages.append({"role": message.role, "content": [part]})
+    return messages
+
+
+def _text(text: str) -> Part:
+    return {"type": "text", "text": text}
+
+
+def _note(block: ContentBlock) -> Part:
+    """A stand-in for a block the target cannot carry, so the model still knows it was there."""
+    if isinstance(block, ResourceLink):
+        label = block.title or block.name
+        return _text(f"[{label}]({block.uri})" + (f" — {block.description}" if block.description else ""))
+    if isinstance(block, EmbeddedResource):
+        if block.text is not None:
+            return _text(_resource_text(block))
+        return _text(f"[attached resource {block.uri} ({block.mime_type or 'binary'})]")
+    if isinstance(block, ImageContent | AudioContent):
+        return _text(f"[{block.type}: {block.mime_type}]")
+    return _text(block.text)
+
+
+def _resource_text(block: EmbeddedResource) -> str:
+    kind = f" ({block.mime_type})" if block.mime_type else ""
+    return f"Resource {block.uri}{kind}:\n\n{block.text}"
+
+
+def _data_uri(mime_type: str, data: str) -> str:
+    return f"data:{mime_type};base64,{data}"
+
+
+def _to_openai_part(block: ContentBlock, role: Role) -> Part:
+    if isinstance(block, TextContent):
+        return _text(block.text)
+    if role == "assistant":
+        return _note(block)
+    if isinstance(block, ImageContent):
+        return {"type": "image_url", "image_url": {"url": _data_uri(block.mime_type, block.data)}}
+    if isinstance(block, AudioContent) and block.mime_type in _OPENAI_AUDIO_FORMATS:
+        return {
+            "type": "input_audio",
+            "input_audio": {"data": block.data, "format": _OPENAI_AUDIO_FORMATS[block.mime_type]},
+        }
+    if isinstance(block, EmbeddedResource) and block.blob is not None and block.mime_type:
+        if block.mime_type.startswith("image/"):
+            return {"type": "image_url", "image_url": {"url": _data_uri(block.mime_type, block.blob)}}
+        if block.mime_type == "application/pdf":
+            filename = block.uri.rstrip("/").rsplit("/", 1)[-1] or "document.pdf"
+            return {"type": "file", "file": {"filename": filename, "file_data": _data_uri(block.mime_type, block.blob)}}
+    return _note(block)
+
+
+def _to_anthropic_part(block: ContentBlock, role: Role) -> Part:
+    if isinstance(block, TextContent):
+        return _text(block.text)
+    if role == "assistant":
+        return _note(block)
+    if isinstance(block, ImageContent) and block.mime_type in _ANTHROPIC_IMAGE_TYPES:
+        return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": block.data}}
+    if isinstance(block, EmbeddedResource):
+        if block.text is not None:
+            return {
+                "type": "document",
+                "source": {"type": "text", "media_type": "text/plain", "data": block.text},
+                "title": block.uri,
+            }
+        if block.blob is not None and block.mime_type in _ANTHROPIC_IMAGE_TYPES:
+            return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": block.blob}}
+        if block.blob is not None and block.mime_type == "application/pdf":
+            return {
+                "type": "document",
+                "source": {"type": "base64", "media_type": "application/pdf", "data": block.blob},
+                "title": block.uri,
+            }
+    return _note(block)
