@@ -18,6 +18,7 @@ from ..rendering import PLACEHOLDER_PATTERN
 __all__ = [
     "NOTEBOOK_URI_SCHEME",
     "NotebookLocation",
+    "is_absolute_path",
     "normalize_relative_path",
     "parse_notebook_uri",
     "to_cell_uri",
@@ -59,11 +60,16 @@ def to_file_uri_template(path: str) -> str:
     return f"{NOTEBOOK_URI_SCHEME}:///{''.join(pieces)}"
 
 
+def is_absolute_path(path: str) -> bool:
+    """Whether `path` is absolute on any system (`/x`, `\\server\\x`, `C:/x`), so it cannot be relative."""
+    return path.startswith(("/", "\\")) or (len(path) > 1 and path[0].isalpha() and path[1] == ":")
+
+
 def normalize_relative_path(path: str, *, root: str) -> str:
     """`path` (posix, relative) without `.` and `..` parts; refuses absolute paths and escapes from `root`."""
     if not path:
         raise ResourceError(path, "An empty path names no file")
-    if path.startswith("/") or posixpath.isabs(path) or (len(path) > 1 and path[0].isalpha() and path[1] == ":"):
+    if is_absolute_path(path):
         raise PathOutsideRootError(path, root)
     normal = posixpath.normpath(path)
     if normal == ".." or normal.startswith("../"):

@@ -74,8 +74,9 @@ async def watch_paths(
     def keep(change: Change, path: str) -> bool:
         return accept(Path(path))
 
-    async def run(paths: tuple[Path, ...], deep: bool) -> None:
-        signal = ReadySignal(on_group_ready, stop_event)
+    signals = [ReadySignal(on_group_ready, stop_event) for _ in groups]
+
+    async def run(paths: tuple[Path, ...], deep: bool, signal: ReadySignal) -> None:
         async for changes in awatch(
             *paths,
             watch_filter=keep,
@@ -89,10 +90,22 @@ async def watch_paths(
             except Exception:  # one failed reload must not end the watch
                 log.exception("reloading changed notebooks failed")
 
+    async def stop_watchers_when_cancelled() -> None:
+        # awatch waits for its thread shielded from cancellation, for up to its 5 s timeout;
+        # setting the stop signals makes the thread return within one step instead.
+        try:
+            await anyio.sleep_forever()
+        finally:
+            for signal in signals:
+                signal.set()
+
     if not groups:
         if ready is not None:
             ready()
         return
-    async with anyio.create_task_group() as tasks:
-        for paths, deep in groups:
-            tasks.start_soon(run, paths, deep)
+    async with anyio.create_task_group() as guard:
+        guard.start_soon(stop_watchers_when_cancelled)
+        async with anyio.create_task_group() as watchers:
+            for (paths, deep), signal in zip(groups, signals, strict=True):
+                watchers.start_soon(run, paths, deep, signal)
+        guard.cancel_scope.cancel()
