@@ -1,0 +1,175 @@
+"""`mcp-notebook connect`: reach a running kernel's MCP server from a client that only speaks stdio.
+
+A kernel that ran `%mcp serve` listens on 127.0.0.1 over Streamable HTTP and
+leaves a connection file (URL, token) in the Jupyter runtime directory. This
+proxy finds that file (`--kernel ID` or `--latest`), then relays JSON-RPC
+messages: each line read on stdin is posted to the kernel with its bearer
+token; every answer and notification (including `list_changed` from the
+session's GET stream, and 2026-07-28 `subscriptions/listen` streams) is
+written to stdout, one message per line. Both protocol eras pass through
+unchanged; the HTTP headers each era needs (`MCP-Protocol-Version`, and at
+2026-07-28 `Mcp-Method` / `Mcp-Name`) are derived from the messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.stdio import stdio_server
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.inbound import (
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    MCP_PROTOCOL_VERSION_HEADER,
+    NAME_BEARING_METHODS,
+    encode_header_value,
+)
+from mcp.shared.message import ClientMessageMetadata, SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from .discovery import KernelConnection, latest_kernel_connection, list_kernel_connections
+from .exceptions import ServerConnectionError
+from .transports.stdio import error_reply_for
+
+__all__ = ["add_connect_arguments", "find_kernel_connection", "main", "run_connect", "run_proxy"]
+
+log = logging.getLogger(__name__)
+
+_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+def find_kernel_connection(
+    kernel: str | None = None, *, latest: bool = False, directory: Path | str | None = None
+) -> KernelConnection:
+    """The live kernel to connect to: by id (a unique prefix will do) or the most recently started one."""
+    if latest or kernel is None:
+        found = latest_kernel_connection(directory)
+        if found is None:
+            raise ServerConnectionError("kernel", "no running kernel serves MCP; run %mcp serve in a notebook first")
+        return found
+    connections = list_kernel_connections(directory)
+    exact = [c for c in connections if c.kernel_id == kernel]
+    matches = exact or [c for c in connections if c.kernel_id.startswith(kernel)]
+    if len(matches) == 1:
+        return matches[0]
+    running = ", ".join(f"{c.kernel_id} ({c.notebook_path or 'no notebook'})" for c in connections) or "none"
+    problem = "several kernels match" if matches else "no running kernel with that id serves MCP"
+    raise ServerConnectionError(f"kernel {kernel}", f"{problem}; running: {running}")
+
+
+class _Headers:
+    """Works out the HTTP headers each message needs, remembering the version a handshake negotiated."""
+
+    def __init__(self) -> None:
+        self.negotiated: str | None = None
+        self.initialize_ids: set[types.RequestId] = set()
+
+    def for_message(self, message: types.JSONRPCMessage) -> ClientMessageMetadata | None:
+        if not isinstance(message, types.JSONRPCRequest | types.JSONRPCNotification):
+            return self._versioned()
+        if message.method == "initialize" and isinstance(message, types.JSONRPCRequest):
+            self.initialize_ids.add(message.id)
+            return None
+        params: dict[str, Any] = message.params or {}
+        meta = params.get("_meta")
+        version = meta.get(_VERSION_META_KEY) if isinstance(meta, dict) else None
+        if isinstance(version, str) and version in MODERN_PROTOCOL_VERSIONS:
+            headers = {MCP_PROTOCOL_VERSION_HEADER: version, MCP_METHOD_HEADER: message.method}
+            name_key = NAME_BEARING_METHODS.get(message.method)
+            name = params.get(name_key) if name_key is not None else None
+            if isinstance(name, str):
+                headers[MCP_NAME_HEADER] = encode_header_value(name)
+            return ClientMessageMetadata(headers=headers)
+        return self._versioned()
+
+    def _versioned(self) -> ClientMessageMetadata | None:
+        if self.negotiated is None:
+            return None
+        return ClientMessageMetadata(headers={MCP_PROTOCOL_VERSION_HEADER: self.negotiated})
+
+    def on_reply(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCResponse) and message.id in self.initialize_ids:
+            self.initialize_ids.discard(message.id)
+            version = message.result.get("protocolVersion") if isinstance(message.result, dict) else None
+            if isinstance(version, str):
+                self.negotiated = version
+
+
+async def run_proxy(
+    connection: KernelConnection,
+    client_read: ReadStream[SessionMessage | Exception],
+    client_write: WriteStream[SessionMessage],
+) -> None:
+    """Relay messages between a stdio client's streams and the kernel's HTTP server until the client leaves."""
+    headers = _Headers()
+    auth = {"Authorization": f"Bearer {connection.token}"} if connection.token else None
+    async with (
+        create_mcp_http_client(headers=auth) as http,
+        streamable_http_client(connection.url, http_client=http) as (server_read, server_write),
+        anyio.create_task_group() as tasks,
+    ):
+
+        async def to_client() -> None:
+            async for item in server_read:
+                if isinstance(item, Exception):
+                    log.warning("the kernel's server: %s", item)
+                    continue
+                headers.on_reply(item.message)
+                await client_write.send(item)
+
+        tasks.start_soon(to_client)
+        async for item in client_read:
+            if isinstance(item, Exception):
+                reply = error_reply_for(item) if isinstance(item, ValidationError) else None
+                if reply is not None:
+                    await client_write.send(SessionMessage(reply))
+                continue
+            await server_write.send(SessionMessage(item.message, metadata=headers.for_message(item.message)))
+        tasks.cancel_scope.cancel()  # stdin closed: the client is gone
+
+
+async def run_connect(connection: KernelConnection) -> None:
+    """Proxy this process's stdin/stdout to the kernel's server."""
+    async with stdio_server() as (read, write):
+        await run_proxy(connection, read, write)
+
+
+def add_connect_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `mcp-notebook connect` (for the CLI's subcommand)."""
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--kernel", metavar="ID", help="the kernel's id (a unique prefix is enough)")
+    which.add_argument("--latest", action="store_true", help="the most recently started kernel (the default)")
+    parser.add_argument("--runtime-dir", metavar="DIR", help="where connection files are (default: Jupyter's)")
+
+
+def main(argv: Sequence[str] | None = None, options: argparse.Namespace | None = None) -> int:
+    """`mcp-notebook connect`: returns the exit status (2 when no kernel can be found)."""
+    if options is None:
+        parser = argparse.ArgumentParser(
+            prog="mcp-notebook connect",
+            description="Connect a stdio MCP client to a running kernel's server (started with %mcp serve).",
+        )
+        add_connect_arguments(parser)
+        options = parser.parse_args(argv)
+    try:
+        connection = find_kernel_connection(options.kernel, latest=options.latest, directory=options.runtime_dir)
+    except ServerConnectionError as error:
+        print(f"mcp-notebook connect: {error}", file=sys.stderr)
+        return 2
+    print(f"mcp-notebook connect: proxying to {connection.url} (kernel {connection.short_id})", file=sys.stderr)
+    anyio.run(run_connect, connection)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
