@@ -7,6 +7,7 @@
     │   ├── UnknownArgumentsError       .prompt, .unknown
     │   ├── InvalidCursorError          .cursor
     │   └── ArgumentTooLargeError       .prompt, .argument, .size, .limit
+    ├── PromptExecutionError        a prompt that runs something (a live magic) failed; -32603 with its message; .prompt
     ├── NotebookFormatError         a notebook that cannot be read or breaks the format; .path
     ├── ResourceError               a resource that cannot be read; .uri
     │   └── PathOutsideRootError        a path that escapes the served root; .path
@@ -32,6 +33,7 @@ __all__ = [
     "NotebookFormatError",
     "PathOutsideRootError",
     "PromptError",
+    "PromptExecutionError",
     "ResourceError",
     "ServerConnectionError",
     "ServerError",
@@ -104,6 +106,21 @@ class ArgumentTooLargeError(PromptError):
 
     def data(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "argument": self.argument, "size": self.size, "limit": self.limit}
+
+
+class PromptExecutionError(MCPNotebookError):
+    """A prompt whose rendering runs something (a live magic in a kernel) failed.
+
+    The message is meant for the client: the server answers -32603 with it.
+    """
+
+    def __init__(self, prompt: str, message: str) -> None:
+        self.prompt = prompt
+        super().__init__(message)
+
+    def data(self) -> dict[str, Any]:
+        """Structured details for the JSON-RPC error's `data`."""
+        return {"prompt": self.prompt}
 
 
 class NotebookFormatError(MCPNotebookError):
