@@ -1,0 +1,394 @@
+"""The `mcp-notebook` command: serve notebooks as MCP prompts, list and render them, print client config.
+
+Only the standard library is imported at module level: `--help` and
+argument errors must stay instant, so the MCP SDK (over a second to import)
+and the notebook sources are imported inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from .models import ContentBlock, PromptSpec
+    from .registry import PromptRegistry
+    from .sources.folder import NotebookFolderSource
+
+__all__ = ["main"]
+
+PROG = "mcp-notebook"
+TOKEN_ENV = "MCP_NOTEBOOK_TOKEN"
+URL_LINE_PREFIX = "MCP_NOTEBOOK_URL="  # a machine-readable line on stderr once HTTP is served
+EXIT_USAGE = 2
+_ARGUMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=")
+
+Command = Callable[[argparse.Namespace], int]
+
+
+class UsageProblem(Exception):
+    """Bad input from the command line: printed as one clear message, exit code 2."""
+
+
+def _say(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+# --- commands ------------------------------------------------------------------------------------------------------
+
+
+def _load(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
+    from .registry import PromptRegistry
+    from .sources.folder import NotebookFolderSource
+
+    registry = PromptRegistry()
+    try:
+        source = NotebookFolderSource(list(paths), registry)
+    except (FileNotFoundError, ValueError) as error:
+        raise UsageProblem(str(error)) from None
+    source.scan()
+    return registry, source
+
+
+def _summary(registry: PromptRegistry, source: NotebookFolderSource) -> list[str]:
+    count, notebooks = len(registry.snapshot().prompts), len(source.notebooks)
+    lines = [f"{count} prompt{'s' * (count != 1)} from {notebooks} notebook{'s' * (notebooks != 1)} in {source.root}"]
+    lines += [f"warning: {warning}" for warning in registry.snapshot().warnings]
+    return lines
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    import anyio
+
+    from .protocol.server import create_server
+
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING, format=f"{PROG}: %(message)s"
+    )
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    if args.http:
+        from .transports.http import is_loopback
+
+        if not is_loopback(args.host) and not args.allow_remote:
+            raise UsageProblem(f"refusing to listen on {args.host!r}: add --allow-remote to serve other machines")
+    elif token or args.allow_remote or args.port is not None or args.host != "127.0.0.1":
+        raise UsageProblem("--host, --port, --token and --allow-remote need --http")
+    registry, source = _load(args.paths)
+    for line in _summary(registry, source):
+        _say(line)
+    server = create_server(
+        registry, resources=source, read_file=source.read_file, page_size=args.page_size, name=args.name
+    )
+    tasks = [] if args.no_watch else [source.watch]
+    if not args.http:
+        from .transports.stdio import serve_stdio
+
+        anyio.run(lambda: serve_stdio(server, tasks=tasks))
+        return 0
+
+    from .transports.http import serve_http
+
+    if not is_loopback(args.host):
+        _say(f"WARNING: listening on {args.host}: other machines can reach these prompts")
+        if not token:
+            _say(f"WARNING: no token: anyone who can reach this port can use it (set --token or {TOKEN_ENV})")
+
+    def on_ready(url: str) -> None:
+        _say(f"serving over Streamable HTTP at {url}" + (" (bearer token required)" if token else ""))
+        print(f"{URL_LINE_PREFIX}{url}", file=sys.stderr, flush=True)
+
+    anyio.run(
+        lambda: serve_http(server, host=args.host, port=args.port or 0, token=token, tasks=tasks, on_ready=on_ready)
+    )
+    return 0
+
+
+def _spec_record(spec: PromptSpec) -> dict[str, Any]:
+    arguments = [
+        {
+            "name": a.name,
+            "title": a.title,
+            "description": a.description,
+            "required": a.required,
+            "default": a.default,
+            "completions": list(a.completions),
+        }
+        for a in spec.arguments
+    ]
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "arguments": arguments,
+        "origin": spec.origin,
+    }
+
+
+def run_list(args: argparse.Namespace) -> int:
+    registry, source = _load(args.paths)
+    snapshot = registry.snapshot()
+    if args.json:
+        records = [_spec_record(spec) for spec in snapshot.prompts]
+        document = {"prompts": records, "warnings": list(snapshot.warnings), "errors": dict(source.errors)}
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        for spec in snapshot.prompts:
+            title = f" — {spec.title}" if spec.title else ""
+            print(f"{spec.name}{title}  ({spec.origin})")
+            if spec.description:
+                print(f"    {spec.description}")
+            for arg in spec.arguments:
+                need = "required" if arg.required else f"optional, default {arg.default!r}"
+                about = f": {arg.description}" if arg.description else ""
+                print(f"    {arg.name} ({need}){about}")
+        for line in _summary(registry, source):
+            print(line, file=sys.stderr)
+    return 1 if source.errors else 0
+
+
+def _call_line(paths: Sequence[str], spec: PromptSpec) -> str:
+    placeholders = [f"{a.name}=<{a.name}>" if a.required else f"[{a.name}=...]" for a in spec.arguments]
+    return " ".join([shlex.join([PROG, "render", *paths, spec.name]), *placeholders])
+
+
+def _describe(block: ContentBlock) -> str:
+    from .models import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, ImageContent | AudioContent):
+        return f"[{block.mime_type}, {len(block.data) * 3 // 4 - block.data.count('=')} bytes]"
+    if isinstance(block, ResourceLink):
+        return f"[link: {block.title or block.name} <{block.uri}>]"
+    assert isinstance(block, EmbeddedResource)
+    if block.text is not None:
+        return f"[resource {block.uri} ({block.mime_type or 'text'})]\n{block.text}"
+    size = len(block.blob or "") * 3 // 4 - (block.blob or "").count("=")
+    return f"[resource {block.uri}, {block.mime_type or 'binary'}, {size} bytes]"
+
+
+def run_render(args: argparse.Namespace) -> int:
+    from .exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
+    from .naming import suggest_names
+    from .rendering import render_prompt
+
+    items: list[str] = list(args.items)
+    values: dict[str, str] = {}
+    while items and _ARGUMENT.match(items[-1]):
+        key, _, value = items.pop().partition("=")
+        values.setdefault(key, value)
+    if len(items) < 2:
+        raise UsageProblem("render needs at least one notebook or folder, then a prompt name (see --help)")
+    *paths, name = items
+    registry, source = _load(paths)
+    snapshot = registry.snapshot()
+    spec = snapshot.get(name)
+    try:
+        if spec is None:
+            raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
+        rendered = render_prompt(spec, values, read_file=source.read_file)
+    except (MissingArgumentsError, UnknownArgumentsError) as error:
+        assert spec is not None
+        _say(str(error))
+        _say(f"call it as: {_call_line(paths, spec)}")
+        return EXIT_USAGE
+    except UnknownPromptError as error:
+        _say(str(error))
+        _say(f"available: {', '.join(snapshot.by_name) or '(none)'}")
+        return EXIT_USAGE
+    except MCPNotebookError as error:
+        _say(str(error))
+        return EXIT_USAGE
+    if rendered.description:
+        print(f"# {spec.name}: {rendered.description}\n")
+    for message in rendered.messages:
+        print(f"## {message.role}\n\n{_describe(message.content)}\n")
+    return 0
+
+
+def _launcher() -> list[str]:
+    """How clients should start this very installation of mcp-notebook."""
+    beside = Path(sys.executable).parent / PROG
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    found = shutil.which(PROG)
+    return [str(Path(found).resolve())] if found else [sys.executable, "-m", "mcp_notebook"]
+
+
+def _default_name(paths: Sequence[str]) -> str:
+    first = Path(paths[0]).expanduser().resolve()
+    stem = first.stem if first.suffix == ".ipynb" else first.name
+    return re.sub(r"[^a-z0-9_-]+", "-", stem.lower()).strip("-") or "notebooks"
+
+
+def run_config(args: argparse.Namespace) -> int:
+    missing = [p for p in args.paths if not Path(p).expanduser().exists()]
+    if missing:
+        raise UsageProblem(f"No such notebook or folder: {', '.join(missing)}")
+    name = args.name or _default_name(args.paths)
+    command, *prefix = _launcher()
+    serve_args = [*prefix, "serve", *(str(Path(p).expanduser().resolve()) for p in args.paths)]
+    entry = {"command": command, "args": serve_args}
+    print(f"# Claude Code\n{shlex.join(['claude', 'mcp', 'add', name, '--', command, *serve_args])}\n")
+    vscode = {"servers": {name: {"type": "stdio", **entry}}}
+    print(f"# VS Code: .vscode/mcp.json\n{json.dumps(vscode, indent=2)}\n")
+    desktop = {"mcpServers": {name: entry}}
+    print(
+        f"# Claude Desktop (claude_desktop_config.json) and Cursor (.cursor/mcp.json)\n{json.dumps(desktop, indent=2)}"
+    )
+    return 0
+
+
+# --- the parser ----------------------------------------------------------------------------------------------------
+
+_MAIN_HELP = """\
+Serve the prompts written in Jupyter notebooks to any MCP client (Claude Code,
+VS Code, Cursor, ...), and check them from the command line.
+
+A notebook cell becomes part of a prompt when its metadata says so
+(metadata.mcp.prompt = "NAME") or it carries the tag prompt:NAME; {{name}}
+placeholders become the prompt's arguments.
+"""
+
+_SERVE_HELP = """\
+Serve the prompts of notebooks (files or folders, searched recursively) over
+stdio, for an MCP client that starts this command, or over Streamable HTTP.
+Saving a notebook reloads it and tells connected clients (list_changed).
+Logs and the summary go to stderr; stdout carries only MCP messages.
+
+examples:
+  mcp-notebook serve prompts/                   # stdio, for a client config
+  mcp-notebook serve prompts/ --http            # http://127.0.0.1:<free port>/mcp
+  mcp-notebook serve a.ipynb --http --port 8765 --token s3cret
+"""
+
+_LIST_HELP = """\
+List the prompts the notebooks publish: name, title, arguments and the notebook
+each comes from, then any warnings about the notebooks (on stderr). Exits with 1
+when a notebook cannot be read, so it can guard a commit or a CI job.
+
+examples:
+  mcp-notebook list prompts/
+  mcp-notebook list prompts/ --json | jq '.prompts[].name'
+"""
+
+_RENDER_HELP = """\
+Render one prompt as a client would receive it, with arguments given as
+NAME=VALUE after the prompt name. Prints each message under its role; images
+and audio show as [mime/type, N bytes]. Exits with 2 when the prompt is unknown
+or arguments are missing or unknown, and says how to call it.
+
+examples:
+  mcp-notebook render prompts/ summarize_cell cell=3
+  mcp-notebook render analysis.ipynb explain style=short "question=What does it do?"
+"""
+
+_CONFIG_HELP = """\
+Print ready-to-paste configuration that makes an MCP client start this server
+over stdio for the given notebooks: the Claude Code command, VS Code's
+.vscode/mcp.json, and the mcpServers JSON of Claude Desktop and Cursor. Paths
+are made absolute and the command is this installation's own executable.
+
+examples:
+  mcp-notebook config prompts/
+  mcp-notebook config prompts/ --name team-prompts
+"""
+
+
+def _page_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("must be between 0 and 65535 (0 = any free port)")
+    return value
+
+
+def _add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str, details: str, run: Command
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        name, help=summary, description=details, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line; each subcommand's --help explains every option with examples."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=_MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    serve = _add_command(commands, "serve", "serve notebooks as MCP prompts (stdio or HTTP)", _SERVE_HELP, run_serve)
+    serve.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders to serve")
+    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1, this machine only)"
+    )
+    serve.add_argument("--port", type=_port, help="port to listen on with --http (default 0: any free port)")
+    serve.add_argument(
+        "--token", help=f"with --http, require 'Authorization: Bearer TOKEN' (default: ${TOKEN_ENV}, if set)"
+    )
+    serve.add_argument(
+        "--allow-remote", action="store_true", help="allow --host to be an address other machines can reach"
+    )
+    serve.add_argument("--page-size", type=_page_size, default=50, help="prompts per prompts/list page (default 50)")
+    serve.add_argument("--no-watch", action="store_true", help="do not reload notebooks when they change on disk")
+    serve.add_argument("--name", default=PROG, help=f"server name shown to clients (default {PROG})")
+    serve.add_argument("-v", "--verbose", action="store_true", help="log what the server does (on stderr)")
+
+    listing = _add_command(commands, "list", "list the prompts notebooks publish", _LIST_HELP, run_list)
+    listing.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders")
+    listing.add_argument("--json", action="store_true", help="print one JSON document (prompts, warnings, errors)")
+
+    render = _add_command(commands, "render", "render one prompt with arguments", _RENDER_HELP, run_render)
+    render.add_argument(
+        "items", nargs="+", metavar="PATH... NAME [ARG=VALUE ...]", help="notebooks, the prompt name, its arguments"
+    )
+
+    config = _add_command(commands, "config", "print MCP client configuration", _CONFIG_HELP, run_config)
+    config.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders to serve")
+    config.add_argument("--name", help="server name in the client (default: the first path's name)")
+
+    # Future: `connect --kernel ID|--latest` (serve a running kernel's prompts over stdio) is added here,
+    # as one more _add_command(...) with its own run_connect.
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    run: Command = args.run
+    try:
+        return run(args)
+    except UsageProblem as problem:
+        _say(str(problem))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
