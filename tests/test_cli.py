@@ -1,0 +1,236 @@
+"""The `mcp-notebook` command line: help without the SDK, list, render, config, argument errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mcp_notebook.cli import main
+
+NotebookFactory = Callable[..., Path]
+HEAVY = ("mcp", "mcp_types", "pydantic", "anyio", "uvicorn", "starlette")
+
+
+@pytest.fixture
+def folder(notebook_factory: NotebookFactory, tmp_path: Path) -> Path:
+    arguments = [
+        {"name": "who", "description": "the person to greet"},
+        {"name": "style", "required": False, "default": "friendly", "completions": ["friendly", "formal"]},
+    ]
+    notebook_factory(
+        "prompts/greet.ipynb",
+        [
+            {
+                "source": "# Greeting\nSay hello to {{who}}, {{style}}.",
+                "mcp": {"prompt": "greet", "arguments": arguments},
+            },
+            {
+                "source": "print('hi')",
+                "cell_type": "code",
+                "mcp": {"prompt": "greet", "role": "assistant"},
+                "outputs": [
+                    {
+                        "output_type": "display_data",
+                        "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"},
+                        "metadata": {},
+                    }
+                ],
+            },
+        ],
+    )
+    notebook_factory("prompts/sub/explain.ipynb", [{"source": "Explain {{topic}}.", "mcp": {"prompt": "explain"}}])
+    return tmp_path / "prompts"
+
+
+def heavy_modules_after(argv: list[str]) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    code = (
+        "import sys\n"
+        "from mcp_notebook.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print('HEAVY=' + ','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    line = next(line for line in done.stderr.splitlines() if line.startswith("HEAVY="))
+    return [m for m in line.removeprefix("HEAVY=").split(",") if m], done
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["serve", "--help"],
+        ["list", "--help"],
+        ["render", "--help"],
+        ["config", "--help"],
+        ["serve"],
+        ["serve", "x", "--port", "nope"],
+        ["frobnicate"],
+    ],
+    ids=["help", "serve-help", "list-help", "render-help", "config-help", "no-path", "bad-port", "unknown-command"],
+)
+def test_help_and_argument_errors_do_not_import_the_sdk(argv: list[str]) -> None:
+    heavy, done = heavy_modules_after(argv)
+    assert heavy == []
+    assert "usage: mcp-notebook" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "list", "render", "config"])
+def test_every_command_help_explains_itself_with_examples(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    text = capsys.readouterr().out
+    assert "examples:" in text
+    assert f"mcp-notebook {command} " in text
+
+
+def test_every_serve_option_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = capsys.readouterr().out
+    for option in ("--http", "--host", "--port", "--token", "--page-size", "--no-watch", "--allow-remote"):
+        assert option in text
+
+
+def test_python_dash_m_runs_the_same_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_notebook", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("mcp-notebook ")
+
+
+def test_list_shows_each_prompt_with_its_arguments_and_origin(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    assert "greet — Greeting  (greet.ipynb)" in out
+    assert "who (required): the person to greet" in out
+    assert "style (optional, default 'friendly')" in out
+    assert "explain  (sub/explain.ipynb)" in out
+    assert "2 prompts from 2 notebooks" in err
+
+
+def test_list_json_is_one_machine_readable_document(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", str(folder), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [p["name"] for p in document["prompts"]] == ["greet", "explain"]
+    assert document["prompts"][0]["arguments"][1] == {
+        "name": "style",
+        "title": None,
+        "description": None,
+        "required": False,
+        "default": "friendly",
+        "completions": ["friendly", "formal"],
+    }
+    assert document["errors"] == {}
+
+
+def test_list_reports_a_broken_notebook_and_exits_1(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "broken.ipynb").write_text("{ this is not json")
+    assert main(["list", str(folder), "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert list(document["errors"]) == ["broken.ipynb"]
+    assert any("broken.ipynb" in warning for warning in document["warnings"])
+
+
+def test_render_prints_each_message_under_its_role(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(folder), "greet", "who=Ada"]) == 0
+    out = capsys.readouterr().out
+    assert "## user\n\n# Greeting\nSay hello to Ada, friendly." in out
+    assert "## assistant\n\n```python\nprint('hi')\n```" in out
+    assert "## assistant\n\n[image/png, 8 bytes]" in out
+
+
+def test_render_takes_values_with_spaces_and_equals_signs(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(folder), "greet", "who=Ada Lovelace", "style=a=b"]) == 0
+    assert "Say hello to Ada Lovelace, a=b." in capsys.readouterr().out
+
+
+def test_render_with_a_missing_argument_says_how_to_call_it(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(folder), "greet"]) == 2
+    err = capsys.readouterr().err
+    assert "Missing required arguments for prompt 'greet': who" in err
+    assert f"call it as: mcp-notebook render {folder} greet who=<who> [style=...]" in err
+
+
+def test_render_with_an_unknown_argument_exits_2(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(folder), "greet", "who=x", "mood=happy"]) == 2
+    assert "Unknown arguments for prompt 'greet': mood" in capsys.readouterr().err
+
+
+def test_render_of_an_unknown_prompt_suggests_names(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(folder), "gret"]) == 2
+    err = capsys.readouterr().err
+    assert "Unknown prompt: gret; did you mean greet?" in err
+    assert "available: greet, explain" in err
+
+
+def test_render_without_a_prompt_name_is_a_usage_error(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(folder)]) == 2
+    assert "then a prompt name" in capsys.readouterr().err
+
+
+def test_a_missing_path_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", str(tmp_path / "nope")]) == 2
+    assert "No such notebook or folder" in capsys.readouterr().err
+
+
+def test_config_prints_ready_to_paste_client_configuration(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", str(folder), "--name", "team"]) == 0
+    out = capsys.readouterr().out
+    claude_line = next(line for line in out.splitlines() if line.startswith("claude mcp add"))
+    assert claude_line.startswith("claude mcp add team -- /")
+    assert claude_line.endswith(f"serve {folder.resolve()}")
+    blocks = [json.loads(block) for block in _json_blocks(out)]
+    vscode, desktop = blocks
+    server = vscode["servers"]["team"]
+    assert server["type"] == "stdio"
+    assert Path(server["command"]).is_absolute()
+    assert server["args"][-2:] == ["serve", str(folder.resolve())]
+    assert desktop["mcpServers"]["team"] == {"command": server["command"], "args": server["args"]}
+
+
+def test_config_names_the_server_after_the_folder_by_default(
+    notebook_factory: NotebookFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notebook_factory("My Prompts!/a.ipynb", [{"source": "x", "mcp": {"prompt": "a"}}])
+    assert main(["config", str(tmp_path / "My Prompts!")]) == 0
+    assert "claude mcp add my-prompts --" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "x", "--token", "t"], "need --http"),
+        (["serve", "x", "--http", "--host", "0.0.0.0"], "add --allow-remote"),
+    ],
+)
+def test_serve_refuses_options_that_make_no_sense_or_expose_the_server(
+    folder: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [argv[0], str(folder), *argv[2:]]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def _json_blocks(text: str) -> list[str]:
+    blocks: list[str] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        if line == "{":
+            current = [line]
+        elif current:
+            current.append(line)
+            if line == "}":
+                blocks.append("\n".join(current))
+                current = []
+    return blocks
