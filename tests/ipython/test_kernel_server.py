@@ -1,0 +1,282 @@
+"""The kernel's MCP server in-process: a shell on a stand-in main thread, real HTTP on 127.0.0.1, SDK clients."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import socket
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from kernel_server_harness import MainLoop, Notifications, connect
+from mcp import MCPError
+
+from mcp_notebook.discovery import list_kernel_connections
+from mcp_notebook.ipython.kernel_server import (
+    KernelServer,
+    PromptMagics,
+    ServeOptions,
+    kernel_prompt_state,
+    parse_serve_options,
+    serve_command,
+    stop_command,
+    unload_kernel_server,
+    unpublish_command,
+)
+from mcp_notebook.ipython.live_magics import MainThreadScheduler
+
+pytestmark = pytest.mark.slow  # real HTTP servers (in this process)
+
+
+class Kernel:
+    """A shell driven on a stand-in main thread, as a kernel would run it."""
+
+    def __init__(self, shell: InteractiveShell, main: MainLoop) -> None:
+        self.shell = shell
+        self.main = main
+        self.scheduler: MainThreadScheduler = main.run(lambda: MainThreadScheduler(shell, main.post))
+
+    def cell(self, source: str) -> str:
+        """Run a cell on the main thread; returns what it printed."""
+        out = io.StringIO()
+
+        def run() -> None:
+            with contextlib.redirect_stdout(out):
+                self.shell.run_cell(source)
+
+        self.main.run(run)
+        return out.getvalue()
+
+    def serve(self, *argv: str) -> KernelServer:
+        with contextlib.redirect_stdout(io.StringIO()):
+            server: KernelServer = self.main.run(lambda: serve_command(self.shell, argv, scheduler=self.scheduler))
+        return server
+
+    def stop(self) -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.main.run(lambda: stop_command(self.shell))
+
+
+@pytest.fixture
+def runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "runtime"
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(folder))
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    return folder
+
+
+@pytest.fixture
+def kernel(runtime_dir: Path) -> Iterator[Kernel]:
+    shell = InteractiveShell.instance()
+    shell.register_magics(PromptMagics)
+    main = MainLoop()
+    kernel = Kernel(shell, main)
+    yield kernel
+    main.run(lambda: unload_kernel_server(shell))
+    kernel.scheduler.close()
+    main.close()
+    for name in [n for n in shell.user_ns if n.startswith("ks_")]:
+        del shell.user_ns[name]
+
+
+def test_serve_options_read_port_token_live_list_notebook_and_proxy_flag() -> None:
+    options = parse_serve_options(["--port", "8123", "--no-token", "--live", "%who, %%bash", "--live", "who_ls"])
+    assert options == ServeOptions(port=8123, token=False, live=("%who", "%%bash", "who_ls"))
+    assert parse_serve_options(["--notebook", "a.ipynb", "--stdio-proxy"]).stdio_proxy is True
+    with pytest.raises(UsageError, match="--port 70000 is not a port number"):
+        parse_serve_options(["--port", "70000"])
+    with pytest.raises(UsageError, match="unrecognized arguments: --bogus"):
+        parse_serve_options(["--bogus"])
+
+
+def test_serving_writes_an_owner_only_connection_file_and_stop_removes_it_and_closes_the_port(
+    kernel: Kernel, runtime_dir: Path
+) -> None:
+    server = kernel.serve()
+    [connection] = list_kernel_connections(runtime_dir)
+    assert (connection.url, connection.token, connection.kernel_id) == (server.url, server.token, server.kernel_id)
+    assert connection.pid == os.getpid()
+    assert stat.S_IMODE(os.stat(connection.path).st_mode) == 0o600
+    assert server.url is not None and server.url.startswith("http://127.0.0.1:")
+    port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+    kernel.stop()
+    assert not Path(connection.path).exists()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+def test_serve_prints_the_url_token_and_ready_to_paste_client_configuration(kernel: Kernel) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        server = kernel.main.run(lambda: serve_command(kernel.shell, [], scheduler=kernel.scheduler))
+    printed = out.getvalue()
+    assert server.token and server.url
+    assert f'--header "Authorization: Bearer {server.token}"' in printed.replace("'", '"')
+    vscode = json.loads(printed.split("VS Code (.vscode/mcp.json):\n", 1)[1].split("\n\n", 1)[0])
+    assert vscode["servers"][f"kernel-{server.kernel_id[:8]}"] == {
+        "type": "http",
+        "url": server.url,
+        "headers": {"Authorization": f"Bearer {server.token}"},
+    }
+    cursor = json.loads(printed.split("Cursor (~/.cursor/mcp.json):\n", 1)[1].split("\n\n", 1)[0])
+    assert cursor["mcpServers"][f"kernel-{server.kernel_id[:8]}"]["url"] == server.url
+    assert f"mcp-notebook connect --kernel {server.kernel_id}" in printed
+
+
+def test_serving_twice_is_refused(kernel: Kernel) -> None:
+    server = kernel.serve()
+    with pytest.raises(UsageError, match=f"already serving at {server.url}"):
+        kernel.serve()
+
+
+async def test_requests_without_the_token_or_from_a_foreign_origin_are_refused(kernel: Kernel) -> None:
+    server = kernel.serve()
+    assert server.url is not None
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient() as http:
+        missing = await http.post(server.url, json=body, headers=accept)
+        wrong = await http.post(server.url, json=body, headers={**accept, "Authorization": "Bearer wrong"})
+        foreign = await http.post(
+            server.url,
+            json=body,
+            headers={**accept, "Authorization": f"Bearer {server.token}", "Origin": "http://evil.example.com"},
+        )
+    assert (missing.status_code, wrong.status_code, foreign.status_code) == (401, 401, 403)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_prompt_cell_is_listed_and_rendered_with_its_arguments_and_the_body_never_runs(
+    kernel: Kernel, mode: str
+) -> None:
+    printed = kernel.cell(
+        '%%prompt ks_review --arg code="the code" --optional tone=kind\nks_ran = True\n{{code}} {{tone}}'
+    )
+    assert printed == "Published prompt 'ks_review' (code, [tone]) (not served yet: run %mcp serve)\n"
+    assert "ks_ran" not in kernel.shell.user_ns
+    server = kernel.serve()
+    async with connect(server.url or "", server.token, mode=mode) as client:
+        listed = {p.name: p for p in (await client.list_prompts()).prompts}
+        prompt = listed["ks_review"]
+        assert [(a.name, a.required) for a in prompt.arguments or []] == [("code", True), ("tone", False)]
+        result = await client.get_prompt("ks_review", {"code": "x = {{tone}}"})
+        assert [m.content.text for m in result.messages] == ["ks_ran = True\nx = {{tone}} kind"]
+        with pytest.raises(MCPError) as missing:
+            await client.get_prompt("ks_review", {})
+        assert missing.value.error.code == -32602
+    assert "ks_ran" not in kernel.shell.user_ns
+
+
+async def test_a_new_prompt_cell_and_unpublish_send_list_changed_at_once(kernel: Kernel) -> None:
+    server = kernel.serve()
+    notifications = Notifications()
+    async with connect(server.url or "", server.token, message_handler=notifications) as client:
+        await client.list_prompts()  # the server now knows this connection
+        kernel.cell("%%prompt ks_later\nAdded later.")
+        await notifications.wait_for("notifications/prompts/list_changed")
+        assert "ks_later" in {p.name for p in (await client.list_prompts(cache_mode="refresh")).prompts}
+        count = len(notifications.seen)
+        kernel.main.run(lambda: unpublish_command(kernel.shell, ["ks_later"]))
+        await notifications.wait_for("notifications/prompts/list_changed", after=count)
+        assert "ks_later" not in {p.name for p in (await client.list_prompts(cache_mode="refresh")).prompts}
+
+
+async def test_a_listen_stream_hears_of_a_new_prompt_cell(kernel: Kernel) -> None:
+    server = kernel.serve()
+    async with (
+        connect(server.url or "", server.token, mode="2026-07-28") as client,
+        client.listen(prompts_list_changed=True) as subscription,
+    ):
+        kernel.cell("%%prompt ks_modern\nFor modern clients.")
+        async for _ in subscription:
+            break
+        assert "ks_modern" in {p.name for p in (await client.list_prompts(cache_mode="refresh")).prompts}
+
+
+def test_unpublishing_an_unknown_prompt_is_a_usage_error(kernel: Kernel) -> None:
+    kernel.cell("%%prompt ks_known\nx")
+    with pytest.raises(UsageError, match=r"no %%prompt prompt named ks_nope \(defined: ks_known\)"):
+        kernel.main.run(lambda: unpublish_command(kernel.shell, ["ks_nope"]))
+
+
+async def test_a_variable_argument_completes_from_the_kernel_namespace_filtered_by_type(kernel: Kernel) -> None:
+    kernel.cell("ks_count = 3\nks_total = 4\nks_name = 'x'")
+    kernel.cell("%%prompt ks_stats --arg n:var[int] --arg anything:var\n{{n}} {{anything}}")
+    server = kernel.serve()
+    async with connect(server.url or "", server.token) as client:
+        ref = {"type": "ref/prompt", "name": "ks_stats"}
+        typed = await client.complete(ref, {"name": "n", "value": "ks_"})
+        assert typed.completion.values == ["ks_count", "ks_total"]
+        kernel.cell("ks_third = 5")
+        again = await client.complete(ref, {"name": "n", "value": "KS_T"})
+        assert again.completion.values == ["ks_third", "ks_total"]
+        untyped = await client.complete(ref, {"name": "anything", "value": "ks_n"})
+        assert untyped.completion.values == ["ks_name"]
+
+
+async def test_a_magic_renders_its_documentation_and_nothing_runs(kernel: Kernel) -> None:
+    server = kernel.serve()
+    async with connect(server.url or "", server.token) as client:
+        listed = await client.list_prompts()
+        result = await client.get_prompt("magic.who", {"line": "int"})
+    assert "magic.alias" in {p.name for p in listed.prompts}
+    [message] = result.messages
+    text = message.content.text
+    assert text.startswith("The IPython magic `%who`.")
+    assert text.endswith("```python\n%who int\n```")
+
+
+async def test_an_allowed_magic_runs_live_on_the_main_thread_and_others_stay_documentation(kernel: Kernel) -> None:
+    kernel.cell("ks_live_value = 1")
+    server = kernel.serve("--live", "%who")
+    async with connect(server.url or "", server.token) as client:
+        live = await client.get_prompt("magic.who", {"line": "int"})
+        refused = await client.get_prompt("magic.who_ls", {"line": "int"})
+    texts = [m.content.text for m in live.messages]
+    assert texts[0] == "Ran in the kernel:\n\n```python\n%who int\n```"
+    assert "ks_live_value" in texts[1]
+    assert refused.messages[0].content.text.startswith("The IPython magic `%who_ls`.")
+
+
+async def test_the_kernels_notebook_is_served_and_reloaded_on_save(
+    kernel: Kernel, notebook_factory: Callable[..., Path]
+) -> None:
+    make = notebook_factory
+    path = make("analysis.ipynb", [{"source": "Summarise {{topic}}.", "mcp": {"prompt": "ks_from_file"}}])
+    server = kernel.serve("--notebook", str(path))
+    assert server.notebook == path.resolve()
+    notifications = Notifications()
+    async with connect(server.url or "", server.token, message_handler=notifications) as client:
+        result = await client.get_prompt("ks_from_file", {"topic": "sales"})
+        assert result.messages[0].content.text == "Summarise sales."
+        make("analysis.ipynb", [{"source": "Saved again.", "mcp": {"prompt": "ks_after_save"}}])
+        await notifications.wait_for("notifications/prompts/list_changed")
+        names = {p.name for p in (await client.list_prompts(cache_mode="refresh")).prompts}
+    assert "ks_after_save" in names and "ks_from_file" not in names
+
+
+def test_the_notebook_named_by_jupyter_server_is_found_through_the_session_name(
+    kernel: Kernel, notebook_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = notebook_factory("session.ipynb", [{"source": "Hi", "mcp": {"prompt": "ks_session"}}])
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    server = kernel.serve()
+    assert server.notebook == path.resolve()
+    assert kernel_prompt_state(kernel.shell).registry.snapshot().get("ks_session") is not None
+
+
+def test_unloading_stops_the_server_and_withdraws_every_prompt(kernel: Kernel, runtime_dir: Path) -> None:
+    kernel.cell("%%prompt ks_gone\nx")
+    kernel.serve()
+    assert list_kernel_connections(runtime_dir)
+    registry = kernel_prompt_state(kernel.shell).registry
+    kernel.main.run(lambda: unload_kernel_server(kernel.shell))
+    assert list_kernel_connections(runtime_dir) == []
+    assert registry.snapshot().prompts == ()
