@@ -237,13 +237,13 @@ class KernelServer:
         render_prompt(replace(spec, messages=()), arguments)  # refuse bad arguments before anything runs
         invocation = build_invocation(info, dict(arguments or {}))
         if self._scheduler is None:
-            raise MagicExecutionError(info.title, "live magics need a Jupyter kernel (no main loop to run them on)")
+            message = "live magics need a Jupyter kernel (no main loop to run them on)"
+            raise MagicExecutionError(info.title, message, spec.name)
         try:
             captured = await self._scheduler.run(partial(run_magic, self.shell, invocation), LIVE_MAGIC_TIMEOUT)
         except TimeoutError:
-            raise MagicExecutionError(
-                info.title, f"the kernel stayed busy for {LIVE_MAGIC_TIMEOUT:.0f} s; try again between cells"
-            ) from None
+            message = f"the kernel stayed busy for {LIVE_MAGIC_TIMEOUT:.0f} s; try again between cells"
+            raise MagicExecutionError(info.title, message, spec.name) from None
         return to_live_result(spec, invocation, captured)
 
     # -- lifecycle (main thread) -------------------------------------------------------------------------------------
