@@ -125,6 +125,11 @@ class FigureRow:
         return "ok" if self.value < self.target else f"MISSED (target < {self.target:g} {self.unit})"
 
 
+def _figure(value: float, unit: str) -> str:
+    # Durations and ratios get two decimals; counts are shown as the whole numbers they are.
+    return f"{value:.2f}" if unit in ("ms", "s", "x") else f"{value:g}"
+
+
 @dataclass
 class FigureTable:
     """Figures of mcp-notebook alone; `str()` is a Markdown table with each target's verdict."""
@@ -139,7 +144,7 @@ class FigureTable:
 
     def __str__(self) -> str:
         header = ("measurement", "value", "target")
-        body = [(r.metric, f"{r.value:.2f} {r.unit}", r.verdict) for r in self.rows]
+        body = [(r.metric, f"{_figure(r.value, r.unit)} {r.unit}", r.verdict) for r in self.rows]
         return f"{self.title}\n\n{_render(header, body)}\n"
 
 
