@@ -1,0 +1,151 @@
+"""`mcp-notebook-lsp`: the language server, started by an editor over stdio."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from mcp_notebook import __version__
+from mcp_notebook.config import ServerConfig
+from mcp_notebook.exceptions import ConfigError
+
+from .settings import ALL_FILE_TYPES, BridgeSettings
+
+__all__ = ["create_parser", "main"]
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+EXAMPLES = """\
+Editors start this program and talk LSP with it over stdin/stdout. Type "/" in
+a markdown or plain-text document to pick an MCP prompt; use the "Render
+prompt" code action (or the mcpNotebook.renderPrompt command) to replace the
+slash line with the rendered prompt.
+
+examples:
+  mcp-notebook-lsp                                 # servers from your MCP config files, and running kernels
+  mcp-notebook-lsp --config ./mcp.json --no-default-config --no-kernels
+  mcp-notebook-lsp --file-types '*' --trigger '//'
+"""
+
+
+def create_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-notebook-lsp",
+        description="MCP prompts as / slash commands in any LSP editor (completion, hover, diagnostics, render).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="PATH",
+        help="an MCP configuration file (mcpServers / servers); repeat for several; later files win",
+    )
+    parser.add_argument(
+        "--no-default-config",
+        action="store_true",
+        help="read only --config files, not Claude Desktop, Cursor, VS Code, Claude Code or project mcp.json",
+    )
+    parser.add_argument(
+        "--cwd", type=Path, help="the project folder for project config files (default: the editor's workspace root)"
+    )
+    parser.add_argument("--no-kernels", action="store_true", help="do not offer the prompts of running kernels")
+    parser.add_argument(
+        "--runtime-dir", type=Path, help="where kernels leave connection files (default: Jupyter's runtime dir)"
+    )
+    parser.add_argument(
+        "--kernel-poll", type=float, default=1.0, metavar="SECONDS", help="how often to look for kernels"
+    )
+    parser.add_argument("--trigger", default="/", help="what starts a slash command (default: /)")
+    parser.add_argument(
+        "--file-types",
+        default="markdown,plaintext",
+        metavar="IDS",
+        help="comma-separated LSP language ids to serve, or '*' for every document (default: markdown,plaintext)",
+    )
+    parser.add_argument("--images", choices=["placeholder", "data-uri"], default="placeholder")
+    parser.add_argument("--max-items", type=int, default=100, help="slash commands per completion answer")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a server to start or answer")
+    parser.add_argument("--health-interval", type=float, default=5.0, help="seconds between checks that servers live")
+    parser.add_argument("--log-file", type=Path, help="write logs here instead of stderr")
+    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    # Some editors' generic clients add this; stdio is the only transport anyway.
+    parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def to_command_server_names(configs: Mapping[str, ServerConfig]) -> dict[str, ServerConfig]:
+    """Configured servers keyed by a name that fits in `/server:prompt` (no `:` or spaces)."""
+    named: dict[str, ServerConfig] = {}
+    for name, config in configs.items():
+        safe = _UNSAFE_NAME.sub("_", name).strip("_") or "server"
+        while safe in named:
+            safe += "_"
+        named[safe] = config
+    return named
+
+
+def _settings(args: argparse.Namespace) -> BridgeSettings:
+    file_types = (
+        frozenset({ALL_FILE_TYPES})
+        if args.file_types.strip() == ALL_FILE_TYPES
+        else frozenset(t.strip() for t in args.file_types.split(",") if t.strip())
+    )
+    return BridgeSettings(trigger=args.trigger, file_types=file_types, images=args.images, max_items=args.max_items)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = create_parser().parse_args(argv)
+    # stdout carries the LSP messages: logs go to stderr (editors show it) or to a file.
+    handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
+    logging.basicConfig(
+        level=args.log_level, handlers=[handler], format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
+    # pygls and the MCP SDK are imported only now, so --help stays instant.
+    from lsprotocol import types
+
+    from mcp_notebook.config import load_server_configs
+
+    from .kernels import KernelWatcher
+    from .pool import ClientPool
+    from .server import create_server
+
+    pool = ClientPool(connect_timeout=args.timeout, request_timeout=args.timeout, health_interval=args.health_interval)
+    watchers: list[KernelWatcher] = []
+
+    async def on_start() -> None:
+        problems: list[ConfigError] = []
+        root = args.cwd or (Path(server.workspace.root_path) if server.workspace.root_path else None)
+        configs = to_command_server_names(
+            load_server_configs(
+                args.config, cwd=root, include_defaults=not args.no_default_config, on_error=problems.append
+            )
+        )
+        pool.set_servers(configs)
+        for problem in problems:
+            server.window_show_message(types.ShowMessageParams(types.MessageType.Warning, str(problem)))
+        if not args.no_kernels:
+            watcher = KernelWatcher(
+                lambda kernels: pool.set_servers(kernels, group="kernels"),
+                directory=args.runtime_dir,
+                interval=args.kernel_poll,
+                taken=configs.keys,
+            )
+            watchers.append(watcher)
+            watcher.start()
+
+    async def on_stop() -> None:
+        for watcher in watchers:
+            await watcher.aclose()
+        await pool.aclose()
+
+    server = create_server(pool, _settings(args), on_start=on_start, on_stop=on_stop)
+    server.start_io()
+    return 0

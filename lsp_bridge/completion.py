@@ -1,0 +1,156 @@
+"""Completion items for the three places on a slash line: command, argument name, argument value.
+
+Command lists are cut to the best `maxItems` and always marked incomplete, so
+the editor asks again as the user types and our ranking (not the editor's own
+filter) decides: every item's `filterText` is what the user typed and its
+`sortText` its rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lsprotocol import types
+
+from mcp_notebook.models import CompletionResult, PromptSpec
+
+from .documentation import (
+    to_argument_markdown,
+    to_command_markdown,
+    to_command_plaintext,
+    to_command_summary,
+    to_insert_text,
+    to_snippet,
+)
+from .pool import CatalogSnapshot
+from .ranking import CommandEntry
+from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, quote_value
+
+__all__ = [
+    "CompletionStyle",
+    "to_argument_name_list",
+    "to_argument_value_list",
+    "to_command_documentation",
+    "to_command_list",
+]
+
+# Turns (start column, end column) on the current line into an editor range.
+RangeMaker = Callable[[int, int], types.Range]
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionStyle:
+    """What the editor can show, from its capabilities."""
+
+    snippets: bool = False
+    markdown: bool = False
+    # Documentation is filled in by completionItem/resolve instead of in the list.
+    lazy_documentation: bool = False
+
+    @classmethod
+    def of(cls, capabilities: types.ClientCapabilities) -> CompletionStyle:
+        item = (
+            capabilities.text_document.completion.completion_item
+            if capabilities.text_document is not None and capabilities.text_document.completion is not None
+            else None
+        )
+        if item is None:
+            return cls()
+        formats = item.documentation_format or ()
+        resolvable = item.resolve_support.properties if item.resolve_support is not None else ()
+        return cls(
+            snippets=bool(item.snippet_support),
+            markdown=types.MarkupKind.Markdown in formats,
+            lazy_documentation="documentation" in resolvable,
+        )
+
+
+def to_command_documentation(
+    entry: CommandEntry, trigger: str, snapshot: CatalogSnapshot, style: CompletionStyle
+) -> types.MarkupContent:
+    status = snapshot.servers.get(entry.server)
+    if style.markdown:
+        return types.MarkupContent(types.MarkupKind.Markdown, to_command_markdown(entry, trigger, status))
+    return types.MarkupContent(types.MarkupKind.PlainText, to_command_plaintext(entry, trigger))
+
+
+def to_command_list(
+    snapshot: CatalogSnapshot,
+    context: CommandNameContext,
+    *,
+    trigger: str,
+    limit: int,
+    style: CompletionStyle,
+    make_range: RangeMaker,
+) -> types.CompletionList:
+    """The best slash commands for what is typed after the trigger."""
+    result = snapshot.index.search(context.query, limit)
+    edit_range = make_range(context.start, context.end)
+    typed = trigger + context.query
+    items: list[types.CompletionItem] = []
+    for rank, match in enumerate(result.matches):
+        entry = match.entry
+        if style.snippets:
+            text, fmt = to_snippet(entry, trigger), types.InsertTextFormat.Snippet
+        else:
+            text, fmt = to_insert_text(entry, trigger), types.InsertTextFormat.PlainText
+        items.append(
+            types.CompletionItem(
+                label=f"{trigger}{entry.key}",
+                kind=types.CompletionItemKind.Function,
+                detail=to_command_summary(entry.spec) or None,
+                documentation=None
+                if style.lazy_documentation
+                else to_command_documentation(entry, trigger, snapshot, style),
+                sort_text=f"{rank:05d}",
+                filter_text=typed,
+                insert_text_format=fmt,
+                text_edit=types.TextEdit(range=edit_range, new_text=text),
+                data={"key": entry.key} if style.lazy_documentation else None,
+            )
+        )
+    return types.CompletionList(is_incomplete=True, items=items)
+
+
+def to_argument_name_list(
+    spec: PromptSpec, context: ArgumentNameContext, *, style: CompletionStyle, make_range: RangeMaker
+) -> types.CompletionList:
+    """`name=` for each argument not given yet: required ones first, in declaration order."""
+    prefix = context.prefix.lower()
+    candidates = [a for a in spec.arguments if a.name not in context.used and a.name.lower().startswith(prefix)]
+    candidates.sort(key=lambda a: not a.required)
+    edit_range = make_range(context.start, context.end)
+    items = [
+        types.CompletionItem(
+            label=f"{arg.name}=",
+            kind=types.CompletionItemKind.Property,
+            detail="required" if arg.required else "optional",
+            documentation=types.MarkupContent(types.MarkupKind.Markdown, to_argument_markdown(arg))
+            if style.markdown
+            else arg.description,
+            sort_text=f"{rank:05d}",
+            filter_text=f"{arg.name}=",
+            text_edit=types.TextEdit(range=edit_range, new_text=f"{arg.name}="),
+        )
+        for rank, arg in enumerate(candidates)
+    ]
+    return types.CompletionList(is_incomplete=False, items=items)
+
+
+def to_argument_value_list(
+    result: CompletionResult, context: ArgumentValueContext, *, typed: str, make_range: RangeMaker
+) -> types.CompletionList:
+    """The server's suggestions for a value, quoted where the slash line needs quotes."""
+    edit_range = make_range(context.start, context.end)
+    items = [
+        types.CompletionItem(
+            label=value,
+            kind=types.CompletionItemKind.Value,
+            sort_text=f"{rank:05d}",
+            filter_text=typed,
+            text_edit=types.TextEdit(range=edit_range, new_text=quote_value(value)),
+        )
+        for rank, value in enumerate(result.values)
+    ]
+    return types.CompletionList(is_incomplete=True, items=items)

@@ -1,0 +1,130 @@
+"""Problems on slash lines, found while the user types: unknown prompts, missing arguments, and so on.
+
+Bare `/name` commands are only checked when exactly one server has that prompt
+(a lone `/usr` may well be a path); `/server:prompt` always is. A server that is
+not connected yet is said so, instead of calling its prompts unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from lsprotocol import types
+
+from mcp_notebook.naming import suggest_names
+
+from .pool import CatalogSnapshot, ServerState
+from .ranking import CommandEntry
+from .slashline import SlashCommand, find_commands
+
+__all__ = ["SOURCE", "resolve_command", "to_diagnostics"]
+
+SOURCE = "mcp-notebook"
+
+# Turns (line, start column, end column) into an editor range.
+LineRangeMaker = Callable[[int, int, int], types.Range]
+
+
+def resolve_command(snapshot: CatalogSnapshot, command: SlashCommand) -> CommandEntry | None:
+    """The prompt a slash command calls: `server:prompt`, or a bare name only one server has."""
+    if command.server is not None:
+        return snapshot.index.get(command.name)
+    matches = snapshot.index.with_name(command.prompt)
+    return matches[0] if len(matches) == 1 else None
+
+
+def _diagnostic(where: types.Range, message: str, code: str, severity: types.DiagnosticSeverity) -> types.Diagnostic:
+    return types.Diagnostic(range=where, message=message, severity=severity, code=code, source=SOURCE)
+
+
+def _command_problems(
+    snapshot: CatalogSnapshot, command: SlashCommand, trigger: str, span: Callable[[int, int], types.Range]
+) -> list[types.Diagnostic]:
+    name_range = span(command.start, command.name_end)
+    server, prompt = command.server, command.prompt
+    if server is None:
+        matches = snapshot.index.with_name(prompt)
+        if len(matches) > 1:
+            choices = ", ".join(f"{trigger}{m.key}" for m in matches)
+            return [
+                _diagnostic(
+                    name_range,
+                    f"Several servers have a prompt {prompt!r}: write {choices}",
+                    "ambiguous-prompt",
+                    types.DiagnosticSeverity.Warning,
+                )
+            ]
+        if not matches:
+            return []  # maybe not a command at all
+    elif server not in snapshot.servers:
+        known = ", ".join(sorted(snapshot.servers)) or "none"
+        message = f"Unknown MCP server {server!r} (known: {known})"
+        return [_diagnostic(name_range, message, "unknown-server", types.DiagnosticSeverity.Warning)]
+    elif snapshot.servers[server].state is not ServerState.READY:
+        status = snapshot.servers[server]
+        reason = f": {status.error}" if status.error else ""
+        message = f"MCP server {server!r} is {status.state.value}{reason}; its prompts cannot be checked yet"
+        return [_diagnostic(name_range, message, "server-unavailable", types.DiagnosticSeverity.Information)]
+    entry = resolve_command(snapshot, command)
+    if entry is None:
+        names = [spec.name for spec in snapshot.servers[server or ""].prompts] if server else []
+        hints = suggest_names(prompt, names)
+        hint = f"; did you mean {', '.join(f'{trigger}{server}:{h}' for h in hints)}?" if hints else ""
+        message = f"Unknown prompt {prompt!r} on MCP server {server!r}{hint}"
+        return [_diagnostic(name_range, message, "unknown-prompt", types.DiagnosticSeverity.Error)]
+    return _argument_problems(entry, command, trigger, span)
+
+
+def _argument_problems(
+    entry: CommandEntry, command: SlashCommand, trigger: str, span: Callable[[int, int], types.Range]
+) -> list[types.Diagnostic]:
+    spec = entry.spec
+    problems: list[types.Diagnostic] = []
+    given = command.values()
+    missing = [name for name in spec.required_arguments if name not in given]
+    if missing:
+        message = f"{trigger}{entry.key} needs {', '.join(f'{m}=' for m in missing)}"
+        problems.append(
+            _diagnostic(
+                span(command.start, command.name_end), message, "missing-argument", types.DiagnosticSeverity.Error
+            )
+        )
+    expected = ", ".join(a.name for a in spec.arguments) or "no arguments"
+    seen: set[str] = set()
+    for arg in command.arguments:
+        where = span(arg.start, arg.end)
+        if spec.argument(arg.name) is None:
+            message = f"Unknown argument {arg.name!r} for {trigger}{entry.key} (it takes: {expected})"
+            problems.append(_diagnostic(where, message, "unknown-argument", types.DiagnosticSeverity.Warning))
+        if arg.name in seen:
+            message = f"Argument {arg.name!r} is given twice; the last value wins"
+            problems.append(_diagnostic(where, message, "duplicate-argument", types.DiagnosticSeverity.Warning))
+        seen.add(arg.name)
+        if not arg.closed:
+            message = f"The quote opened in {arg.name}= is not closed"
+            problems.append(_diagnostic(where, message, "unclosed-quote", types.DiagnosticSeverity.Warning))
+    for token in command.stray:
+        message = f"{token.text!r} is not an argument: write name=value (arguments: {expected})"
+        problems.append(
+            _diagnostic(span(token.start, token.end), message, "stray-token", types.DiagnosticSeverity.Warning)
+        )
+    return problems
+
+
+def to_diagnostics(
+    lines: Sequence[str], snapshot: CatalogSnapshot, trigger: str, make_range: LineRangeMaker
+) -> list[types.Diagnostic]:
+    """Every problem with the slash commands of a document."""
+    found: list[types.Diagnostic] = []
+    for number, line in enumerate(lines):
+        if trigger not in line:
+            continue  # the common case, and cheap
+        for command in find_commands(line.rstrip("\r\n"), trigger):
+            if not command.name:
+                continue
+
+            def span(start: int, end: int, number: int = number) -> types.Range:
+                return make_range(number, start, end)
+
+            found.extend(_command_problems(snapshot, command, trigger, span))
+    return found

@@ -1,0 +1,141 @@
+"""Rendering a slash line in place: `prompts/get`, then one `workspace/applyEdit`.
+
+Every command on the line is rendered before anything is edited, and the edit
+is only sent when the line is still what it was: the document is replaced in
+one piece or not at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from mcp_notebook.exceptions import ServerError
+from mcp_notebook.models import RenderedPrompt
+
+from .diagnostics import resolve_command
+from .pool import CatalogSnapshot, ServerState
+from .ranking import CommandEntry
+from .render import to_editor_text
+from .slashline import SlashCommand, find_commands
+
+if TYPE_CHECKING:
+    from .server import BridgeServer
+
+__all__ = ["RENDER_COMMAND", "RenderOutcome", "prepare_line_edit", "render_line"]
+
+RENDER_COMMAND = "mcpNotebook.renderPrompt"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOutcome:
+    """What rendering a line gave: the edit (when it could be made), the text, or why not."""
+
+    applied: bool
+    text: str | None = None
+    error: str | None = None
+    edit: types.WorkspaceEdit | None = None
+
+
+def _why_unresolved(snapshot: CatalogSnapshot, command: SlashCommand, trigger: str) -> str:
+    server = command.server
+    if server is None:
+        matches = snapshot.index.with_name(command.prompt)
+        if matches:
+            return f"Several servers have a prompt {command.prompt!r}: write " + ", ".join(
+                f"{trigger}{m.key}" for m in matches
+            )
+        return f"Unknown prompt {command.prompt!r}"
+    status = snapshot.servers.get(server)
+    if status is None:
+        return f"Unknown MCP server {server!r} (known: {', '.join(sorted(snapshot.servers)) or 'none'})"
+    if status.state is not ServerState.READY:
+        reason = f": {status.error}" if status.error else ""
+        return f"MCP server {server!r} is not connected ({status.state.value}{reason})"
+    return f"Unknown prompt {command.prompt!r} on MCP server {server!r}"
+
+
+def _plan(
+    snapshot: CatalogSnapshot, commands: list[SlashCommand], trigger: str
+) -> list[tuple[SlashCommand, CommandEntry]] | str:
+    """Each command with its prompt, or the reason one cannot be rendered."""
+    plan: list[tuple[SlashCommand, CommandEntry]] = []
+    for command in commands:
+        entry = resolve_command(snapshot, command)
+        if entry is None:
+            return _why_unresolved(snapshot, command, trigger)
+        given = command.values()
+        missing = [name for name in entry.spec.required_arguments if name not in given]
+        if missing:
+            return f"{trigger}{entry.key} needs {', '.join(f'{m}=' for m in missing)}"
+        plan.append((command, entry))
+    return plan
+
+
+async def prepare_line_edit(server: BridgeServer, uri: str, number: int) -> RenderOutcome:
+    """Render the slash commands on line `number` of `uri` into one edit (not applied yet)."""
+    document = server.document(uri)
+    version = document.version
+    lines = document.lines
+    if not 0 <= number < len(lines):
+        return RenderOutcome(False, error=f"Line {number + 1} is not in {uri}")
+    line = server.line_at(lines, number)
+    trigger = server.settings.trigger
+    snapshot = server.catalog.snapshot()
+    commands = [
+        c
+        for c in find_commands(line, trigger)
+        if c.name and (c.server is not None or resolve_command(snapshot, c) is not None)
+    ]
+    if not commands:
+        return RenderOutcome(False, error=f"No slash command on line {number + 1}")
+    plan = _plan(snapshot, commands, trigger)
+    if isinstance(plan, str):
+        return RenderOutcome(False, error=plan)
+    results = await asyncio.gather(
+        *(server.catalog.get_prompt(e.server, e.spec.name, c.values()) for c, e in plan), return_exceptions=True
+    )
+    texts: list[str] = []
+    for (_, entry), result in zip(plan, results, strict=True):
+        if isinstance(result, ServerError):
+            return RenderOutcome(False, error=f"Cannot render {trigger}{entry.key}: {result}")
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, RenderedPrompt)
+        texts.append(to_editor_text(result, images=server.settings.images))
+    current = server.document(uri)
+    if current.version != version or server.line_at(current.lines, number) != line:
+        return RenderOutcome(False, error="The line changed while the prompt was rendering; nothing was replaced")
+    edits = [
+        types.TextEdit(range=server.range_of(current, line, number, c.start, c.end), new_text=text)
+        for (c, _), text in zip(plan, texts, strict=True)
+    ]
+    capabilities = server.client_capabilities.workspace
+    workspace_edit = capabilities.workspace_edit if capabilities is not None else None
+    # A versioned edit lets the editor refuse it if the document moved on meanwhile.
+    if workspace_edit is not None and workspace_edit.document_changes and version is not None:
+        identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
+    else:
+        edit = types.WorkspaceEdit(changes={uri: edits})
+    return RenderOutcome(False, text="\n".join(texts), edit=edit)
+
+
+async def render_line(server: BridgeServer, uri: str, number: int) -> RenderOutcome:
+    """Replace the slash commands on line `number` of `uri` with their rendered prompts."""
+    prepared = await prepare_line_edit(server, uri, number)
+    if prepared.edit is None:
+        return prepared
+    rendered = prepared.text
+    capabilities = server.client_capabilities.workspace
+    if capabilities is None or not capabilities.apply_edit:
+        return RenderOutcome(False, text=rendered, error="The editor cannot apply edits (no workspace/applyEdit)")
+    params = types.ApplyWorkspaceEditParams(edit=prepared.edit, label="Render prompt")
+    answer = await server.workspace_apply_edit_async(params)
+    if not answer.applied:
+        reason = answer.failure_reason or "no reason given"
+        return RenderOutcome(False, text=rendered, error=f"The editor did not apply the rendered prompt: {reason}")
+    return RenderOutcome(True, text=rendered)

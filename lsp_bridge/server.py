@@ -1,0 +1,382 @@
+"""The language server: MCP prompts as `/` slash commands in any LSP editor.
+
+`create_server(catalog)` registers every feature explicitly: completion (and
+its resolve), hover, code actions, the `mcpNotebook.renderPrompt` command, and
+diagnostics published on open and (debounced) on change. Requests are answered
+from the catalog's in-memory snapshot; only argument-value completion and
+rendering talk to a server, each with a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
+
+from mcp_notebook import __version__
+
+from .completion import (
+    CompletionStyle,
+    to_argument_name_list,
+    to_argument_value_list,
+    to_command_documentation,
+    to_command_list,
+)
+from .diagnostics import SOURCE, resolve_command, to_diagnostics
+from .documentation import to_argument_markdown, to_command_markdown
+from .expansion import RENDER_COMMAND, RenderOutcome, prepare_line_edit, render_line
+from .pool import CatalogSnapshot, PromptCatalog, ServerState
+from .settings import BridgeSettings, to_settings
+from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, context_at, find_commands
+
+__all__ = ["RENDER_COMMAND", "BridgeServer", "create_server"]
+
+log = logging.getLogger(__name__)
+
+Hook = Callable[[], Awaitable[None]]
+_EMPTY = types.CompletionList(is_incomplete=False, items=[])
+
+
+class BridgeServer(LanguageServer):
+    """A pygls server holding the catalog, the settings and the per-document diagnostic state."""
+
+    def __init__(
+        self, catalog: PromptCatalog, settings: BridgeSettings, *, on_start: Hook | None, on_stop: Hook | None
+    ) -> None:
+        super().__init__(name="mcp-notebook-lsp", version=__version__)
+        self.catalog = catalog
+        self.settings = settings
+        self.style = CompletionStyle()
+        self._on_start = on_start
+        self._on_stop = on_stop
+        self._pending: dict[str, asyncio.TimerHandle] = {}
+        # Failed renders stay on their line until the document changes.
+        self._render_problems: dict[str, list[types.Diagnostic]] = {}
+        self._remove_listener: Callable[[], None] | None = None
+
+    # -- text helpers ------------------------------------------------------------------------------
+
+    def document(self, uri: str) -> TextDocument:
+        return self.workspace.get_text_document(uri)
+
+    def active(self, document: TextDocument) -> bool:
+        return self.settings.applies_to(document.language_id)
+
+    @staticmethod
+    def line_at(lines: Sequence[str], number: int) -> str:
+        return lines[number].rstrip("\r\n") if 0 <= number < len(lines) else ""
+
+    @staticmethod
+    def column_of(document: TextDocument, lines: Sequence[str], position: types.Position) -> int:
+        """The Python column of an editor position (editors count UTF-16 or UTF-8 units)."""
+        copy = types.Position(line=position.line, character=position.character)
+        return document.position_codec.position_from_client_units(lines, copy).character
+
+    @staticmethod
+    def range_of(document: TextDocument, line: str, number: int, start: int, end: int) -> types.Range:
+        codec = document.position_codec
+        return types.Range(
+            start=types.Position(line=number, character=codec.client_num_units(line[:start])),
+            end=types.Position(line=number, character=codec.client_num_units(line[:end])),
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def on_initialize(self, params: types.InitializeParams) -> None:
+        self.settings, problems = to_settings(params.initialization_options, self.settings)
+        for problem in problems:
+            log.warning("%s", problem)
+        self.style = CompletionStyle.of(params.capabilities)
+        # Trigger characters are announced once, in the answer to initialize (built after this handler).
+        self.protocol.fm.feature_options[types.TEXT_DOCUMENT_COMPLETION] = _completion_options(self.settings)
+
+    async def on_initialized(self, params: types.InitializedParams) -> None:
+        self._remove_listener = self.catalog.add_listener(self._on_catalog_changed)
+        if self._on_start is not None:
+            await self._on_start()
+
+    async def on_shutdown(self, params: None) -> None:
+        if self._remove_listener is not None:
+            self._remove_listener()
+        for handle in self._pending.values():
+            handle.cancel()
+        if self._on_stop is not None:
+            await self._on_stop()
+
+    def on_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
+        self.settings, problems = to_settings(params.settings, self.settings)
+        for problem in problems:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, problem))
+        for uri in list(self.workspace.text_documents):
+            self.schedule_diagnostics(uri, 0)
+
+    def _on_catalog_changed(self, snapshot: CatalogSnapshot) -> None:
+        summary = ", ".join(
+            f"{name} {status.state.value}"
+            + (f" ({len(status.prompts)} prompts)" if status.state is ServerState.READY else "")
+            for name, status in sorted(snapshot.servers.items())
+        )
+        self.window_log_message(types.LogMessageParams(types.MessageType.Info, f"MCP servers: {summary or 'none'}"))
+        for uri in list(self.workspace.text_documents):
+            self.schedule_diagnostics(uri, self.settings.diagnostics_delay)
+
+    # -- diagnostics -------------------------------------------------------------------------------
+
+    def on_did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self.schedule_diagnostics(params.text_document.uri, 0)
+
+    def on_did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self._render_problems.pop(params.text_document.uri, None)
+        self.schedule_diagnostics(params.text_document.uri, self.settings.diagnostics_delay)
+
+    def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        self._render_problems.pop(uri, None)
+        if (handle := self._pending.pop(uri, None)) is not None:
+            handle.cancel()
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def schedule_diagnostics(self, uri: str, delay: float) -> None:
+        """Check the document after `delay` seconds; a newer change restarts the wait."""
+        if (handle := self._pending.pop(uri, None)) is not None:
+            handle.cancel()
+        self._pending[uri] = asyncio.get_running_loop().call_later(delay, self.publish_diagnostics, uri)
+
+    def publish_diagnostics(self, uri: str) -> None:
+        self._pending.pop(uri, None)
+        if uri not in self.workspace.text_documents:
+            return
+        document = self.document(uri)
+        found: list[types.Diagnostic] = []
+        if self.settings.diagnostics and self.active(document):
+            lines = document.lines
+
+            def make_range(number: int, start: int, end: int) -> types.Range:
+                return self.range_of(document, self.line_at(lines, number), number, start, end)
+
+            found = to_diagnostics(lines, self.catalog.snapshot(), self.settings.trigger, make_range)
+        found.extend(self._render_problems.get(uri, ()))
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=document.version)
+        )
+
+    # -- completion --------------------------------------------------------------------------------
+
+    async def on_completion(self, params: types.CompletionParams) -> types.CompletionList:
+        document = self.document(params.text_document.uri)
+        if not self.active(document):
+            return _EMPTY
+        lines = document.lines
+        number = params.position.line
+        line = self.line_at(lines, number)
+        column = self.column_of(document, lines, params.position)
+        trigger = self.settings.trigger
+        context = context_at(line, column, trigger)
+        if context is None:
+            return _EMPTY
+
+        def make_range(start: int, end: int) -> types.Range:
+            return self.range_of(document, line, number, start, end)
+
+        snapshot = self.catalog.snapshot()
+        if isinstance(context, CommandNameContext):
+            limit = self.settings.max_items
+            return to_command_list(
+                snapshot, context, trigger=trigger, limit=limit, style=self.style, make_range=make_range
+            )
+        entry = resolve_command(snapshot, context.command)
+        if entry is None:
+            return _EMPTY
+        if isinstance(context, ArgumentNameContext):
+            return to_argument_name_list(entry.spec, context, style=self.style, make_range=make_range)
+        assert isinstance(context, ArgumentValueContext)
+        try:
+            result = await self.catalog.complete(
+                entry.server, entry.spec.name, context.argument, context.prefix, context.others
+            )
+        except Exception as error:  # completion is best effort: an empty list, and a note in the log
+            log.info("completion/complete on %s failed: %s", entry.server, error)
+            return types.CompletionList(is_incomplete=True, items=[])
+        typed = line[context.start : column]
+        return to_argument_value_list(result, context, typed=typed, make_range=make_range)
+
+    def on_completion_resolve(self, item: types.CompletionItem) -> types.CompletionItem:
+        key = item.data.get("key") if isinstance(item.data, dict) else None
+        snapshot = self.catalog.snapshot()
+        entry = snapshot.index.get(key) if isinstance(key, str) else None
+        if entry is not None and item.documentation is None:
+            item.documentation = to_command_documentation(entry, self.settings.trigger, snapshot, self.style)
+        return item
+
+    # -- hover -------------------------------------------------------------------------------------
+
+    def on_hover(self, params: types.HoverParams) -> types.Hover | None:
+        document = self.document(params.text_document.uri)
+        if not self.active(document):
+            return None
+        lines = document.lines
+        number = params.position.line
+        line = self.line_at(lines, number)
+        column = self.column_of(document, lines, params.position)
+        trigger = self.settings.trigger
+        snapshot = self.catalog.snapshot()
+        for command in find_commands(line, trigger):
+            if not command.start <= column <= command.end:
+                continue
+            entry = resolve_command(snapshot, command)
+            if command.start <= column <= command.name_end:
+                if entry is not None:
+                    text = to_command_markdown(entry, trigger, snapshot.servers.get(entry.server))
+                elif command.server in snapshot.servers:
+                    status = snapshot.servers[command.server or ""]
+                    text = f"MCP server `{status.name}` is {status.state.value}" + (
+                        f": {status.error}" if status.error else ""
+                    )
+                else:
+                    return None
+                where = self.range_of(document, line, number, command.start, command.name_end)
+                return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text), where)
+            argument = command.argument_at(column)
+            spec_argument = entry.spec.argument(argument.name) if entry and argument else None
+            if argument is not None and spec_argument is not None and column <= argument.value_start:
+                where = self.range_of(document, line, number, argument.start, argument.value_start)
+                content = types.MarkupContent(types.MarkupKind.Markdown, to_argument_markdown(spec_argument))
+                return types.Hover(content, where)
+        return None
+
+    # -- rendering ---------------------------------------------------------------------------------
+
+    def on_code_action(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        """A "Render prompt" action per line with known slash commands in the range.
+
+        Editors that can resolve an action's edit get it from codeAction/resolve
+        (rendered then, in one edit); the others get the render command.
+        """
+        document = self.document(params.text_document.uri)
+        if not self.active(document):
+            return None
+        lines = document.lines
+        snapshot = self.catalog.snapshot()
+        trigger = self.settings.trigger
+        lazy = self._resolves_code_action_edits()
+        uri = params.text_document.uri
+        actions: list[types.CodeAction] = []
+        for number in range(params.range.start.line, min(params.range.end.line, len(lines) - 1) + 1):
+            names = [
+                f"{trigger}{entry.key}"
+                for command in find_commands(self.line_at(lines, number), trigger)
+                if (entry := resolve_command(snapshot, command)) is not None
+            ]
+            if not names:
+                continue
+            title = f"Render prompt {', '.join(names)}"
+            action = types.CodeAction(title=title, kind=types.CodeActionKind.RefactorInline)
+            if lazy:
+                action.data = {"uri": uri, "line": number}
+            else:
+                action.command = types.Command(title=title, command=RENDER_COMMAND, arguments=[uri, number])
+            actions.append(action)
+        return actions
+
+    def _resolves_code_action_edits(self) -> bool:
+        text_document = self.client_capabilities.text_document
+        code_action = text_document.code_action if text_document is not None else None
+        resolve = code_action.resolve_support if code_action is not None else None
+        return resolve is not None and "edit" in resolve.properties
+
+    async def on_code_action_resolve(self, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        uri, number = data.get("uri"), data.get("line")
+        if not isinstance(uri, str) or not isinstance(number, int):
+            return action
+        outcome = await prepare_line_edit(self, uri, number)
+        if outcome.error is not None:
+            self._report_render_failure(uri, number, outcome)
+        else:
+            action.edit = outcome.edit
+            self._clear_render_failure(uri)
+        return action
+
+    async def render_prompt(self, *args: Any) -> dict[str, Any]:
+        """`mcpNotebook.renderPrompt(uri, line)`: replace the line's slash commands with their prompts."""
+        if len(args) < 2 or not isinstance(args[0], str) or isinstance(args[1], bool) or not isinstance(args[1], int):
+            message = f"{RENDER_COMMAND} takes (uri, line)"
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
+            return {"applied": False, "error": message}
+        uri, number = args[0], args[1]
+        outcome = await render_line(self, uri, number)
+        if outcome.error is not None:
+            self._report_render_failure(uri, number, outcome)
+        else:
+            self._clear_render_failure(uri)
+        return {"applied": outcome.applied, "text": outcome.text, "error": outcome.error}
+
+    def _clear_render_failure(self, uri: str) -> None:
+        if self._render_problems.pop(uri, None) is not None:
+            self.schedule_diagnostics(uri, 0)
+
+    def _report_render_failure(self, uri: str, number: int, outcome: RenderOutcome) -> None:
+        message = outcome.error or "rendering failed"
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
+        if uri not in self.workspace.text_documents:
+            return
+        document = self.document(uri)
+        line = self.line_at(document.lines, number)
+        diagnostic = types.Diagnostic(
+            range=self.range_of(document, line, number, 0, len(line)),
+            message=message,
+            severity=types.DiagnosticSeverity.Error,
+            code="render-failed",
+            source=SOURCE,
+        )
+        self._render_problems[uri] = [diagnostic]
+        self.schedule_diagnostics(uri, 0)
+
+
+def _handler(method: Callable[..., Any]) -> Callable[..., Any]:
+    """pygls tags each handler with attributes, which bound methods refuse; a partial takes them."""
+    return functools.partial(method)
+
+
+def _completion_options(settings: BridgeSettings) -> types.CompletionOptions:
+    triggers = [settings.trigger[-1], "="] if settings.trigger[-1] != "=" else [settings.trigger[-1]]
+    return types.CompletionOptions(trigger_characters=triggers, resolve_provider=True)
+
+
+def create_server(
+    catalog: PromptCatalog,
+    settings: BridgeSettings | None = None,
+    *,
+    on_start: Hook | None = None,
+    on_stop: Hook | None = None,
+) -> BridgeServer:
+    """A language server over `catalog`, with every feature registered here and nowhere else.
+
+    `on_start` runs once the editor is initialized (start connecting servers
+    there, so `initialize` is answered at once); `on_stop` runs on shutdown.
+    """
+    settings = settings or BridgeSettings()
+    server = BridgeServer(catalog, settings, on_start=on_start, on_stop=on_stop)
+    server.feature(types.INITIALIZE)(_handler(server.on_initialize))
+    server.feature(types.INITIALIZED)(_handler(server.on_initialized))
+    server.feature(types.SHUTDOWN)(_handler(server.on_shutdown))
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(_handler(server.on_change_configuration))
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(_handler(server.on_did_open))
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(_handler(server.on_did_change))
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(_handler(server.on_did_close))
+    server.feature(types.TEXT_DOCUMENT_COMPLETION, _completion_options(settings))(_handler(server.on_completion))
+    server.feature(types.COMPLETION_ITEM_RESOLVE)(_handler(server.on_completion_resolve))
+    server.feature(types.TEXT_DOCUMENT_HOVER)(_handler(server.on_hover))
+    server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.RefactorInline], resolve_provider=True),
+    )(_handler(server.on_code_action))
+    server.feature(types.CODE_ACTION_RESOLVE)(_handler(server.on_code_action_resolve))
+    server.command(RENDER_COMMAND)(_handler(server.render_prompt))
+    return server

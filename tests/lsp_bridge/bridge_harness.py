@@ -1,0 +1,143 @@
+"""Drive `mcp-notebook-lsp` (or any bridge server script) through pytest-lsp's LanguageClient."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+
+DEADLINE = 30.0
+BRIDGE = [sys.executable, "-m", "lsp_bridge"]
+
+
+@dataclass
+class Bridge:
+    """A started, initialized bridge and what it sent back."""
+
+    client: LanguageClient
+    initialize_result: types.InitializeResult | None = None
+    edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
+    accept_edits: bool = True
+    versions: dict[str, int] = field(default_factory=dict)
+
+    def open(self, uri: str, text: str, language_id: str = "markdown") -> None:
+        self.versions[uri] = 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
+            )
+        )
+
+    def replace(self, uri: str, text: str) -> None:
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    async def complete(self, uri: str, line: int, character: int) -> types.CompletionList:
+        result = await self.client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=line, character=character),
+            )
+        )
+        assert isinstance(result, types.CompletionList)
+        return result
+
+    async def hover(self, uri: str, line: int, character: int) -> types.Hover | None:
+        return await self.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=line, character=character),
+            )
+        )
+
+    async def code_actions(self, uri: str, line: int) -> Sequence[types.CodeAction]:
+        where = types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=0))
+        result = await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=where,
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        return [a for a in result or () if isinstance(a, types.CodeAction)]
+
+    async def execute(self, command: str, arguments: Sequence[Any]) -> Any:
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=list(arguments))
+        )
+
+    async def wait_for(self, method: str, ready: Callable[[], bool], deadline: float = DEADLINE) -> None:
+        """Wait until `ready()` holds, re-checking after each `method` notification."""
+
+        async def loop() -> None:
+            while not ready():
+                await self.client.wait_for_notification(method)
+
+        await asyncio.wait_for(loop(), deadline)
+
+    async def diagnostics(
+        self, uri: str, ready: Callable[[Sequence[types.Diagnostic]], bool], deadline: float = DEADLINE
+    ) -> Sequence[types.Diagnostic]:
+        """The document's diagnostics, once they satisfy `ready`."""
+        await self.wait_for(
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            lambda: uri in self.client.diagnostics and ready(self.client.diagnostics[uri]),
+            deadline,
+        )
+        return self.client.diagnostics[uri]
+
+    async def log_line(self, ready: Callable[[str], bool], deadline: float = DEADLINE) -> str:
+        """The first `window/logMessage` text that satisfies `ready` (earlier ones count too)."""
+        await self.wait_for(
+            types.WINDOW_LOG_MESSAGE, lambda: any(ready(m.message) for m in self.client.log_messages), deadline
+        )
+        return next(m.message for m in self.client.log_messages if ready(m.message))
+
+
+@contextlib.asynccontextmanager
+async def start_bridge(
+    command: Sequence[str],
+    *,
+    profile: str = "visual-studio-code",
+    options: Any = None,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[Bridge]:
+    """Start the server process, initialize it with an editor's capabilities, shut it down after."""
+    client = make_test_lsp_client()
+    bridge = Bridge(client)
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        bridge.edits.append(params)
+        if bridge.accept_edits:
+            return types.ApplyWorkspaceEditResult(applied=True)
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason="read-only document")
+
+    await client.start_io(*command, env={**os.environ, **(env or {})})
+    try:
+        bridge.initialize_result = await asyncio.wait_for(
+            client.initialize_session(
+                types.InitializeParams(
+                    capabilities=client_capabilities(profile),
+                    initialization_options=options,
+                    root_uri=None,
+                )
+            ),
+            DEADLINE,
+        )
+        yield bridge
+        await asyncio.wait_for(client.shutdown_session(), DEADLINE)
+    finally:
+        await client.stop()
