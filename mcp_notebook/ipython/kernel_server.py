@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import inspect
 import logging
 import os
 import secrets
@@ -54,6 +55,8 @@ __all__ = [
     "PromptMagics",
     "ServeOptions",
     "kernel_prompt_state",
+    "parse_serve_options",
+    "register_kernel_server",
     "serve_command",
     "stop_command",
     "unload_kernel_server",
@@ -106,6 +109,12 @@ def kernel_prompt_state(shell: Any) -> KernelPromptState:
         return state
 
 
+def register_kernel_server(shell: Any) -> None:
+    """Give `shell` the `%%prompt` magic and its prompt state (`%load_ext mcp_notebook` calls this)."""
+    kernel_prompt_state(shell)
+    shell.register_magics(PromptMagics)
+
+
 def unload_kernel_server(shell: Any) -> None:
     """Undo everything this module did to `shell`: stop the server, drop its prompts and hooks (`%unload_ext`)."""
     with _states_lock:
@@ -118,6 +127,11 @@ def unload_kernel_server(shell: Any) -> None:
     state.cells.clear()
     if state._unhook is not None:
         state._unhook()
+    cell_magics = getattr(getattr(shell, "magics_manager", None), "magics", {}).get("cell", {})
+    registered = cell_magics.get("prompt")
+    # Only a bound method is looked into: any attribute read of a lazy placeholder would import its extension.
+    if inspect.ismethod(registered) and isinstance(registered.__self__, PromptMagics):
+        del cell_magics["prompt"]
 
 
 # --- the server -----------------------------------------------------------------------------------------------------

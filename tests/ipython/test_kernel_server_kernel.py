@@ -1,0 +1,143 @@
+"""The proof in a real kernel: `%%prompt` cells served by `%mcp serve`, used by an SDK client in this process.
+
+The kernel runs under jupyter_client exactly as a notebook's kernel would; the
+test reads the connection file the kernel writes and talks to its server over
+HTTP with the bearer token from that file.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from jupyter_client import KernelManager
+from jupyter_client.blocking.client import BlockingKernelClient
+from kernel_server_harness import Notifications, connect
+
+from mcp_notebook.discovery import KernelConnection, list_kernel_connections
+
+pytestmark = pytest.mark.slow
+
+DEADLINE = 60.0
+
+SETUP = """
+from mcp_notebook.ipython.kernel_server import register_kernel_server, serve_command, stop_command
+register_kernel_server(get_ipython())
+"""
+
+
+class Kernel:
+    """A running ipykernel, driven as a front end drives it."""
+
+    def __init__(self, manager: KernelManager, client: BlockingKernelClient, runtime_dir: Path) -> None:
+        self.manager = manager
+        self.client = client
+        self.runtime_dir = runtime_dir
+
+    def execute(self, code: str) -> str:
+        """Run a cell; what it printed. Fails the test when the cell raises."""
+        msg_id = self.client.execute(code)
+        printed: list[str] = []
+        while True:
+            message: dict[str, Any] = self.client.get_iopub_msg(timeout=DEADLINE)
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            if message["msg_type"] == "stream":
+                printed.append(message["content"]["text"])
+            if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+                break
+        reply = self.client.get_shell_msg(timeout=DEADLINE)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return "".join(printed)
+
+    def connection(self) -> KernelConnection:
+        [found] = list_kernel_connections(self.runtime_dir)
+        return found
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    base = tmp_path_factory.mktemp("kernel-server")
+    env = {}
+    for var, sub in (
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("JUPYTER_DATA_DIR", "data"),
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("IPYTHONDIR", "ipython"),
+    ):
+        (base / sub).mkdir()
+        env[var] = str(base / sub)
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=str(base), env={**os.environ, **env})
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=DEADLINE)
+        kernel = Kernel(manager, client, base / "runtime")
+        kernel.execute(SETUP)
+        yield kernel
+    finally:
+        client.stop_channels()
+        if manager.is_alive():
+            manager.shutdown_kernel(now=False)
+
+
+async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(kernel: Kernel) -> None:
+    kernel.execute("kp_sales = [1, 2]\nkp_costs = [3]\nkp_label = 'q3'")
+    published = kernel.execute('%%prompt kp_explain --arg data:var[list]="a list"\nExplain {{data}}.\nkp_ran = 1')
+    assert "Published prompt 'kp_explain' (data)" in published
+    kernel.execute('serve_command(get_ipython(), ["--live", "%who"])')
+    connection = kernel.connection()
+    assert connection.token and connection.pid == kernel.manager.provisioner.pid  # type: ignore[union-attr]
+
+    notifications = Notifications()
+    async with connect(connection.url, connection.token, message_handler=notifications) as client:
+        listed = {p.name for p in (await client.list_prompts()).prompts}
+        assert "kp_explain" in listed
+        rendered = await client.get_prompt("kp_explain", {"data": "kp_sales"})
+        assert rendered.messages[0].content.text == "Explain kp_sales.\nkp_ran = 1"
+
+        kernel.execute("%%prompt kp_second\nA second prompt.")
+        await notifications.wait_for("notifications/prompts/list_changed")
+        assert "kp_second" in {p.name for p in (await client.list_prompts(cache_mode="refresh")).prompts}
+
+        completed = await client.complete({"type": "ref/prompt", "name": "kp_explain"}, {"name": "data", "value": "kp"})
+        assert completed.completion.values == ["kp_costs", "kp_sales"]
+
+        documented = await client.get_prompt("magic.timeit", {"line": "sum(kp_sales)"})
+        assert documented.messages[0].content.text.endswith("```python\n%timeit sum(kp_sales)\n```")
+
+        live = await client.get_prompt("magic.who", {"line": "list"})
+        assert "kp_costs" in live.messages[1].content.text and "kp_sales" in live.messages[1].content.text
+
+        refused = await client.get_prompt("magic.who_ls", {"line": ""})
+        assert refused.messages[0].content.text.startswith("The IPython magic `%who_ls`.")
+    assert kernel.execute("print('kp_ran' in globals())").strip() == "False"
+
+    async with httpx2.AsyncClient() as http:
+        anonymous = await http.post(
+            connection.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+    assert anonymous.status_code == 401
+
+    kernel.execute("stop_command(get_ipython())")
+    assert list_kernel_connections(kernel.runtime_dir) == []
+    assert not os.path.exists(connection.path)  # noqa: ASYNC240 (a stat, after the kernel has answered)
+    port = int(connection.url.rsplit(":", 1)[1].split("/")[0])
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+def test_shutting_the_kernel_down_removes_its_connection_file(kernel: Kernel) -> None:
+    kernel.execute("serve_command(get_ipython(), [])")
+    path = Path(kernel.connection().path)
+    kernel.client.stop_channels()
+    kernel.manager.shutdown_kernel(now=False)
+    assert not path.exists()
