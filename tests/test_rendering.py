@@ -6,6 +6,7 @@ import base64
 
 import pytest
 
+import mcp_notebook.rendering
 from mcp_notebook.exceptions import (
     ArgumentTooLargeError,
     MissingArgumentsError,
@@ -44,6 +45,19 @@ def _text_prompt(text: str, *arguments: PromptArgument, name: str = "p") -> Prom
 def _texts(spec: PromptSpec, arguments: dict[str, str] | None = None) -> list[str]:
     rendered = render_prompt(spec, arguments)
     return [m.content.text for m in rendered.messages if isinstance(m.content, TextContent)]
+
+
+def test_the_public_surface_of_rendering_is_pinned() -> None:
+    assert sorted(mcp_notebook.rendering.__all__) == [
+        "FileReader",
+        "MAX_COMPLETIONS",
+        "PLACEHOLDER_PATTERN",
+        "complete_argument",
+        "is_textual_mime_type",
+        "placeholders",
+        "render_prompt",
+        "substitute",
+    ]
 
 
 # -- placeholders ---------------------------------------------------------------------------

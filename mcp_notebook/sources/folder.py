@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -26,6 +27,7 @@ from ..exceptions import NotebookFormatError, PathOutsideRootError, ResourceErro
 from ..models import AudioContent, EmbeddedResource, ImageContent, PromptSpec, ResourceInfo, TextContent
 from ..registry import PromptRegistry
 from ..rendering import PLACEHOLDER_PATTERN, is_textual_mime_type
+from ..resources import ResourceProvider
 from .cells import NotebookPrompts, PublishedCell, load_notebook
 from .uris import is_absolute_path, normalize_relative_path, parse_notebook_uri, to_cell_uri, to_file_uri
 from .watch import watch_paths
@@ -358,3 +360,9 @@ def _cell_contents(uri: str, cell: PublishedCell) -> list[EmbeddedResource]:
         elif isinstance(block, TextContent):
             contents.append(EmbeddedResource(uri=uri, mime_type="text/plain", text=block.text))
     return contents or [EmbeddedResource(uri=uri, mime_type=cell.mime_type, text="")]
+
+
+if TYPE_CHECKING:  # the server takes a folder source as its ResourceProvider; keep them in step
+
+    def _as_resource_provider(source: NotebookFolderSource) -> ResourceProvider:
+        return source

@@ -62,7 +62,8 @@ def to_file_uri_template(path: str) -> str:
 
 def is_absolute_path(path: str) -> bool:
     """Whether `path` is absolute on any system (`/x`, `\\server\\x`, `C:/x`), so it cannot be relative."""
-    return path.startswith(("/", "\\")) or (len(path) > 1 and path[0].isalpha() and path[1] == ":")
+    drive = len(path) > 1 and path[0].isalpha() and path[1] == ":" and path[2:3] in ("", "/", "\\")
+    return path.startswith(("/", "\\")) or drive
 
 
 def normalize_relative_path(path: str, *, root: str) -> str:

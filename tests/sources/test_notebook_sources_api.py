@@ -1,0 +1,39 @@
+"""The public surface of the notebook sources, pinned so it only changes on purpose."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+SURFACE = {
+    "mcp_notebook.sources.cells": [
+        "DESCRIPTION_LIMIT",
+        "NOTEBOOK_META_KEY",
+        "NotebookPrompts",
+        "PublishedCell",
+        "load_notebook",
+        "notebook_language",
+        "prompts_from_notebook",
+    ],
+    "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "NotebookFolderSource"],
+    "mcp_notebook.sources.reader": ["read_notebook"],
+    "mcp_notebook.sources.uris": [
+        "NOTEBOOK_URI_SCHEME",
+        "NotebookLocation",
+        "is_absolute_path",
+        "normalize_relative_path",
+        "parse_notebook_uri",
+        "to_cell_uri",
+        "to_file_uri",
+        "to_file_uri_template",
+    ],
+    "mcp_notebook.sources.watch": ["DEBOUNCE_MS", "ReadySignal", "STEP_MS", "watch_paths"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(SURFACE))
+def test_the_public_surface_of_each_notebook_source_module_is_pinned(module: str) -> None:
+    exported = importlib.import_module(module).__all__
+    assert sorted(exported) == SURFACE[module]
+    assert all(hasattr(importlib.import_module(module), name) for name in exported)
