@@ -55,6 +55,8 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)")
 _BACKTICK_RUN = re.compile(r"`{3,}")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +264,7 @@ def _description_from(parts: Sequence[_CellPart]) -> str | None:
             if _FENCE.match(line):
                 in_fence = not in_fence
             elif not in_fence and not _HEADING.match(line):
+                line = _LINK.sub(r"\1", _IMAGE.sub("", line))  # a description is plain text
                 lines.append(line.strip().lstrip(">*-+ ").strip())
     text = " ".join(" ".join(lines).split())
     if not text:

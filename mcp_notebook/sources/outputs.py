@@ -123,7 +123,7 @@ def to_output_blocks(outputs: Sequence[Any], *, describe: str, warn: Warn) -> li
         elif kind == "error":
             traceback = output.get("traceback")
             lines = [strip_ansi(text_of(line)) for line in traceback] if isinstance(traceback, list) else []
-            header = f"{text_of(output.get('ename'))}: {text_of(output.get('evalue'))}"
+            header = strip_ansi(f"{text_of(output.get('ename'))}: {text_of(output.get('evalue'))}")
             blocks.append(TextContent(text="\n".join([header, *lines]) if lines else header))
         else:
             warn(f"{where}: unknown output type {kind!r}, skipped")

@@ -199,6 +199,11 @@ def test_the_default_description_skips_code_and_reads_on_into_later_cells() -> N
     assert spec.description == "Raw text!"
 
 
+def test_the_default_description_leaves_out_images_and_keeps_link_text() -> None:
+    spec = _only(markdown("![chart](attachment:c.png)\n\nSee [the docs](https://x) first. More.", {"prompt": "p"}))
+    assert spec.description == "See the docs first."
+
+
 def test_the_default_description_is_cut_at_200_characters() -> None:
     spec = _only(markdown("word " * 100, {"prompt": "p"}))
     assert spec.description is not None
