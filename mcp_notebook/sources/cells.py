@@ -36,6 +36,7 @@ from .fields import (
 )
 from .outputs import text_of, to_attachment_blocks, to_output_blocks
 from .reader import read_notebook
+from .summaries import DESCRIPTION_LIMIT, to_description, to_title
 from .uris import to_file_uri_template
 
 __all__ = [
@@ -49,14 +50,8 @@ __all__ = [
 ]
 
 NOTEBOOK_META_KEY = "dev.mcp-notebook/notebook"
-DESCRIPTION_LIMIT = 200
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)")
 _BACKTICK_RUN = re.compile(r"`{3,}")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,37 +238,6 @@ def _cell_part(
     return _CellPart(number, kind, fields, tuple(templates), text, published)
 
 
-def _title_from(part: _CellPart) -> str | None:
-    if part.cell_type != "markdown":
-        return None
-    in_fence = False
-    for line in part.text.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence and (heading := _HEADING.match(line)) and heading.group(1):
-            return heading.group(1)
-    return None
-
-
-def _description_from(parts: Sequence[_CellPart]) -> str | None:
-    """The first sentence of the prompt's markdown and raw text, skipping headings and code."""
-    lines: list[str] = []
-    for part in parts:
-        in_fence = False
-        for line in part.text.splitlines():
-            if _FENCE.match(line):
-                in_fence = not in_fence
-            elif not in_fence and not _HEADING.match(line):
-                line = _LINK.sub(r"\1", _IMAGE.sub("", line))  # a description is plain text
-                lines.append(line.strip().lstrip(">*-+ ").strip())
-    text = " ".join(" ".join(lines).split())
-    if not text:
-        return None
-    sentence = _SENTENCE.match(text)
-    text = sentence.group(1) if sentence else text
-    return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1].rstrip() + "…"
-
-
 def _substituted_texts(templates: Sequence[MessageTemplate]) -> list[str]:
     """Every string that placeholders may fill, in message order."""
     texts: list[str] = []
@@ -334,8 +298,8 @@ def _build_prompt(
     description = to_text(fields.get("description"), "description", where, warn) if "description" in fields else None
     return PromptSpec(
         name=name,
-        title=title or _title_from(parts[0]),
-        description=description or _description_from(parts),
+        title=title or (to_title(parts[0].text) if parts[0].cell_type == "markdown" else None),
+        description=description or to_description(part.text for part in parts),
         arguments=arguments,
         icons=to_icons(fields["icons"], where, warn) if "icons" in fields else (),
         meta=meta,

@@ -18,6 +18,7 @@ SURFACE = {
     ],
     "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "NotebookFolderSource"],
     "mcp_notebook.sources.reader": ["read_notebook"],
+    "mcp_notebook.sources.summaries": ["DESCRIPTION_LIMIT", "to_description", "to_title"],
     "mcp_notebook.sources.uris": [
         "NOTEBOOK_URI_SCHEME",
         "NotebookLocation",
