@@ -75,7 +75,7 @@ def make_form(spec: PromptSpec, service: RecordingService, runtime: BackgroundRu
         runtime,
         server="sdk",
         display=plain_text,
-        resolve_value=lambda value: value,
+        resolve_value=lambda name, value: value,
         write_code=get_line,
         debounce=0.05,
     )

@@ -126,7 +126,7 @@ def test_typing_in_the_front_end_brings_suggestions_back_and_render_fills_the_ou
     kernel.execute(SETUP)
     messages = kernel.execute(
         'form = PromptForm(specs["greet"], client, runtime, server="sdk", display=show, '
-        "resolve_value=lambda v: v, write_code=lambda *a: '')\nform"
+        "resolve_value=lambda n, v: v, write_code=lambda *a: '')\nform"
     )
     assert any(
         m["msg_type"] == "execute_result" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]

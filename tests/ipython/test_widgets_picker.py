@@ -47,7 +47,7 @@ def make_picker(clients: Mapping[str, PromptClient], runtime: BackgroundRuntime)
             runtime,
             server=server,
             display=no_display,
-            resolve_value=lambda value: value,
+            resolve_value=lambda name, value: value,
             write_code=lambda *_: "",
         )
 

@@ -32,11 +32,11 @@ __all__ = ["PromptForm", "create_form_input_handler", "current_form"]
 
 log = logging.getLogger(__name__)
 
-ValueResolver = Callable[[str], str]
-"""Turns what a field holds into the argument value (the `@name` rule); raises on a bad reference."""
+ValueResolver = Callable[[str, str], str]
+"""Turns (argument name, what its field holds) into the value to send (the `@name` rule); raises on a bad reference."""
 
 CodeWriter = Callable[[str, str, Mapping[str, str]], str]
-"""Writes the `%mcp get` line for (server, prompt, arguments)."""
+"""Writes the code (ending with a `%mcp get` line) that renders (server, prompt, arguments)."""
 
 _MAX_VARIABLE_SUGGESTIONS = 100
 
@@ -100,7 +100,7 @@ class PromptForm:
         self.status = widgets.HTML("")
         self.status.add_class("mcp-form-status")
         self.input_area = widgets.VBox([])
-        self.code = widgets.Text(value="", description="Code:", layout=widgets.Layout(width="100%", display="none"))
+        self.code = widgets.Textarea(value="", rows=1, layout=widgets.Layout(width="100%", display="none"))
         self.code.add_class("mcp-code")
         self.output = widgets.Output()
         self.output.add_class("mcp-form-output")
@@ -161,7 +161,7 @@ class PromptForm:
                     message = "Required: fill this in."
             else:
                 try:
-                    values[name] = self._resolve_value(raw)
+                    values[name] = self._resolve_value(name, raw)
                 except Exception as error:  # the rule's own message says what to fix
                     message = str(error) or type(error).__name__
             field.set_error(message)
@@ -169,11 +169,17 @@ class PromptForm:
         return None if problems else values
 
     def copy_as_code(self) -> str:
-        """Show the `%mcp get` line that renders the same prompt with the same arguments."""
-        line = self._write_code(self.server, self.spec.name, self.arguments())
-        self.code.value = line
+        """Show the `%mcp get` code that renders the same prompt with the same arguments, ready to copy.
+
+        It is shown in the form rather than put in a new cell: a click reaches the
+        kernel outside any cell execution, where `set_next_input` would only
+        take effect at some later, unrelated execution.
+        """
+        code = self._write_code(self.server, self.spec.name, self.arguments())
+        self.code.value = code
+        self.code.rows = code.count("\n") + 1
         self.code.layout.display = ""
-        return line
+        return code
 
     # -- suggestions -------------------------------------------------------------------------------
 
