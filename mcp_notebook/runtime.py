@@ -6,7 +6,8 @@ anyio blocking portal). Synchronous callers hand it coroutine functions with
 Ctrl-C into cancellation of the request before re-raising `KeyboardInterrupt`.
 Because the loop lives in its own thread, this works the same in a Jupyter
 kernel (whose main thread already runs a loop), in plain IPython and in
-scripts: nothing here calls `asyncio.run` on the caller's thread.
+scripts: nothing here calls `asyncio.run` on the caller's thread. anyio is
+imported when the loop starts, not with this module (`%load_ext` stays light).
 
 Code running on the loop during a `call()` can hand work back to the calling
 thread with `run_in_caller()`; that is how a prompt that needs user input can
@@ -23,11 +24,11 @@ import logging
 import queue
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-import anyio.from_thread
-import anyio.to_thread
+if TYPE_CHECKING:
+    import anyio
+    import anyio.from_thread
 
 __all__ = ["BackgroundRuntime", "get_runtime", "run_in_caller"]
 
@@ -83,6 +84,8 @@ class BackgroundRuntime:
             failure: list[BaseException] = []
 
             def run() -> None:
+                import anyio
+
                 try:
                     anyio.run(self._main, ready, backend="asyncio")
                 except BaseException as error:  # surfaced to the thread that started us
@@ -98,6 +101,9 @@ class BackgroundRuntime:
             return self._portal
 
     async def _main(self, ready: threading.Event) -> None:
+        import anyio
+        import anyio.from_thread
+
         self._stop = anyio.Event()
         async with anyio.from_thread.BlockingPortal() as portal:
             self._portal = portal
@@ -118,6 +124,8 @@ class BackgroundRuntime:
         inbox: queue.SimpleQueue[_Work | _Finished] = queue.SimpleQueue()
 
         async def run() -> T:
+            import anyio
+
             _caller_inbox.set(inbox)
             try:
                 with anyio.fail_after(timeout):
@@ -194,6 +202,8 @@ class BackgroundRuntime:
             return
 
         async def finish() -> None:
+            import anyio
+
             with anyio.move_on_after(timeout):
                 for hook in reversed(hooks):
                     try:
@@ -212,10 +222,13 @@ async def run_in_caller(fn: Callable[..., T], *args: Any) -> T:
 
     Outside a `call()` (no thread is waiting), `fn` runs in a worker thread.
     """
+    import asyncio
+
+    import anyio.to_thread
+
     inbox = _caller_inbox.get()
     if inbox is None:
         return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
-    import asyncio
 
     work: concurrent.futures.Future[T] = concurrent.futures.Future()
     inbox.put((work, fn, args))

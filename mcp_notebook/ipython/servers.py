@@ -1,0 +1,234 @@
+"""The MCP servers of one IPython session: configured ones, ones added with `%mcp connect`, their connections.
+
+`ServerPool` reads the user's MCP configuration lazily, opens a connection on
+a server's first use and keeps it until `disconnect()`, and resolves prompt
+references (`server:prompt`, or a bare prompt name when only one server has
+it). All network work goes through the background runtime.
+
+`input_handler` is the hook that asks the user when a server needs input in
+the middle of `prompts/get` (2026-07-28 input-required, or elicitation); it
+defaults to `input()` on the waiting thread. Widget forms replace it, e.g.
+`servers.input_handler = create_form_input_handler(fallback=servers.input_handler)`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import ServerConfig, load_server_configs
+from ..exceptions import ConfigError, MCPNotebookError, UnknownPromptError
+from ..models import PromptSpec
+from ..naming import suggest_names
+
+if TYPE_CHECKING:
+    # The client machinery (and asyncio) is imported on first use, not by `%load_ext`.
+    from ..api import Connection
+    from ..client import InputRequest, PromptClient
+    from ..runtime import BackgroundRuntime
+
+__all__ = ["AmbiguousPromptError", "ServerPool", "ask_on_caller_thread", "input_handler"]
+
+
+async def ask_on_caller_thread(request: InputRequest) -> Mapping[str, Any] | None:
+    """The default `input_handler`: console questions with `input()` on the thread running the magic."""
+    from ..api import ask_with_input
+    from ..runtime import run_in_caller
+
+    return await run_in_caller(ask_with_input, request)
+
+
+input_handler: Callable[[InputRequest], Awaitable[Mapping[str, Any] | None]] = ask_on_caller_thread
+
+
+async def _current_input_handler(request: InputRequest) -> Mapping[str, Any] | None:
+    # Looked up per request, so a handler swapped in later (widget forms) applies to open connections too.
+    return await input_handler(request)
+
+
+class AmbiguousPromptError(MCPNotebookError):
+    """A bare prompt name that several servers offer."""
+
+    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+        self.name = name
+        self.candidates = tuple(candidates)
+        super().__init__(f"Prompt {name!r} is offered by several servers; name one: {', '.join(self.candidates)}")
+
+
+class ServerPool:
+    """Servers by name, connected on first use and kept connected."""
+
+    def __init__(
+        self,
+        *,
+        config_paths: Sequence[Path] = (),
+        cwd: Path | None = None,
+        timeout: float = 30.0,
+        runtime: BackgroundRuntime | None = None,
+    ) -> None:
+        self.config_paths: list[Path] = list(config_paths)
+        self.cwd = cwd
+        self.timeout = timeout
+        self._runtime = runtime
+        self._configured: dict[str, ServerConfig] | None = None
+        self.config_errors: list[ConfigError] = []
+        self._added: dict[str, ServerConfig] = {}
+        self._connections: dict[str, Connection] = {}
+
+    @property
+    def runtime(self) -> BackgroundRuntime:
+        from ..runtime import get_runtime
+
+        return self._runtime or get_runtime()
+
+    # -- configuration -----------------------------------------------------------------------------
+
+    def configs(self) -> dict[str, ServerConfig]:
+        """Every known server: from the configuration files, overridden by `%mcp connect` ones."""
+        if self._configured is None:
+            self.config_errors = []
+            self._configured = load_server_configs(self.config_paths, cwd=self.cwd, on_error=self.config_errors.append)
+        return {**self._configured, **self._added}
+
+    def add_config_file(self, path: Path) -> None:
+        """Read one more configuration file (it wins over the default ones)."""
+        path = Path(path).expanduser()
+        if not path.is_file():
+            raise ConfigError(str(path), "no such configuration file")
+        if path not in self.config_paths:
+            self.config_paths.append(path)
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the configuration files again on next use (open connections stay as they are)."""
+        self._configured = None
+
+    def config(self, name: str) -> ServerConfig:
+        configs = self.configs()
+        if name not in configs:
+            hint = suggest_names(name, configs)
+            did_you_mean = f"; did you mean {', '.join(hint)}?" if hint else ""
+            known = ", ".join(sorted(configs)) or "none"
+            raise ConfigError(None, f"no MCP server named {name!r} (known: {known}){did_you_mean}")
+        return configs[name]
+
+    # -- connections -------------------------------------------------------------------------------
+
+    def add(self, config: ServerConfig, *, mode: str = "auto") -> Connection:
+        """Add (or replace) a server and connect to it now."""
+        self.disconnect(config.name)
+        self._added[config.name] = config
+        connection = self.connection(config.name, mode=mode)
+        try:
+            connection.connect()
+        except BaseException:
+            self.disconnect(config.name)
+            raise
+        return connection
+
+    def connection(self, name: str, *, mode: str = "auto") -> Connection:
+        """The server's connection object (it connects on first request)."""
+        connection = self._connections.get(name)
+        if connection is None:
+            from ..api import Connection
+
+            connection = Connection(
+                self.config(name),
+                mode=mode,
+                timeout=self.timeout,
+                on_input_required=_current_input_handler,  # the swappable hook, so widget forms can take over
+                runtime=self.runtime,
+            )
+            self._connections[name] = connection
+        return connection
+
+    def connections(self) -> dict[str, Connection]:
+        """The connections opened so far (connected or not)."""
+        return dict(self._connections)
+
+    def connected(self) -> dict[str, PromptClient]:
+        """Clients of the servers connected right now, by name."""
+        return {name: c.client for name, c in self._connections.items() if c.connected}
+
+    def disconnect(self, name: str | None = None) -> list[str]:
+        """Close one server's connection (all when `name` is None); returns the names closed."""
+        names = list(self._connections) if name is None else [name]
+        closed = []
+        for each in names:
+            connection = self._connections.pop(each, None)
+            if connection is not None:
+                was_connected = connection.connected
+                with contextlib.suppress(MCPNotebookError):
+                    connection.close()
+                if was_connected:
+                    closed.append(each)
+        return closed
+
+    def close(self) -> None:
+        """Disconnect everything and forget `%mcp connect` servers."""
+        self.disconnect()
+        self._added.clear()
+
+    # -- prompts -----------------------------------------------------------------------------------
+
+    def listings(self, names: Sequence[str]) -> dict[str, tuple[PromptSpec, ...] | MCPNotebookError]:
+        """The prompts of several servers, fetched concurrently; a server's failure is its entry."""
+        connections = {name: self.connection(name) for name in names}
+
+        async def fetch_all() -> dict[str, tuple[PromptSpec, ...] | MCPNotebookError]:
+            import anyio
+
+            results: dict[str, tuple[PromptSpec, ...] | MCPNotebookError] = {}
+
+            async def fetch(name: str, client: PromptClient) -> None:
+                try:
+                    results[name] = await client.list_prompts()
+                except MCPNotebookError as error:
+                    results[name] = error
+
+            async with anyio.create_task_group() as tasks:
+                for name, connection in connections.items():
+                    tasks.start_soon(fetch, name, connection.client)
+            return {name: results[name] for name in names}
+
+        return self.runtime.call(fetch_all)
+
+    def resolve(self, reference: str) -> tuple[Connection, PromptSpec]:
+        """Find `server:prompt`, or a bare prompt name offered by exactly one server."""
+        configs = self.configs()
+        server, _, prompt = reference.partition(":")
+        if prompt:
+            self.config(server)  # an unknown server is an error naming the known ones
+            connection = self.connection(server)
+            return connection, connection.prompt(prompt)
+        name = reference
+        if not configs:
+            raise ConfigError(None, "no MCP servers configured; add one with %mcp connect NAME -- COMMAND")
+        # Connected servers first; the others are started only when the name is not found there.
+        searched = [n for n in configs if n in self.connected()] or []
+        hits, known = self._search(name, searched)
+        if not hits:
+            rest = [n for n in configs if n not in searched]
+            more_hits, more_known = self._search(name, rest)
+            hits, known = more_hits, known + more_known
+        if len(hits) > 1:
+            raise AmbiguousPromptError(name, [f"{server}:{name}" for server in hits])
+        if not hits:
+            raise UnknownPromptError(name, suggest_names(name, known))
+        connection = self.connection(hits[0])
+        return connection, connection.prompt(name)
+
+    def _search(self, name: str, servers: Sequence[str]) -> tuple[list[str], list[str]]:
+        if not servers:
+            return [], []
+        hits: list[str] = []
+        known: list[str] = []
+        for server, listing in self.listings(servers).items():
+            if isinstance(listing, MCPNotebookError):
+                continue
+            known += [f"{server}:{spec.name}" for spec in listing]
+            if any(spec.name == name for spec in listing):
+                hits.append(server)
+        return hits, known
