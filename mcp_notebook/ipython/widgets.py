@@ -1,0 +1,293 @@
+"""`%mcp form` and `%mcp picker`: MCP prompts as widget forms, or as questions in a terminal.
+
+In a notebook (JupyterLab, Notebook 7, VS Code) `%mcp form SERVER:PROMPT`
+shows a `PromptForm` and `%mcp picker` a `PromptPicker`; both are built from
+standard ipywidgets only. Without a widget front end (terminal IPython) the
+same commands ask one question per argument and print the listing instead.
+
+Forms use what the magics use: the connected servers of `%mcp`, the `@name`
+rule for arguments, and the conversation display of `%mcp get`. While a form
+renders, a server's request for more input opens a form inside it (the
+session's input handler is wrapped once, on first use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import dataclasses
+import os
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from IPython.core.error import UsageError
+
+from ..api import Connection
+from ..client import InputHandler, PromptClient
+from ..exceptions import MCPNotebookError, PromptError, UnknownPromptError
+from ..models import CompletionResult, PromptArgument, PromptSpec, RenderedPrompt
+from ..runtime import BackgroundRuntime
+from . import servers
+from .arguments import parse_arguments
+from .display import PromptConversation, conversation_markdown, conversation_text
+from .extension import loaded_pool
+from .forms import PromptForm, PromptPicker, create_form_input_handler
+from .forms.terminal import ask_arguments, describe_prompts
+from .servers import ServerPool
+
+__all__ = [
+    "create_prompt_form",
+    "create_prompt_picker",
+    "form_command",
+    "has_widget_frontend",
+    "install_form_input_handler",
+    "picker_command",
+    "to_display_bundle",
+    "to_get_code",
+    "uninstall_form_input_handler",
+]
+
+Ask = Callable[[str], str]
+
+
+def has_widget_frontend(shell: Any) -> bool:
+    """Whether widgets can show here: a kernel with a front end, not terminal IPython."""
+    if shell is None or type(shell).__name__ == "TerminalInteractiveShell":
+        return False
+    return getattr(shell, "kernel", None) is not None
+
+
+def to_display_bundle(rendered: RenderedPrompt) -> dict[str, Any]:
+    """The display `%mcp get` gives a rendered prompt: the conversation as Markdown, and as text."""
+    return {"text/markdown": conversation_markdown(rendered), "text/plain": conversation_text(rendered)}
+
+
+def to_get_code(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
+    """The code that renders `prompt` with `arguments`: a `%mcp get` line.
+
+    A value on several lines cannot sit on a magic's line, so it goes into a
+    variable first and the line passes it as `NAME=@variable`.
+    """
+    assignments: list[str] = []
+    words = [f"%mcp get {server}:{prompt}"]
+    for name, value in arguments.items():
+        if "\n" in value or "\r" in value:
+            variable = re.sub(r"\W", "_", name) + "_text"
+            assignments.append(f"{variable} = {value!r}")
+            words.append(f"{name}=@{variable}")
+        else:
+            words.append(f"{name}={shlex.quote(value)}")
+    return "\n".join([*assignments, " ".join(words)])
+
+
+# -- the input handler --------------------------------------------------------------------------------
+
+_installed: tuple[InputHandler, InputHandler] | None = None  # (the forms' handler, the one it wraps)
+
+
+def install_form_input_handler() -> None:
+    """Route input requests of renders started by a form to that form; others keep the current handler."""
+    global _installed
+    if _installed is not None and servers.input_handler is _installed[0]:
+        return
+    previous = servers.input_handler
+    handler = create_form_input_handler(fallback=previous)
+    servers.input_handler = handler
+    _installed = (handler, previous)
+
+
+def uninstall_form_input_handler() -> None:
+    """Put back the input handler that `install_form_input_handler` wrapped."""
+    global _installed
+    if _installed is not None and servers.input_handler is _installed[0]:
+        servers.input_handler = _installed[1]
+    _installed = None
+
+
+# -- building forms ------------------------------------------------------------------------------------
+
+
+def _variables(shell: Any) -> list[str]:
+    hidden = getattr(shell, "user_ns_hidden", {})
+    return [n for n in shell.user_ns if isinstance(n, str) and not n.startswith("_") and n not in hidden]
+
+
+def _resolve_value(shell: Any, name: str, raw: str) -> str:
+    """The `@name` / `@file:path` / `@@` rule of the magics, applied to one field."""
+    try:
+        return parse_arguments([f"{name}={raw}"], shell.user_ns, cwd=Path(os.getcwd()))[name]
+    except UsageError as error:
+        raise ValueError(str(error)) from None
+
+
+def create_prompt_form(
+    shell: Any,
+    client: PromptClient,
+    spec: PromptSpec,
+    *,
+    server: str,
+    runtime: BackgroundRuntime,
+    values: Mapping[str, str] | None = None,
+) -> PromptForm:
+    """A `PromptForm` wired to the session: `@name` values, `%mcp get` display and code, input requests."""
+    install_form_input_handler()
+    form = PromptForm(
+        spec,
+        client,
+        runtime,
+        server=server,
+        display=to_display_bundle,
+        resolve_value=lambda name, raw: _resolve_value(shell, name, raw),
+        write_code=to_get_code,
+        variables=lambda: _variables(shell),
+    )
+    for name, value in (values or {}).items():
+        form.fields[name].value = value
+    return form
+
+
+def create_prompt_picker(
+    shell: Any, clients: Mapping[str, PromptClient], *, runtime: BackgroundRuntime, search: str = ""
+) -> PromptPicker:
+    """A `PromptPicker` over `clients` whose chosen prompts open session-wired forms; starts loading at once."""
+
+    def create_form(server: str, spec: PromptSpec) -> PromptForm:
+        return create_prompt_form(shell, clients[server], spec, server=server, runtime=runtime)
+
+    picker = PromptPicker(clients, runtime, create_form)
+    picker.search.value = search
+    picker.refresh()
+    return picker
+
+
+# -- the subcommands -------------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog=prog, add_help=False)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n{self.format_usage().strip()}")
+
+
+def _pool(shell: Any) -> ServerPool:
+    pool = loaded_pool(shell)
+    if pool is None:
+        raise UsageError("%mcp is not loaded; run %load_ext mcp_notebook first")
+    return pool
+
+
+def _resolve_prompt(pool: ServerPool, reference: str) -> tuple[Connection, PromptSpec]:
+    try:
+        return pool.resolve(reference)
+    except UnknownPromptError as error:
+        server = reference.partition(":")[0] if ":" in reference else None
+        names = [f"{server}:{s}" if server and ":" not in s else s for s in error.suggestions]
+        hint = f" Did you mean {', '.join(names)}?" if names else ""
+        listing = f"%mcp prompts {server}" if server else "%mcp prompts"
+        raise UsageError(f"Unknown prompt {reference!r}.{hint} ({listing} lists them)") from None
+
+
+def _prefilled(spec: PromptSpec, tokens: Sequence[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for token in tokens:
+        name, equals, value = token.partition("=")
+        if not equals:
+            raise UsageError(f"expected NAME=VALUE after the prompt, got {token!r}")
+        if spec.argument(name) is None:
+            known = ", ".join(a.name for a in spec.arguments) or "none"
+            raise UsageError(f"prompt {spec.name!r} has no argument {name!r} (its arguments: {known})")
+        values[name] = value
+    return values
+
+
+def form_command(shell: Any, argv: Sequence[str], *, ask: Ask | None = None) -> PromptForm | Any:
+    """Fill in a prompt's arguments in a form, with the server's suggestions, and render it.
+
+    %mcp form SERVER:PROMPT [NAME=VALUE ...]
+
+    Each argument gets a field (required ones marked, descriptions as help);
+    suggestions from the server appear as you type; NAME=@variable takes a
+    variable of this session, as with %mcp get. Render shows the conversation
+    in the form and keeps it as `form.result`; "Copy as code" shows the
+    equivalent %mcp get line. NAME=VALUE words fill fields in advance.
+
+      %mcp form docs:code_review
+      %mcp form docs:code_review language=python code=@my_code
+      form = %mcp form docs:code_review      # later: form.result.to_openai() … form.result
+
+    In a terminal (no widgets) the arguments are asked one by one instead.
+    """
+    if not argv or argv[0] in ("-h", "--help"):
+        print(form_command.__doc__)
+        return None
+    reference, *tokens = argv
+    pool = _pool(shell)
+    connection, spec = _resolve_prompt(pool, reference)
+    values = _prefilled(spec, tokens)
+    if has_widget_frontend(shell):
+        return create_prompt_form(
+            shell, connection.client, spec, server=connection.name, runtime=pool.runtime, values=values
+        )
+    return _render_in_terminal(shell, connection, spec, values, ask or builtins.input)
+
+
+def _render_in_terminal(
+    shell: Any, connection: Connection, spec: PromptSpec, given: Mapping[str, str], ask: Ask
+) -> PromptConversation | None:
+    remaining = dataclasses.replace(spec, arguments=tuple(a for a in spec.arguments if a.name not in given))
+
+    def suggest(argument: PromptArgument, context: Mapping[str, str]) -> CompletionResult | None:
+        try:
+            return connection.complete(spec.name, argument.name, "", **{**given, **context})
+        except MCPNotebookError:
+            return None  # suggestions are a help, never a reason to stop
+
+    answers = ask_arguments(remaining, ask=ask, write=print, suggest=suggest)
+    if answers is None:
+        print("Cancelled.")
+        return None
+    raw = {**given, **answers}
+    arguments = parse_arguments([f"{k}={v}" for k, v in raw.items()], shell.user_ns, cwd=Path(os.getcwd()))
+    try:
+        rendered = connection.get(spec.name, **arguments)
+    except PromptError as error:
+        raise UsageError(str(error)) from None
+    return PromptConversation.of(rendered)
+
+
+def picker_command(shell: Any, argv: Sequence[str]) -> PromptPicker | None:
+    """Browse the prompts of every connected server, search them, and open one in a form.
+
+    %mcp picker [--all] [SEARCH ...]
+
+    Prompts are grouped by server and filtered by name, title and description
+    as you type; choosing one opens its form underneath. The list follows the
+    servers' changes by itself. --all includes every configured server
+    (connecting to each), not only the connected ones.
+
+      %mcp picker
+      %mcp picker review
+      %mcp picker --all
+
+    In a terminal (no widgets) the listing is printed instead.
+    """
+    parser = _Parser("%mcp picker")
+    parser.add_argument("--all", action="store_true")
+    parser.add_argument("-h", "--help", action="store_true")
+    parser.add_argument("search", nargs="*")
+    options = parser.parse_args(list(argv))
+    if options.help:
+        print(picker_command.__doc__)
+        return None
+    pool = _pool(shell)
+    names = sorted(pool.configs()) if options.all else sorted(pool.connected())
+    if not has_widget_frontend(shell):
+        print(describe_prompts(dict(pool.listings(names)) if names else {}))
+        return None
+    clients = {name: pool.connection(name).client for name in names}
+    return create_prompt_picker(shell, clients, runtime=pool.runtime, search=" ".join(options.search))
