@@ -9,6 +9,9 @@ session's GET stream, and 2026-07-28 `subscriptions/listen` streams) is
 written to stdout, one message per line. Both protocol eras pass through
 unchanged; the HTTP headers each era needs (`MCP-Protocol-Version`, and at
 2026-07-28 `Mcp-Method` / `Mcp-Name`) are derived from the messages.
+
+Only the standard library is imported up front, so `mcp-notebook connect --help`
+stays instant; the MCP SDK is imported when the proxy starts.
 """
 
 from __future__ import annotations
@@ -18,28 +21,15 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import anyio
-import mcp_types as types
-from mcp.client.streamable_http import streamable_http_client
-from mcp.server.stdio import stdio_server
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared._stream_protocols import ReadStream, WriteStream
-from mcp.shared.inbound import (
-    MCP_METHOD_HEADER,
-    MCP_NAME_HEADER,
-    MCP_PROTOCOL_VERSION_HEADER,
-    NAME_BEARING_METHODS,
-    encode_header_value,
-)
-from mcp.shared.message import ClientMessageMetadata, SessionMessage
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from .discovery import KernelConnection, latest_kernel_connection, list_kernel_connections
 from .exceptions import ServerConnectionError
-from .transports.stdio import error_reply_for
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
+    from mcp.shared.message import ClientMessageMetadata, SessionMessage
 
 __all__ = ["add_connect_arguments", "find_kernel_connection", "main", "run_connect", "run_proxy"]
 
@@ -75,6 +65,17 @@ class _Headers:
         self.initialize_ids: set[types.RequestId] = set()
 
     def for_message(self, message: types.JSONRPCMessage) -> ClientMessageMetadata | None:
+        import mcp_types as types
+        from mcp.shared.inbound import (
+            MCP_METHOD_HEADER,
+            MCP_NAME_HEADER,
+            MCP_PROTOCOL_VERSION_HEADER,
+            NAME_BEARING_METHODS,
+            encode_header_value,
+        )
+        from mcp.shared.message import ClientMessageMetadata
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         if not isinstance(message, types.JSONRPCRequest | types.JSONRPCNotification):
             return self._versioned()
         if message.method == "initialize" and isinstance(message, types.JSONRPCRequest):
@@ -93,11 +94,16 @@ class _Headers:
         return self._versioned()
 
     def _versioned(self) -> ClientMessageMetadata | None:
+        from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+        from mcp.shared.message import ClientMessageMetadata
+
         if self.negotiated is None:
             return None
         return ClientMessageMetadata(headers={MCP_PROTOCOL_VERSION_HEADER: self.negotiated})
 
     def on_reply(self, message: types.JSONRPCMessage) -> None:
+        import mcp_types as types
+
         if isinstance(message, types.JSONRPCResponse) and message.id in self.initialize_ids:
             self.initialize_ids.discard(message.id)
             version = message.result.get("protocolVersion") if isinstance(message.result, dict) else None
@@ -111,6 +117,14 @@ async def run_proxy(
     client_write: WriteStream[SessionMessage],
 ) -> None:
     """Relay messages between a stdio client's streams and the kernel's HTTP server until the client leaves."""
+    import anyio
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.message import SessionMessage
+    from pydantic import ValidationError
+
+    from .transports.stdio import error_reply_for
+
     headers = _Headers()
     auth = {"Authorization": f"Bearer {connection.token}"} if connection.token else None
     async with (
@@ -140,8 +154,14 @@ async def run_proxy(
 
 async def run_connect(connection: KernelConnection) -> None:
     """Proxy this process's stdin/stdout to the kernel's server."""
+    from mcp.server.stdio import stdio_server
+
     async with stdio_server() as (read, write):
-        await run_proxy(connection, read, write)
+        # Closing `write` once stdin has ended lets the transport's stdout writer finish, so the process exits.
+        try:
+            await run_proxy(connection, read, write)
+        finally:
+            await write.aclose()
 
 
 def add_connect_arguments(parser: argparse.ArgumentParser) -> None:
@@ -167,6 +187,8 @@ def main(argv: Sequence[str] | None = None, options: argparse.Namespace | None =
         print(f"mcp-notebook connect: {error}", file=sys.stderr)
         return 2
     print(f"mcp-notebook connect: proxying to {connection.url} (kernel {connection.short_id})", file=sys.stderr)
+    import anyio
+
     anyio.run(run_connect, connection)
     return 0
 

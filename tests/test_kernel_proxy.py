@@ -1,0 +1,117 @@
+"""`mcp-notebook connect`: finding a kernel's connection file, and proxying a stdio client to its HTTP server."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from mcp import Client, MCPError, StdioServerParameters
+
+from mcp_notebook.discovery import write_connection_file
+from mcp_notebook.exceptions import ServerConnectionError
+from mcp_notebook.ipython.kernel_server import KernelServer, register_kernel_server, serve_command, unload_kernel_server
+from mcp_notebook.kernel_proxy import find_kernel_connection
+
+DEADLINE = 30.0
+
+
+def _write(folder: Path, kernel_id: str, created: float) -> None:
+    write_connection_file(
+        url=f"http://127.0.0.1:1/{kernel_id}", token="t", kernel_id=kernel_id, created=created, directory=folder
+    )
+
+
+def test_a_kernel_is_found_by_its_id_or_a_unique_prefix(tmp_path: Path) -> None:
+    _write(tmp_path, "aaaa1111", 1.0)
+    _write(tmp_path, "aaaa2222", 2.0)
+    assert find_kernel_connection("aaaa1111", directory=tmp_path).kernel_id == "aaaa1111"
+    assert find_kernel_connection("aaaa2", directory=tmp_path).kernel_id == "aaaa2222"
+
+
+def test_latest_picks_the_most_recently_started_kernel(tmp_path: Path) -> None:
+    _write(tmp_path, "older", 1.0)
+    _write(tmp_path, "newer", 2.0)
+    assert find_kernel_connection(latest=True, directory=tmp_path).kernel_id == "newer"
+    assert find_kernel_connection(directory=tmp_path).kernel_id == "newer"
+
+
+def test_an_ambiguous_or_unknown_kernel_says_which_kernels_run(tmp_path: Path) -> None:
+    _write(tmp_path, "aaaa1111", 1.0)
+    _write(tmp_path, "aaaa2222", 2.0)
+    with pytest.raises(ServerConnectionError, match="several kernels match; running: aaaa2222"):
+        find_kernel_connection("aaaa", directory=tmp_path)
+    with pytest.raises(ServerConnectionError, match="no running kernel with that id serves MCP"):
+        find_kernel_connection("zzzz", directory=tmp_path)
+    with pytest.raises(ServerConnectionError, match="run %mcp serve in a notebook first"):
+        find_kernel_connection(latest=True, directory=tmp_path / "empty")
+
+
+def _connect_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mcp_notebook.kernel_proxy", *args]
+
+
+@pytest.mark.slow
+def test_connecting_without_a_running_kernel_exits_2_with_a_reason(tmp_path: Path) -> None:
+    done = subprocess.run(
+        _connect_command("--latest", "--runtime-dir", str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "no running kernel serves MCP" in done.stderr
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[InteractiveShell, KernelServer, Path]]:
+    runtime = tmp_path / "runtime"
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    shell = InteractiveShell.instance()
+    register_kernel_server(shell)
+    with contextlib.redirect_stdout(io.StringIO()):
+        shell.run_cell('%%prompt kx_greet --arg who="the person"\nHello {{who}}')
+        server = serve_command(shell, [])
+    yield shell, server, runtime
+    unload_kernel_server(shell)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_stdio_client_reaches_the_kernel_through_the_proxy(
+    served: tuple[InteractiveShell, KernelServer, Path], mode: str
+) -> None:
+    _, server, runtime = served
+    command = _connect_command("--kernel", server.kernel_id[:8], "--runtime-dir", str(runtime))
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    async with Client(params, mode=mode) as client:
+        assert "kx_greet" in {p.name for p in (await client.list_prompts()).prompts}
+        rendered = await client.get_prompt("kx_greet", {"who": "Ada"})
+        assert rendered.messages[0].content.text == "Hello Ada"
+        with pytest.raises(MCPError) as unknown:
+            await client.get_prompt("kx_nope", {})
+        assert unknown.value.error.code == -32602
+
+
+@pytest.mark.slow
+def test_a_line_that_is_not_json_gets_a_parse_error(served: tuple[InteractiveShell, KernelServer, Path]) -> None:
+    _, server, runtime = served
+    done = subprocess.run(
+        _connect_command("--kernel", server.kernel_id, "--runtime-dir", str(runtime)),
+        input="this is not json\n",
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    reply = json.loads(done.stdout.splitlines()[0])
+    assert reply["error"]["code"] == -32700
+    assert reply["id"] is None
