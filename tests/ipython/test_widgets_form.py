@@ -270,3 +270,95 @@ def test_the_text_area_toggle_keeps_the_value(service: RecordingService, runtime
     field.multiline.value = True
 
     assert field.value == "one line\nand another"
+
+
+# -- against `mcp-notebook serve` ------------------------------------------------------------------------
+
+CHARTS = Path(__file__).resolve().parents[1] / "browser" / "fixtures" / "charts.ipynb"
+COLOURS = tuple(f"colour-{i:03d}" for i in range(150))
+
+
+@pytest.fixture(scope="module")
+def notebook_server(runtime: BackgroundRuntime, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromptClient]:
+    """`mcp-notebook serve` over stdio, serving the chart notebook and one with many completions."""
+    from conftest import write_notebook
+
+    folder = tmp_path_factory.mktemp("served")
+    (folder / "charts.ipynb").write_bytes(CHARTS.read_bytes())
+    write_notebook(
+        folder / "palette.ipynb",
+        [
+            {
+                "source": "Use {{colour}}.",
+                "mcp": {"prompt": "palette", "arguments": [{"name": "colour", "completions": list(COLOURS)}]},
+            }
+        ],
+    )
+    config = ServerConfig(name="notebooks", command=sys.executable, args=("-m", "mcp_notebook", "serve", str(folder)))
+    client = PromptClient(config)
+    runtime.call(client.connect, timeout=60)
+    yield client
+    runtime.call(client.close, timeout=30)
+
+
+def served_form(client: PromptClient, runtime: BackgroundRuntime, name: str) -> PromptForm:
+    (spec,) = [s for s in runtime.call(client.list_prompts, timeout=30) if s.name == name]
+    return PromptForm(
+        spec,
+        client,
+        runtime,
+        server="notebooks",
+        display=plain_text,
+        resolve_value=lambda name, value: value,
+        write_code=get_line,
+        debounce=0.05,
+    )
+
+
+def test_a_cut_suggestion_list_says_how_many_matches_there_are(
+    notebook_server: PromptClient, runtime: BackgroundRuntime
+) -> None:
+    form = served_form(notebook_server, runtime, "palette")
+    colour = form.fields["colour"]
+
+    colour.combobox.value = "colour-"
+
+    wait_until(lambda: colour.suggestions.options, "suggestions appear")
+    assert colour.suggestions.options == COLOURS[:100]
+    assert "Showing 100 of 150 matches" in colour.suggestions_status.value
+    assert colour.suggestions_status.layout.display == ""
+    colour.combobox.value = "colour-14"
+    wait_until(lambda: len(colour.suggestions.options) == 10, "the narrower list appears")
+    assert colour.suggestions_status.layout.display == "none"
+
+
+def test_a_served_notebooks_titles_and_static_suggestions_reach_the_form(
+    notebook_server: PromptClient, runtime: BackgroundRuntime
+) -> None:
+    form = served_form(notebook_server, runtime, "chart_review")
+    chart = form.fields["chart"]
+
+    assert "Chart kind" in chart.label.value
+    assert "Which kind of chart this is" in chart.help.value
+    chart.combobox.value = "h"
+    wait_until(lambda: chart.suggestions.options, "suggestions appear")
+    assert chart.suggestions.options == ("heatmap", "histogram")
+
+
+def test_rendering_a_served_notebook_keeps_its_chart_image(
+    notebook_server: PromptClient, runtime: BackgroundRuntime
+) -> None:
+    form = served_form(notebook_server, runtime, "chart_review")
+    form.fields["chart"].combobox.value = "bar chart"
+
+    future = form.render()
+    assert future is not None
+    future.result(timeout=30)
+    wait_until(lambda: form.result is not None, "the result is kept")
+
+    assert form.result is not None
+    kinds = [m.content.type for m in form.result.messages]
+    assert kinds == ["text", "text", "image"]
+    first = form.result.messages[0].content
+    assert isinstance(first, TextContent)
+    assert "Review this bar chart for the data team" in first.text
