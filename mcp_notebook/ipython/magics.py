@@ -9,8 +9,10 @@ request in flight.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -46,11 +48,16 @@ class _SubcommandParser(MagicArgumentParser):
     def __init__(self, name: str, description: str, examples: Sequence[str]) -> None:
         epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
         super().__init__(  # type: ignore[no-untyped-call]
-            prog=f"%mcp {name}", description=description, epilog=epilog, add_help=True
+            prog=f"%mcp {name}",
+            description=textwrap.fill(description, width=88),
+            epilog=epilog,
+            add_help=True,
+            # Plain argparse layout for --help (IPython's formatter writes reST for docstrings).
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}\n{self.format_usage().strip()}\n(%mcp {self.prog.split()[-1]} --help explains)")
+        raise UsageError(f"{message}\n{self.format_usage().strip()}\n({self.prog} --help explains)")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise _HelpShown
@@ -81,7 +88,7 @@ def _parsers() -> dict[str, _SubcommandParser]:
         "%mcp connect docs -- uvx some-mcp-server --flag",
         '%mcp connect remote https://host/mcp --header "Authorization: Bearer $TOKEN"',
     )
-    p.add_argument("name", help="the name to use for the server (%mcp get NAME:PROMPT)")
+    p.add_argument("name", help="the name to use for the server (%%mcp get NAME:PROMPT)")
     p.add_argument("target", nargs="*", help="a URL, or (after --) the command and its arguments")
     p.add_argument("--header", action="append", default=[], metavar='"KEY: VALUE"', help="an HTTP header")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="an environment variable")

@@ -119,12 +119,18 @@ class ServerPool:
     def add(self, config: ServerConfig, *, mode: str = "auto") -> Connection:
         """Add (or replace) a server and connect to it now."""
         self.disconnect(config.name)
+        previous = self._added.get(config.name)
         self._added[config.name] = config
         connection = self.connection(config.name, mode=mode)
         try:
             connection.connect()
         except BaseException:
+            # A server that cannot be reached is not kept: the name means what it meant before.
             self.disconnect(config.name)
+            if previous is None:
+                del self._added[config.name]
+            else:
+                self._added[config.name] = previous
             raise
         return connection
 
@@ -216,7 +222,8 @@ class ServerPool:
         if len(hits) > 1:
             raise AmbiguousPromptError(name, [f"{server}:{name}" for server in hits])
         if not hits:
-            raise UnknownPromptError(name, suggest_names(name, known))
+            close = set(suggest_names(name, {qualified.partition(":")[2] for qualified in known}))
+            raise UnknownPromptError(name, [q for q in known if q.partition(":")[2] in close])
         connection = self.connection(hits[0])
         return connection, connection.prompt(name)
 
