@@ -83,6 +83,7 @@ class LegacyServer:
 
     def serve(self) -> None:
         print(f"legacy server {self.version} ready", file=sys.stderr, flush=True)
+        self.log(f"pid {os.getpid()}")
         while (message := self.read()) is not None:
             self.handle(message)
 
