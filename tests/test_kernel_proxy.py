@@ -17,7 +17,13 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from mcp_notebook.discovery import write_connection_file
 from mcp_notebook.exceptions import ServerConnectionError
-from mcp_notebook.ipython.kernel_server import KernelServer, register_kernel_server, serve_command, unload_kernel_server
+from mcp_notebook.ipython.kernel_server import (
+    KernelServer,
+    kernel_prompt_state,
+    register_kernel_server,
+    serve_command,
+    unload_kernel_server,
+)
 from mcp_notebook.kernel_proxy import find_kernel_connection
 
 DEADLINE = 30.0
@@ -80,7 +86,9 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[In
     register_kernel_server(shell)
     with contextlib.redirect_stdout(io.StringIO()):
         shell.run_cell('%%prompt kx_greet --arg who="the person"\nHello {{who}}')
-        server = serve_command(shell, [])
+        serve_command(shell, [])
+    server = kernel_prompt_state(shell).server
+    assert server is not None
     yield shell, server, runtime
     unload_kernel_server(shell)
 

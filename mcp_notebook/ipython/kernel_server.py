@@ -177,8 +177,23 @@ def _kernel_notebook(shell: Any, requested: str | None) -> Path | None:
     return None
 
 
+_WARM_UP_THREAD = "mcp-notebook-warm-up"
+
+
+def _wait_for_sdk_warm_up(timeout: float = 60.0) -> None:
+    """Let the extension's background import of the SDK finish before importing more of it here.
+
+    The SDK's client and server packages import each other; the same modules
+    imported from two threads at once can come out half-initialised.
+    """
+    for thread in threading.enumerate():
+        if thread.name == _WARM_UP_THREAD and thread is not threading.current_thread():
+            thread.join(timeout)
+
+
 def _kernel_prompt_server_class() -> type[Any]:
     # Imported here, not at module level: the MCP SDK costs a second to import and `%load_ext` must stay fast.
+    _wait_for_sdk_warm_up()
     from ..protocol.server import PromptServer
 
     class KernelPromptServer(PromptServer):
@@ -403,11 +418,28 @@ def parse_serve_options(argv: Sequence[str]) -> ServeOptions:
     )
 
 
-def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadScheduler | None = None) -> KernelServer:
-    """`%mcp serve`: start serving this kernel's prompts and print how to connect.
+def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadScheduler | None = None) -> None:
+    """Serve this kernel's prompts to MCP clients, and print how to connect them.
 
-    Serving twice is refused (`%mcp stop` first). `scheduler` replaces the
-    kernel's main-thread scheduler (for shells without a kernel).
+        %mcp serve [--port N] [--no-token] [--live MAGIC,...] [--notebook PATH] [--stdio-proxy]
+
+    Serves the `%%prompt` cells, the notebook this kernel belongs to (found
+    through jupyter-server, or --notebook PATH; reloaded on save) and every
+    magic as `magic.<name>` (documentation only), over Streamable HTTP on
+    127.0.0.1 (a random free port unless --port). Clients must send the
+    random bearer token printed here (--no-token: none, so any local process
+    may connect). A connection file in the Jupyter runtime directory lets
+    editors and `mcp-notebook connect --kernel ID` find this kernel.
+
+    --live %who,%%bash lets clients *run* those magics (on this kernel, between
+    cells, with the arguments they choose); no magic runs unless named here.
+    --stdio-proxy prints configurations that start `mcp-notebook connect`
+    instead of naming the URL (for clients that only speak stdio).
+
+    Examples::
+
+        %mcp serve
+        %mcp serve --live %who,%whos --port 8765
     """
     options = parse_serve_options(argv)
     state = kernel_prompt_state(shell)
@@ -420,11 +452,15 @@ def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadSched
         raise UsageError(f"%mcp serve: {error}") from error
     state.server = server
     print(server.describe())
-    return server
 
 
 def stop_command(shell: Any, argv: Sequence[str] = ()) -> None:
-    """`%mcp stop`: stop serving (the `%%prompt` prompts stay defined for the next `%mcp serve`)."""
+    """Stop serving this kernel's prompts: the port closes and the connection file is removed.
+
+        %mcp stop
+
+    The `%%prompt` prompts stay defined for the next `%mcp serve`.
+    """
     if argv:
         raise UsageError(f"%mcp stop takes no arguments, not {shlex.join(argv)!r}")
     state = kernel_prompt_state(shell)
@@ -438,7 +474,10 @@ def stop_command(shell: Any, argv: Sequence[str] = ()) -> None:
 
 
 def unpublish_command(shell: Any, argv: Sequence[str]) -> None:
-    """`%mcp unpublish NAME...`: withdraw `%%prompt` prompts; clients hear of it at once."""
+    """Withdraw prompts defined by `%%prompt` cells; connected clients hear of it at once.
+
+    %mcp unpublish NAME [NAME ...]
+    """
     if not argv:
         raise UsageError("%mcp unpublish NAME: name the prompt to withdraw")
     cells = kernel_prompt_state(shell).cells

@@ -56,7 +56,9 @@ class Kernel:
 
     def serve(self, *argv: str) -> KernelServer:
         with contextlib.redirect_stdout(io.StringIO()):
-            server: KernelServer = self.main.run(lambda: serve_command(self.shell, argv, scheduler=self.scheduler))
+            self.main.run(lambda: serve_command(self.shell, argv, scheduler=self.scheduler))
+        server = kernel_prompt_state(self.shell).server
+        assert server is not None
         return server
 
     def stop(self) -> None:
@@ -115,8 +117,10 @@ def test_serving_writes_an_owner_only_connection_file_and_stop_removes_it_and_cl
 def test_serve_prints_the_url_token_and_ready_to_paste_client_configuration(kernel: Kernel) -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        server = kernel.main.run(lambda: serve_command(kernel.shell, [], scheduler=kernel.scheduler))
+        kernel.main.run(lambda: serve_command(kernel.shell, [], scheduler=kernel.scheduler))
     printed = out.getvalue()
+    server = kernel_prompt_state(kernel.shell).server
+    assert server is not None
     assert server.token and server.url
     assert f'--header "Authorization: Bearer {server.token}"' in printed.replace("'", '"')
     vscode = json.loads(printed.split("VS Code (.vscode/mcp.json):\n", 1)[1].split("\n\n", 1)[0])

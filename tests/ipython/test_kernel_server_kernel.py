@@ -25,11 +25,6 @@ pytestmark = pytest.mark.slow
 
 DEADLINE = 60.0
 
-SETUP = """
-from mcp_notebook.ipython.kernel_server import register_kernel_server, serve_command, stop_command
-register_kernel_server(get_ipython())
-"""
-
 
 class Kernel:
     """A running ipykernel, driven as a front end drives it."""
@@ -79,7 +74,7 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
     try:
         client.wait_for_ready(timeout=DEADLINE)
         kernel = Kernel(manager, client, base / "runtime")
-        kernel.execute(SETUP)
+        kernel.execute("%load_ext mcp_notebook")
         yield kernel
     finally:
         client.stop_channels()
@@ -91,9 +86,10 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
     kernel.execute("kp_sales = [1, 2]\nkp_costs = [3]\nkp_label = 'q3'")
     published = kernel.execute('%%prompt kp_explain --arg data:var[list]="a list"\nExplain {{data}}.\nkp_ran = 1')
     assert "Published prompt 'kp_explain' (data)" in published
-    kernel.execute('serve_command(get_ipython(), ["--live", "%who"])')
+    served = kernel.execute("%mcp serve --live %who")
     connection = kernel.connection()
     assert connection.token and connection.pid == kernel.manager.provisioner.pid  # type: ignore[union-attr]
+    assert f'--header "Authorization: Bearer {connection.token}"' in served.replace("'", '"')
 
     notifications = Notifications()
     async with connect(connection.url, connection.token, message_handler=notifications) as client:
@@ -127,7 +123,7 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
         )
     assert anonymous.status_code == 401
 
-    kernel.execute("stop_command(get_ipython())")
+    assert kernel.execute("%mcp stop") == f"Stopped the kernel's MCP server at {connection.url}.\n"
     assert list_kernel_connections(kernel.runtime_dir) == []
     assert not os.path.exists(connection.path)  # noqa: ASYNC240 (a stat, after the kernel has answered)
     port = int(connection.url.rsplit(":", 1)[1].split("/")[0])
@@ -136,7 +132,7 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
 
 
 def test_shutting_the_kernel_down_removes_its_connection_file(kernel: Kernel) -> None:
-    kernel.execute("serve_command(get_ipython(), [])")
+    kernel.execute("%mcp serve")
     path = Path(kernel.connection().path)
     kernel.client.stop_channels()
     kernel.manager.shutdown_kernel(now=False)
