@@ -1,0 +1,157 @@
+"""The MCP conformance suite, server mode, against a live kernel's server (`%mcp serve`).
+
+A real kernel (jupyter_client) runs every code cell of `fixtures/kernel_conformance.ipynb` as "Run all" would:
+`%load_ext mcp_notebook`, two `%%prompt` cells for the text prompts the suite calls by name, and `%mcp serve
+--no-token` (the suite sends no bearer token). The kernel finds its notebook through `JPY_SESSION_NAME`, as
+under jupyter-server, and serves the notebook's own prompts (an embedded resource, an image) beside the cells'
+and the kernel's magics. Failures a prompts server must have are baselined in `expected-failures.yml`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from conformance_runs import BASELINE, SuiteRun, load_baseline, run_conformance
+from interop_harness import FIXTURES, CompatRecorder, InteropTools
+from jupyter_client import KernelManager
+
+from mcp_notebook.discovery import list_kernel_connections
+
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
+
+FIXTURE = FIXTURES / "kernel_conformance.ipynb"
+DEADLINE = 60.0
+
+# The scenarios of the brief: prompts, completion, lifecycle and DNS-rebinding protection.
+REQUIRED_2025 = (
+    "server-initialize",
+    "ping",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
+    "dns-rebinding-protection",
+)
+REQUIRED_2026 = (
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
+    "server-stateless",
+    "dns-rebinding-protection",
+)
+
+
+def _run_cell(client: Any, code: str) -> None:
+    msg_id = client.execute(code)
+    while True:
+        message = client.get_iopub_msg(timeout=DEADLINE)
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+            break
+    reply = client.get_shell_msg(timeout=DEADLINE)
+    assert reply["content"]["status"] == "ok", f"cell failed:\n{code}\n{reply['content']}"
+
+
+@pytest.fixture(scope="module")
+def kernel_url(tools: InteropTools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    base = tmp_path_factory.mktemp("kernel-conformance")
+    notebook = base / FIXTURE.name
+    shutil.copy(FIXTURE, notebook)
+    env = {"JPY_SESSION_NAME": str(notebook)}
+    for var, sub in (
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("JUPYTER_DATA_DIR", "data"),
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("IPYTHONDIR", "ipython"),
+    ):
+        (base / sub).mkdir()
+        env[var] = str(base / sub)
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=str(base), env={**os.environ, **env})
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=DEADLINE)
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            if cell.cell_type == "code":
+                _run_cell(client, cell.source)
+        [connection] = list_kernel_connections(base / "runtime")
+        assert connection.token is None
+        assert connection.notebook_path == str(Path(notebook).resolve())
+        yield connection.url
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)
+
+
+@pytest.fixture(scope="module")
+def suite_2025(tools: InteropTools, kernel_url: str) -> SuiteRun:
+    args = ["server", "--url", kernel_url, "--expected-failures", str(BASELINE)]
+    return run_conformance(tools, tools.conformance, args, output="conformance-0.1.16-kernel")
+
+
+@pytest.fixture(scope="module")
+def suite_2026(tools: InteropTools, kernel_url: str) -> SuiteRun:
+    args = ["server", "--url", kernel_url, "--requirements", "2026-07-28", "--expected-failures", str(BASELINE)]
+    return run_conformance(tools, tools.conformance_alpha, args, output="conformance-0.2.0-alpha.12-kernel")
+
+
+@pytest.mark.parametrize("scenario", REQUIRED_2025)
+def test_the_kernel_server_passes_conformance_0_1_16_scenario(
+    scenario: str, suite_2025: SuiteRun, compat: CompatRecorder
+) -> None:
+    compat.describe(
+        client="MCP conformance 0.1.16 (server suite), kernel server",
+        protocol="2025-11-25",
+        transport="Streamable HTTP (%mcp serve)",
+        check=scenario,
+    )
+    assert scenario in suite_2025.checks, f"scenario {scenario} did not run:\n{suite_2025.run.describe()}"
+    assert suite_2025.failing_checks(scenario) == []
+    assert suite_2025.passed(scenario) >= 1
+
+
+def test_the_kernel_server_fails_no_0_1_16_scenario_outside_the_baseline(
+    suite_2025: SuiteRun, compat: CompatRecorder
+) -> None:
+    compat.describe(
+        client="MCP conformance 0.1.16 (server suite), kernel server",
+        protocol="2025-11-25",
+        transport="Streamable HTTP (%mcp serve)",
+        check="active suite against the baseline",
+    )
+    compat.note(suite_2025.summary())
+    assert suite_2025.run.returncode == 0, suite_2025.run.describe()
+
+
+@pytest.mark.parametrize("scenario", REQUIRED_2026)
+def test_the_kernel_server_passes_conformance_2026_scenario_but_for_baselined_checks(
+    scenario: str, suite_2026: SuiteRun, compat: CompatRecorder
+) -> None:
+    compat.describe(
+        client="MCP conformance 0.2.0-alpha.12 (server suite), kernel server",
+        protocol="2026-07-28",
+        transport="Streamable HTTP (%mcp serve)",
+        check=scenario,
+    )
+    baseline = load_baseline("server")
+    assert scenario in suite_2026.checks, f"scenario {scenario} did not run:\n{suite_2026.run.describe()}"
+    unexpected = [
+        failure
+        for failure in suite_2026.failing_checks(scenario)
+        if not baseline.covers(scenario, failure.split(":", 1)[0])
+    ]
+    assert unexpected == []
+    assert suite_2026.passed(scenario) >= 1
