@@ -13,7 +13,8 @@ thread, hops onto the server's event loop, and fans each change out to
   subscription bus, which stamps the subscription id and filters by kind.
 
 Bursts coalesce: changes that arrive while a fan-out is running produce one
-more notification, not one each.
+more notification, not one each; and only a change of the prompts themselves
+(their fingerprint) is announced.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class ChangeFeed:
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._loop_thread: int | None = None
         self._asyncio_loop: asyncio.AbstractEventLoop | None = None
+        self._announced = ""  # fingerprint of the prompt set clients last heard about
 
     @property
     def connection_count(self) -> int:
@@ -98,6 +100,7 @@ class ChangeFeed:
         self._asyncio_loop = (
             self._token.native_token if isinstance(self._token.native_token, asyncio.AbstractEventLoop) else None
         )
+        self._announced = self.registry.snapshot().fingerprint
         remove_listener = self.registry.add_listener(self.on_registry_change)
         try:
             async with wake_send, wake_receive, anyio.create_task_group() as tasks:
@@ -113,11 +116,15 @@ class ChangeFeed:
             self._wake_send = None
 
     def on_registry_change(self, snapshot: RegistrySnapshot) -> None:
-        """Registry listener: may run on any thread; schedules a fan-out on the server's loop."""
-        del snapshot  # clients re-list; the notification carries no content
+        """Registry listener: may run on any thread; schedules a fan-out on the server's loop.
+
+        A change of warnings only (a notebook that failed to reload keeps its
+        last good prompts) leaves the prompt set as it was: nobody is told.
+        """
         token = self._token
-        if token is None:
+        if token is None or snapshot.fingerprint == self._announced:
             return
+        self._announced = snapshot.fingerprint
         if threading.get_ident() == self._loop_thread:
             self._wake()
             return

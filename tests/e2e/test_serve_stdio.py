@@ -136,3 +136,14 @@ async def test_the_sdk_client_uses_the_server_over_stdio(folder: Path, mode: str
                     await subscription.__anext__()
         names = [p.name for p in (await client.list_prompts(cache_mode="refresh")).prompts]
     assert "fresh" in names
+
+
+def test_a_half_written_notebook_keeps_its_last_good_prompts_served(folder: Path) -> None:
+    with StdioServer([str(folder)]) as server:
+        open_stdio(server, "2025-11-25")
+        assert server.request("prompts/list")["result"]["prompts"]
+        (folder / "greet.ipynb").write_text('{"cells": [', encoding="utf-8")  # an editor caught mid-save
+        add_prompt(folder, "fresh")  # saved after it: its notification means the broken save was seen
+        server.notification("notifications/prompts/list_changed")
+        got = server.request("prompts/get", {"name": "greet", "arguments": {"who": "Ada"}})
+    assert "Greet Ada warmly." in got["result"]["messages"][0]["content"]["text"]

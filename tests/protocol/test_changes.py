@@ -139,3 +139,15 @@ async def test_any_request_after_the_handshake_makes_a_connection_known(registry
         assert feeds[0].connection_count == 1
         add_prompt(registry, "fresh")
         assert (await wire.next_notification())["method"] == "notifications/prompts/list_changed"
+
+
+async def test_a_change_of_warnings_alone_is_not_announced(registry: PromptRegistry) -> None:
+    server = create_server(registry)
+    async with RawWire(server, "2025-11-25") as wire:
+        await wire.request("prompts/list")
+        prompts = registry.groups()["many.ipynb"]
+        registry.set_group("many.ipynb", prompts, ["many.ipynb: failed to reload; its last good prompts stay served"])
+        add_prompt(registry, "fresh")
+        assert (await wire.next_notification())["method"] == "notifications/prompts/list_changed"
+        await wire.request("ping")
+        assert wire.notifications == []  # one change of prompts, one notification
