@@ -14,36 +14,14 @@ import argparse
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from .corpus import create_corpus
+from .import_log import ImportRecord, parse_importtime
 from .servers import BASELINE_SCRIPT, ROOT
 from .stdio_rpc import RawStdioClient
 
-__all__ = ["ImportRecord", "main", "parse_importtime", "trace_imports"]
-
-
-@dataclass(frozen=True, slots=True)
-class ImportRecord:
-    name: str
-    self_ms: float
-    cumulative_ms: float
-    nested: bool  # imported by another module rather than by the code being traced
-
-
-def parse_importtime(log: str) -> dict[str, ImportRecord]:
-    """The modules in a `-X importtime` log, by name."""
-    records: dict[str, ImportRecord] = {}
-    for line in log.splitlines():
-        parts = line.split("|")
-        if not line.startswith("import time:") or len(parts) != 3 or not parts[1].strip().isdigit():
-            continue
-        self_us = int(parts[0].removeprefix("import time:"))
-        package = parts[2].removeprefix(" ")
-        name = package.strip()
-        records[name] = ImportRecord(name, self_us / 1000.0, int(parts[1]) / 1000.0, package.startswith(" "))
-    return records
+__all__ = ["main", "trace_imports"]
 
 
 def trace_imports(argv: list[str]) -> tuple[float, dict[str, ImportRecord]]:
@@ -53,7 +31,7 @@ def trace_imports(argv: list[str]) -> tuple[float, dict[str, ImportRecord]]:
         client.request("prompts/list", {})
         elapsed = time.perf_counter() - client.started_at
         log = client.stderr_tail(limit=1 << 30)
-    return elapsed, parse_importtime(log)
+    return elapsed, {record.name: record for record in parse_importtime(log)}
 
 
 def main(argv: list[str] | None = None) -> None:

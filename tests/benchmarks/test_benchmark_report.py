@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from benchmarks.baseline_server import CellPrompt, CellPromptRenderer
-from benchmarks.bench_load_ext import heaviest_imports
+from benchmarks.import_log import heaviest, parse_importtime
 from benchmarks.report import ComparisonTable, summarize
 
 
@@ -34,7 +34,7 @@ def test_comparison_table_shows_ratio_and_flags_a_missed_target() -> None:
     assert any("slow" in line and "1.50" in line and "MISSED" in line for line in lines)
 
 
-def test_heaviest_imports_counts_only_top_level_imports_made_after_the_mark() -> None:
+def test_import_log_keeps_only_modules_after_the_mark_with_their_depth() -> None:
     log = "\n".join(
         [
             "import time: self [us] | cumulative | imported package",
@@ -45,7 +45,10 @@ def test_heaviest_imports_counts_only_top_level_imports_made_after_the_mark() ->
             "import time:       200 |        200 | json",
         ]
     )
-    assert heaviest_imports(log) == [("mcp", 90.0), ("json", 0.2)]
+    records = parse_importtime(log, after="BENCH-MARK")
+    assert [(r.name, r.depth) for r in records] == [("pydantic_core", 1), ("mcp", 0), ("json", 0)]
+    assert [r.name for r in heaviest(records, by="cumulative")] == ["mcp", "json"]
+    assert [r.name for r in heaviest(records, by="self", limit=1)] == ["mcp"]
 
 
 def test_baseline_renderer_fills_placeholders_defaults_and_keeps_escapes() -> None:
