@@ -1,0 +1,74 @@
+"""The public surface of the server side, pinned: it changes only on purpose."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC = {
+    "mcp_notebook.protocol.server": ["CachePolicy", "PromptServer", "create_server"],
+    "mcp_notebook.protocol.convert": [
+        "from_mcp_annotations",
+        "from_mcp_completion",
+        "from_mcp_content",
+        "from_mcp_get_prompt_result",
+        "from_mcp_icon",
+        "from_mcp_prompt",
+        "from_mcp_prompt_argument",
+        "from_mcp_prompt_message",
+        "from_mcp_resource",
+        "from_mcp_resource_contents",
+        "to_mcp_annotations",
+        "to_mcp_completion",
+        "to_mcp_content",
+        "to_mcp_get_prompt_result",
+        "to_mcp_icon",
+        "to_mcp_prompt",
+        "to_mcp_prompt_argument",
+        "to_mcp_prompt_message",
+        "to_mcp_resource",
+        "to_mcp_resource_contents",
+    ],
+    "mcp_notebook.protocol.paging": ["DEFAULT_PAGE_SIZE", "CursorCodec", "Page", "Paginator", "fingerprint_of"],
+    "mcp_notebook.protocol.errors": ["RESOURCE_NOT_FOUND", "guarded", "to_mcp_error"],
+    "mcp_notebook.protocol.changes": ["ChangeFeed", "ConnectionTracker"],
+    "mcp_notebook.protocol.revisions": [
+        "HANDSHAKE_REVISIONS",
+        "KNOWN_REVISIONS",
+        "LATEST_REVISION",
+        "MODERN_REVISIONS",
+        "Feature",
+        "is_modern",
+        "supports",
+    ],
+    "mcp_notebook.transports.stdio": ["BackgroundTask", "error_reply_for", "serve_stdio"],
+    "mcp_notebook.transports.http": [
+        "MAX_BODY_BYTES",
+        "MCP_PATH",
+        "AccessGate",
+        "allowed_hosts_for",
+        "bind_socket",
+        "is_loopback",
+        "serve_http",
+        "url_for",
+    ],
+    "mcp_notebook.cli": ["main"],
+}
+
+
+@pytest.mark.parametrize("module_name", sorted(PUBLIC))
+def test_each_module_exports_exactly_its_public_names(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    assert sorted(module.__all__) == sorted(PUBLIC[module_name])
+    for name in module.__all__:
+        assert hasattr(module, name), f"{module_name}.{name} is listed in __all__ but missing"
+
+
+def test_the_known_revisions_match_the_sdks() -> None:
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    from mcp_notebook.protocol.revisions import HANDSHAKE_REVISIONS, MODERN_REVISIONS
+
+    assert tuple(HANDSHAKE_PROTOCOL_VERSIONS) == HANDSHAKE_REVISIONS
+    assert tuple(MODERN_PROTOCOL_VERSIONS) == MODERN_REVISIONS
