@@ -61,7 +61,7 @@ class ArgumentField:
             ensure_option=False,
             continuous_update=True,
             tooltip=argument.description,
-            layout=widgets.Layout(flex="1 1 auto", width="auto"),
+            layout=widgets.Layout(width="100%"),
         )
         self.textarea = widgets.Textarea(
             value=default,
@@ -69,7 +69,7 @@ class ArgumentField:
             rows=6,
             continuous_update=True,
             tooltip=argument.description,
-            layout=widgets.Layout(flex="1 1 auto", width="auto"),
+            layout=widgets.Layout(width="100%"),
         )
         self.multiline = widgets.ToggleButton(
             value=needs_multiline(default),
@@ -81,21 +81,25 @@ class ArgumentField:
         self.error = widgets.HTML("")
         self.suggestions = widgets.Select(options=(), value=None, rows=SUGGESTION_ROWS)
         self.suggestions_status = widgets.HTML("")
-        for part in (self.help, self.error, self.suggestions, self.suggestions_status):
-            part.layout.margin = "0 0 0 12.5em"
-        self.suggestions.layout.width = "auto"
+        self.suggestions.layout.width = "100%"
         self.combobox.add_class("mcp-field-value")
         self.textarea.add_class("mcp-field-value")
         self.suggestions.add_class("mcp-suggestions")
         self.suggestions_status.add_class("mcp-suggestions-status")
         self.error.add_class("mcp-field-error")
 
-        self.row = widgets.HBox([self.label, self.combobox, self.textarea, self.multiline])
-        self.widget = widgets.VBox([self.row, self.error, self.help, self.suggestions, self.suggestions_status])
+        # Everything under the editor sits in its column, so the list lines up with what it completes.
+        self.column = widgets.VBox(
+            [self.combobox, self.textarea, self.error, self.help, self.suggestions, self.suggestions_status],
+            layout=widgets.Layout(flex="1 1 auto", width="auto", min_width="10em"),
+        )
+        self.widget = widgets.HBox(
+            [self.label, self.column, self.multiline], layout=widgets.Layout(align_items="flex-start")
+        )
         self.widget.add_class("mcp-field")
         self.widget.add_class(css)
         self._show_editor()
-        _shown(self.help, bool(argument.description))
+        _shown(self.help, bool(self.help.value))
         _shown(self.error, False)
         _shown(self.suggestions, False)
         _shown(self.suggestions_status, False)
@@ -189,7 +193,7 @@ class ArgumentField:
             self.error,
             self.suggestions,
             self.suggestions_status,
-            self.row,
+            self.column,
             self.widget,
         ):
             part.close()
@@ -228,12 +232,15 @@ class ArgumentField:
         arg = self.argument
         title = html.escape(arg.title or arg.name)
         mark = ' <span title="required" style="color: var(--jp-error-color1, #d32f2f)">*</span>' if arg.required else ""
-        name = f"<br><small><code>{html.escape(arg.name)}</code></small>" if arg.title and arg.title != arg.name else ""
-        return f"<b>{title}</b>{mark}{name}"
+        return f"<b>{title}</b>{mark}"
 
     def _help_html(self) -> str:
-        desc = self.argument.description
-        return f'<small style="color: var(--jp-ui-font-color2, #666)">{html.escape(desc)}</small>' if desc else ""
+        """The description, and the argument's own name when the label shows its title instead."""
+        arg = self.argument
+        parts = [html.escape(arg.description)] if arg.description else []
+        if arg.title and arg.title != arg.name:
+            parts.append(f"argument <code>{html.escape(arg.name)}</code>")
+        return f'<small style="color: var(--jp-ui-font-color2, #666)">{" · ".join(parts)}</small>' if parts else ""
 
     def _placeholder(self) -> str:
         arg = self.argument
