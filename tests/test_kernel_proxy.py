@@ -123,3 +123,15 @@ def test_a_line_that_is_not_json_gets_a_parse_error(served: tuple[InteractiveShe
     reply = json.loads(done.stdout.splitlines()[0])
     assert reply["error"]["code"] == -32700
     assert reply["id"] is None
+
+
+def test_the_public_surface_is_pinned() -> None:
+    import mcp_notebook.kernel_proxy as module
+
+    assert sorted(module.__all__) == [
+        "add_connect_arguments",
+        "find_kernel_connection",
+        "main",
+        "run_connect",
+        "run_proxy",
+    ]

@@ -284,3 +284,25 @@ def test_unloading_stops_the_server_and_withdraws_every_prompt(kernel: Kernel, r
     kernel.main.run(lambda: unload_kernel_server(kernel.shell))
     assert list_kernel_connections(runtime_dir) == []
     assert registry.snapshot().prompts == ()
+
+
+def test_the_public_surfaces_are_pinned() -> None:
+    import mcp_notebook.ipython.client_config as client_config
+    import mcp_notebook.ipython.kernel_endpoint as kernel_endpoint
+    import mcp_notebook.ipython.kernel_server as kernel_server
+
+    assert sorted(kernel_server.__all__) == [
+        "KernelPromptState",
+        "KernelServer",
+        "PromptMagics",
+        "ServeOptions",
+        "kernel_prompt_state",
+        "parse_serve_options",
+        "register_kernel_server",
+        "serve_command",
+        "stop_command",
+        "unload_kernel_server",
+        "unpublish_command",
+    ]
+    assert client_config.__all__ == ["format_client_config"]
+    assert sorted(kernel_endpoint.__all__) == ["HttpEndpoint", "start_endpoint", "start_watch"]

@@ -175,3 +175,21 @@ def test_a_magic_that_returns_a_value_gives_its_rich_representation(shell: Inter
 def test_a_failing_magic_raises_a_magic_execution_error_with_its_message(shell: InteractiveShell) -> None:
     with pytest.raises(MagicExecutionError, match=r"^%history failed: unrecognized arguments: --bogus$"):
         run_magic(shell, MagicInvocation(name="history", kind="line", line="--bogus"))
+
+
+def test_the_public_surfaces_are_pinned() -> None:
+    import mcp_notebook.ipython.live_magics as live_magics
+    import mcp_notebook.ipython.namespace as namespace
+
+    assert sorted(namespace.__all__) == [
+        "NamespaceSnapshot",
+        "NamespaceWatcher",
+        "VariableInfo",
+        "take_namespace_snapshot",
+    ]
+    assert sorted(live_magics.__all__) == [
+        "MagicExecutionError",
+        "MainThreadScheduler",
+        "create_kernel_scheduler",
+        "run_magic",
+    ]

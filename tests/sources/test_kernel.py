@@ -212,3 +212,18 @@ def test_a_long_first_sentence_is_cut_for_the_description() -> None:
     assert spec.description is not None
     assert len(spec.description) == 200
     assert spec.description.endswith("…")
+
+
+def test_the_public_surface_is_pinned() -> None:
+    import mcp_notebook.sources.kernel as module
+
+    assert sorted(module.__all__) == [
+        "KERNEL_GROUP",
+        "KERNEL_ORIGIN",
+        "KernelPromptSource",
+        "PromptCell",
+        "PromptCellError",
+        "parse_argument_spec",
+        "parse_prompt_cell",
+        "variable_types",
+    ]

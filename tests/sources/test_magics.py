@@ -234,3 +234,26 @@ def test_listing_magics_never_loads_a_lazy_extension(shell: InteractiveShell) ->
     assert isinstance(rendered.messages[0].content, TextContent)
     assert "%not_loaded_yet x" in rendered.messages[0].content.text
     assert module not in sys.modules
+
+
+def test_the_public_surface_is_pinned() -> None:
+    import mcp_notebook.sources.magics as module
+
+    assert sorted(module.__all__) == [
+        "CapturedOutput",
+        "MAGICS_GROUP",
+        "MAGIC_META_KEY",
+        "MAGIC_ORIGIN",
+        "MagicInfo",
+        "MagicInvocation",
+        "MagicKind",
+        "MagicOption",
+        "MagicPromptSource",
+        "build_invocation",
+        "describe_magic",
+        "describe_magics",
+        "render_magic_documentation",
+        "to_content_blocks",
+        "to_live_result",
+        "to_magic_prompts",
+    ]
