@@ -182,7 +182,8 @@ class PromptServer(Server[ChangeFeed]):
     async def _list_resources(
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        infos: Sequence[ResourceInfo] = tuple(self._provider().list_resources())
+        # The provider may look at files (sizes of embedded ones): keep the loop free.
+        infos: Sequence[ResourceInfo] = tuple(await anyio.to_thread.run_sync(self._provider().list_resources))
         cursor = params.cursor if params is not None else None
         page = self.paginator.page("resources", infos, fingerprint_of(infos), cursor)
         return types.ListResourcesResult(
