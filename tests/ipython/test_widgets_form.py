@@ -238,6 +238,28 @@ def test_declining_an_input_request_still_renders_what_the_server_answers(
     assert form.result.messages[0].content == TextContent(text="Paint it (declined).")
 
 
+def test_a_handshake_servers_elicitation_request_opens_the_same_form(runtime: BackgroundRuntime) -> None:
+    legacy = SDK_SERVER.parent / "legacy_server.py"
+    config = ServerConfig(name="legacy", command=sys.executable, args=(str(legacy), "--version", "2025-06-18"))
+    client = PromptClient(config, on_input_required=create_form_input_handler())
+    try:
+        (ask,) = [s for s in runtime.call(client.list_prompts, timeout=60) if s.name == "ask"]
+        form = make_form(ask, RecordingService(client), runtime)
+
+        form.render_button.click()
+        wait_until(lambda: form.input_request is not None, "the server's question appears in the form")
+        assert form.input_request is not None
+        form.input_request.editors["colour"].value = "ochre"
+        form.input_request.submit_button.click()
+        wait_until(lambda: form.result is not None or form.error is not None, "the render ends")
+
+        assert form.error is None
+        assert form.result is not None
+        assert form.result.messages[0].content == TextContent(text="Paint it ochre.")
+    finally:
+        runtime.call(client.close, timeout=30)
+
+
 def test_defaults_are_prefilled_and_long_values_open_in_a_text_area(
     service: RecordingService, runtime: BackgroundRuntime
 ) -> None:
