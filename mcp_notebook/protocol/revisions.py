@@ -31,6 +31,7 @@ Feature = Literal[
     "meta",  # `_meta` on prompts, content blocks and resource contents
     "icons",  # `icons` on prompts and resource links
     "audio",  # audio content blocks
+    "completions_capability",  # `capabilities.completions` in the initialize result
     "resource_link",  # resource_link content blocks
     "last_modified",  # `annotations.lastModified`
     "cache_hints",  # `ttlMs` / `cacheScope` / `resultType` on results
@@ -38,6 +39,7 @@ Feature = Literal[
 
 _SINCE: Final[dict[Feature, str]] = {
     "audio": "2025-03-26",
+    "completions_capability": "2025-03-26",
     "title": "2025-06-18",
     "meta": "2025-06-18",
     "resource_link": "2025-06-18",

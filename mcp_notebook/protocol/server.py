@@ -22,7 +22,7 @@ from typing import Any, Literal
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.caching import CacheHint
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
@@ -43,8 +43,9 @@ from .convert import (
 )
 from .errors import guarded
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
+from .revisions import supports
 
-__all__ = ["CachePolicy", "PromptServer", "create_server"]
+__all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
 Context = ServerRequestContext[ChangeFeed, Any]
 
@@ -64,6 +65,24 @@ class CachePolicy:
     def hints(self) -> dict[Any, CacheHint]:
         hint = CacheHint(ttl_ms=self.ttl_ms, scope=self.scope)
         return {method: hint for method in ("server/discover", "prompts/list", "resources/list", "resources/read")}
+
+
+class HandshakeTrimmer:
+    """Server middleware: leaves out of an `initialize` result what the negotiated revision predates.
+
+    The SDK builds one capability set for every revision; 2024-11-05 has no
+    `completions` capability (the method itself exists, and stays served).
+    """
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method != "initialize" or not isinstance(result, dict):
+            return result
+        capabilities = result.get("capabilities")
+        revision = str(result.get("protocolVersion", ""))
+        if isinstance(capabilities, dict) and not supports(revision, "completions_capability"):
+            result = {**result, "capabilities": {k: v for k, v in capabilities.items() if k != "completions"}}
+        return result
 
 
 def _feed_of(server: Server[ChangeFeed]) -> AbstractAsyncContextManager[ChangeFeed]:
@@ -110,7 +129,7 @@ class PromptServer(Server[ChangeFeed]):
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
             **resource_handlers,
         )
-        self.middleware.append(ConnectionTracker())
+        self.middleware += [ConnectionTracker(), HandshakeTrimmer()]
 
     def create_initialization_options(
         self,

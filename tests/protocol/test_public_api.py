@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 PUBLIC = {
-    "mcp_notebook.protocol.server": ["CachePolicy", "PromptServer", "create_server"],
+    "mcp_notebook.protocol.server": ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"],
     "mcp_notebook.protocol.convert": [
         "from_mcp_annotations",
         "from_mcp_completion",

@@ -42,6 +42,8 @@ async def test_initialize_echoes_the_revision_and_advertises_list_changed(server
     assert result["capabilities"]["prompts"] == {"listChanged": True}
     assert result["capabilities"]["resources"]["listChanged"] is True
     assert result["serverInfo"]["name"] == "mcp-notebook"
+    # The completions capability exists since 2025-03-26; the method is served in every revision.
+    assert ("completions" in result["capabilities"]) == (revision != "2024-11-05")
 
 
 @pytest.mark.parametrize("revision", ALL_REVISIONS)
