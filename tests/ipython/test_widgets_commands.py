@@ -9,11 +9,15 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
+from widget_harness import wait_until
 
 from mcp_notebook.ipython import servers
 from mcp_notebook.ipython.arguments import parse_arguments, split_line
 from mcp_notebook.ipython.display import PromptConversation
+from mcp_notebook.ipython.extension import loaded_pool
+from mcp_notebook.ipython.forms import PromptForm
 from mcp_notebook.ipython.widgets import (
+    create_prompt_form,
     form_command,
     has_widget_frontend,
     install_form_input_handler,
@@ -173,3 +177,51 @@ def test_form_help_is_written_for_the_user(capsys: pytest.CaptureFixture[str]) -
     shell = InteractiveShell.instance()
     assert form_command(shell, ["--help"]) is None
     assert "%mcp form docs:code_review" in capsys.readouterr().out
+
+
+@pytest.fixture
+def greet_form(shell: InteractiveShell) -> Iterator[PromptForm]:
+    pool = loaded_pool(shell)
+    assert pool is not None
+    connection, spec = pool.resolve("sdk:greet")
+    form = create_prompt_form(shell, connection.client, spec, server="sdk", runtime=pool.runtime)
+    yield form
+    form.close()
+
+
+@pytest.mark.slow
+def test_after_an_at_sign_the_suggestions_are_the_sessions_variables(
+    shell: InteractiveShell, greet_form: PromptForm
+) -> None:
+    shell.user_ns.update(favourite="rust", fallback="ruby")
+    lang = greet_form.fields["lang"]
+
+    lang.combobox.value = "@fa"
+
+    assert lang.suggestions.options == ("@fallback", "@favourite")
+
+
+@pytest.mark.slow
+def test_a_field_holding_an_at_variable_renders_with_its_value(shell: InteractiveShell, greet_form: PromptForm) -> None:
+    shell.user_ns["favourite"] = "rust"
+    greet_form.fields["name"].combobox.value = "Ada"
+    greet_form.fields["lang"].combobox.value = "@favourite"
+
+    future = greet_form.render()
+    assert future is not None
+    future.result(timeout=30)
+    wait_until(lambda: greet_form.result is not None, "the result is kept")
+
+    assert greet_form.result is not None
+    assert greet_form.result.messages[0].content == TextContent(text="Say hello to Ada in rust.")
+    assert "Say hello to Ada in rust." in greet_form.output.outputs[0]["data"]["text/markdown"]
+    greet_form.copy_button.click()
+    assert greet_form.code.value == "%mcp get sdk:greet name=Ada lang=@favourite"
+
+
+@pytest.mark.slow
+def test_an_unknown_variable_is_an_error_beside_its_field(greet_form: PromptForm) -> None:
+    greet_form.fields["name"].combobox.value = "@nobody_has_this"
+
+    assert greet_form.render() is None
+    assert "no variable named 'nobody_has_this'" in (greet_form.fields["name"].error_message or "")
