@@ -163,20 +163,25 @@ def _call_line(paths: Sequence[str], spec: PromptSpec) -> str:
     return " ".join([shlex.join([PROG, "render", *paths, spec.name]), *placeholders])
 
 
+def _size(data: str) -> int:
+    """Bytes encoded by a base64 string, without decoding it."""
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
 def _describe(block: ContentBlock) -> str:
+    """A content block as readable text: binary data is named, not printed."""
     from .models import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
 
     if isinstance(block, TextContent):
         return block.text
     if isinstance(block, ImageContent | AudioContent):
-        return f"[{block.mime_type}, {len(block.data) * 3 // 4 - block.data.count('=')} bytes]"
+        return f"[{block.mime_type}, {_size(block.data)} bytes]"
     if isinstance(block, ResourceLink):
         return f"[link: {block.title or block.name} <{block.uri}>]"
     assert isinstance(block, EmbeddedResource)
     if block.text is not None:
         return f"[resource {block.uri} ({block.mime_type or 'text'})]\n{block.text}"
-    size = len(block.blob or "") * 3 // 4 - (block.blob or "").count("=")
-    return f"[resource {block.uri}, {block.mime_type or 'binary'}, {size} bytes]"
+    return f"[resource {block.uri}, {block.mime_type or 'binary'}, {_size(block.blob or '')} bytes]"
 
 
 def run_render(args: argparse.Namespace) -> int:
