@@ -22,6 +22,7 @@ import contextvars
 import logging
 import os
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.client.context import ClientRequestContext
 
-__all__ = ["InputHandler", "InputRequest", "PromptClient"]
+__all__ = ["InputHandler", "InputRequest", "PromptClient", "import_sdk"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,24 @@ _MAX_PAGES = 1000
 # How long a graceful close may take before the connection is torn down.
 _CLOSE_GRACE = 10.0
 _STDERR_TAIL = 2000
+
+
+_sdk_import_lock = threading.Lock()
+
+
+def import_sdk() -> None:
+    """Import the parts of the MCP SDK this client uses: once, and one thread at a time.
+
+    The SDK's client and server packages import each other, so importing them
+    from two threads at once can leave a module half initialised. Every
+    import of the SDK made for the client (a background warm-up, a first
+    connection) goes through here.
+    """
+    with _sdk_import_lock:
+        import mcp.client.client
+        import mcp.client.sse
+        import mcp.client.stdio
+        import mcp.client.streamable_http  # noqa: F401
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +238,7 @@ class PromptClient:
 
     async def _own(self, connection: _Connection) -> None:
         """The connection's task: open the SDK client, keep it until asked to stop, close it here."""
+        import_sdk()
         import anyio
 
         try:

@@ -25,8 +25,7 @@ from .servers import ServerPool
 __all__ = ["load", "loaded_pool", "unload"]
 
 _KERNEL_SERVER = "mcp_notebook.ipython.kernel_server"
-# Imported ahead of need once the user's first cell has run; the SDK costs over a second to import.
-_WARM_UP_MODULES = ("mcp_notebook.client", "mcp.client.client", "mcp.client.stdio", "mcp.client.streamable_http")
+_WIDGETS = "mcp_notebook.ipython.widgets"
 
 
 @dataclass(eq=False)
@@ -74,8 +73,11 @@ def unload(shell: Any) -> None:
     if state is None:
         return
     state.pool.close()
-    if _KERNEL_SERVER in sys.modules:  # only what was used needs undoing; importing it here would cost
+    # Only what was used needs undoing; importing these modules here would cost.
+    if _KERNEL_SERVER in sys.modules:
         sys.modules[_KERNEL_SERVER].unload_kernel_server(shell)
+    if _WIDGETS in sys.modules and not _loaded:
+        sys.modules[_WIDGETS].uninstall_form_input_handler()
     for undo in reversed(state.undo):
         undo()
     line_magics = shell.magics_manager.magics["line"]
@@ -127,8 +129,8 @@ def _unregister_event(shell: Any, event: str, callback: Any) -> None:
 
 
 def _warm_up() -> None:
-    for module in _WARM_UP_MODULES:
-        try:
-            __import__(module)
-        except Exception:  # a broken install shows up on first real use, with a proper message
-            return
+    # The SDK costs over a second to import; do it before the user's first %mcp needs it.
+    from ..client import import_sdk
+
+    with contextlib.suppress(Exception):  # a broken install shows up on first real use, with a proper message
+        import_sdk()

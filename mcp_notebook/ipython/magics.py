@@ -37,6 +37,8 @@ DELEGATED_SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("mcp_notebook.ipython.kernel_server", "serve_command", "serve this kernel's prompts over MCP"),
     "stop": ("mcp_notebook.ipython.kernel_server", "stop_command", "stop serving this kernel's prompts"),
     "unpublish": ("mcp_notebook.ipython.kernel_server", "unpublish_command", "withdraw a %%prompt prompt"),
+    "form": ("mcp_notebook.ipython.widgets", "form_command", "fill in a prompt's arguments in a form"),
+    "picker": ("mcp_notebook.ipython.widgets", "picker_command", "browse the prompts of connected servers"),
 }
 
 
@@ -157,7 +159,7 @@ class MCPMagics(Magics):
     @argument(  # type: ignore[no-untyped-call, untyped-decorator]
         "subcommand",
         nargs="?",
-        help="servers | connect | disconnect | prompts | get | complete | help"
+        help="servers | connect | disconnect | prompts | get | complete | form | picker | help"
         " (and serve | stop | unpublish to publish this kernel's own prompts)",
     )
     @argument("arguments", nargs="*", help="see %%mcp SUBCOMMAND --help")  # type: ignore[no-untyped-call, untyped-decorator]
@@ -177,6 +179,7 @@ class MCPMagics(Magics):
           msgs = %mcp get docs:code_review code="print('hi')"
           msgs.to_openai()                             messages for the OpenAI SDK (.to_anthropic() too)
           %mcp complete docs:code_review language py   suggestions for an argument
+          %mcp form docs:code_review                   fill the arguments in a form (%mcp picker: browse)
           %mcp disconnect [SERVER]                     close connections
           %mcp SUBCOMMAND --help                       details and more examples
 
