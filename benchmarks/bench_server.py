@@ -208,11 +208,19 @@ def run(args: argparse.Namespace, corpus: Corpus) -> ComparisonTable:
     trips_sdk = summarize(figures["sdk"].round_trips)
     table.add(f"prompts/get round trip, median (n={args.round_trips})", trips_ours.median, trips_sdk.median, 1.0)
     table.add(f"prompts/get round trip, p99 (n={args.round_trips})", trips_ours.p99, trips_sdk.p99, 1.0)
+    sdk_listing = summarize(figures["sdk"].listing).median
     table.add(
         f"full listing, median of {args.listings} (ours {figures['ours'].pages} pages, SDK {figures['sdk'].pages})",
         summarize(figures["ours"].listing).median,
-        summarize(figures["sdk"].listing).median,
+        sdk_listing,
     )
+    # The same listing from ours in one page separates the cost of paging from the cost per prompt.
+    one_page = ServerUnderTest("ours-one-page", (*ours.argv, "--page-size", str(max(corpus.size, 1))))
+    with one_page.connect(era) as client:
+        client.open_session()
+        client.list_all_prompts()
+        one_page_listing, _ = measure_full_listing(client, args.listings)
+    table.add("full listing, ours in one page (--page-size = all)", summarize(one_page_listing).median, sdk_listing)
     if args.sdk_client:
         client_starts = _alternating(servers, max(1, args.starts // 2), _measure_sdk_client_start)
         table.add(
