@@ -19,7 +19,7 @@ __all__ = ["BASELINE", "Baseline", "SuiteRun", "load_baseline", "run_conformance
 
 BASELINE = Path(__file__).resolve().parent / "expected-failures.yml"
 
-_RESULT_DIR = re.compile(r"^(?:server|client)-(?P<scenario>.+)-\d{4}-\d\d-\d\dT[\d-]+Z$")
+_RESULT_DIR = re.compile(r"^(?:server-|client-)?(?P<scenario>.+)-\d{4}-\d\d-\d\dT[\d-]+Z$")
 FAILING = frozenset({"FAILURE", "WARNING"})
 
 
