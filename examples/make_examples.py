@@ -129,7 +129,7 @@ def code_review() -> NotebookNode:
                 "# Review code\n\n"
                 "You are a careful reviewer of {{language}} code. Review the code below, "
                 "focusing on {{focus}}. For each problem give the line, what is wrong and a fix.\n\n"
-                "{{code}}",
+                "```\n{{code}}\n```",
                 metadata={
                     "mcp": {
                         "prompt": "code_review",
