@@ -29,6 +29,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EXAMPLES = ROOT / "examples"
+SERVED_EXAMPLES = ("plot_prompt.ipynb",)  # the example notebooks the fixture notebooks serve
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 SETUP_MARKER = ROOT / "test-artifacts" / "browser-setup.txt"
 LAB_START_DEADLINE = 90.0
@@ -99,10 +101,12 @@ def _wait_for_lab(url: str, process: subprocess.Popen[bytes], log: Path) -> None
 
 @pytest.fixture(scope="session")
 def lab(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """JupyterLab serving a folder with the fixture notebooks (and nothing else)."""
+    """JupyterLab serving a folder with the fixture notebooks and the examples they use (and nothing else)."""
     base = tmp_path_factory.mktemp("lab")
     root = base / "notebooks"
     shutil.copytree(FIXTURES, root)
+    for example in SERVED_EXAMPLES:
+        shutil.copy(EXAMPLES / example, root / example)
     env = dict(os.environ)
     for var, sub in (
         ("JUPYTER_RUNTIME_DIR", "runtime"),

@@ -296,17 +296,18 @@ def test_the_text_area_toggle_keeps_the_value(service: RecordingService, runtime
 
 # -- against `mcp-notebook serve` ------------------------------------------------------------------------
 
-CHARTS = Path(__file__).resolve().parents[1] / "browser" / "fixtures" / "charts.ipynb"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 COLOURS = tuple(f"colour-{i:03d}" for i in range(150))
 
 
 @pytest.fixture(scope="module")
 def notebook_server(runtime: BackgroundRuntime, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromptClient]:
-    """`mcp-notebook serve` over stdio, serving the chart notebook and one with many completions."""
+    """`mcp-notebook serve` over stdio: two of the examples, and a notebook with many completions."""
     from conftest import write_notebook
 
     folder = tmp_path_factory.mktemp("served")
-    (folder / "charts.ipynb").write_bytes(CHARTS.read_bytes())
+    for example in ("code_review.ipynb", "plot_prompt.ipynb"):
+        (folder / example).write_bytes((EXAMPLES / example).read_bytes())
     write_notebook(
         folder / "palette.ipynb",
         [
@@ -357,21 +358,23 @@ def test_a_cut_suggestion_list_says_how_many_matches_there_are(
 def test_a_served_notebooks_titles_and_static_suggestions_reach_the_form(
     notebook_server: PromptClient, runtime: BackgroundRuntime
 ) -> None:
-    form = served_form(notebook_server, runtime, "chart_review")
-    chart = form.fields["chart"]
+    form = served_form(notebook_server, runtime, "code_review")
+    code, language = form.fields["code"], form.fields["language"]
 
-    assert "Chart kind" in chart.label.value
-    assert "Which kind of chart this is" in chart.help.value
-    chart.combobox.value = "h"
-    wait_until(lambda: chart.suggestions.options, "suggestions appear")
-    assert chart.suggestions.options == ("heatmap", "histogram")
+    assert "Review code" in form.header.value
+    assert "Code" in code.label.value and "*" in code.label.value
+    assert "The code to review" in code.help.value
+    assert "argument <code>code</code>" in code.help.value  # the title differs from the name, so both show
+    language.combobox.value = "t"
+    wait_until(lambda: language.suggestions.options, "suggestions appear")
+    assert language.suggestions.options == ("TypeScript",)
 
 
 def test_rendering_a_served_notebook_keeps_its_chart_image(
     notebook_server: PromptClient, runtime: BackgroundRuntime
 ) -> None:
-    form = served_form(notebook_server, runtime, "chart_review")
-    form.fields["chart"].combobox.value = "bar chart"
+    form = served_form(notebook_server, runtime, "describe_chart")
+    form.fields["audience"].combobox.value = "engineers"
 
     future = form.render()
     assert future is not None
@@ -380,7 +383,6 @@ def test_rendering_a_served_notebook_keeps_its_chart_image(
 
     assert form.result is not None
     kinds = [m.content.type for m in form.result.messages]
-    assert kinds == ["text", "text", "image"]
-    first = form.result.messages[0].content
-    assert isinstance(first, TextContent)
-    assert "Review this bar chart for the data team" in first.text
+    assert "image" in kinds
+    texts = [m.content.text for m in form.result.messages if isinstance(m.content, TextContent)]
+    assert any("Describe this chart for engineers" in text for text in texts)
