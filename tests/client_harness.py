@@ -31,11 +31,16 @@ def sdk_config(name: str = "sdk") -> ServerConfig:
     return ServerConfig(name=name, command=sys.executable, args=(str(SDK_SERVER),))
 
 
-@contextlib.contextmanager
-def running_http_server(*args: str) -> Iterator[str]:
+def running_http_server(*args: str) -> contextlib.AbstractContextManager[str]:
     """Start the SDK server on Streamable HTTP (127.0.0.1, a free port); yield its URL."""
+    return running_url_process([sys.executable, str(SDK_SERVER), "--http", *args])
+
+
+@contextlib.contextmanager
+def running_url_process(argv: list[str]) -> Iterator[str]:
+    """Run a server that prints `MCP_NOTEBOOK_URL=…` on stderr (as `mcp-notebook serve --http` does); yield the URL."""
     process = subprocess.Popen(
-        [sys.executable, str(SDK_SERVER), "--http", *args],
+        argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -22,6 +22,7 @@ from client_harness import (
     legacy_config,
     live_children,
     running_http_server,
+    running_url_process,
     sdk_config,
     wait_until,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "legacy_entry",
     "live_children",
     "running_http_server",
+    "running_url_process",
     "sdk_config",
     "wait_until",
     "write_mcp_json",
