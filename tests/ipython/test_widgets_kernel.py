@@ -1,9 +1,10 @@
-"""The form in a real kernel, driven through widget comm messages as a front end drives it."""
+"""`%mcp form` and `%mcp picker` in a real kernel, driven through widget comm messages as a front end drives them."""
 
 from __future__ import annotations
 
 import os
 import queue
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,59 +105,108 @@ def state_update(message: Message, comm_id: str) -> dict[str, Any] | None:
     return data.get("state") if data.get("method") == "update" else None
 
 
-SETUP = f"""
-import sys
-from mcp_notebook.client import PromptClient
-from mcp_notebook.config import ServerConfig
-from mcp_notebook.ipython.forms import PromptForm, create_form_input_handler
-from mcp_notebook.runtime import get_runtime
-
-runtime = get_runtime()
-client = PromptClient(
-    ServerConfig(name="sdk", command=sys.executable, args=({str(SDK_SERVER)!r},)),
-    on_input_required=create_form_input_handler(),
-)
-specs = {{spec.name: spec for spec in runtime.call(client.list_prompts, timeout=60)}}
-def show(rendered):
-    return {{"text/plain": " ".join(m.content.text for m in rendered.messages)}}
-"""
+def comm_id_of(messages: list[Message], model: str, **state: Any) -> str:
+    """The comm id of the one widget of `model` whose state has the given values."""
+    (found,) = [
+        m["content"]["comm_id"]
+        for m in comm_opens(messages, model)
+        if all(m["content"]["data"]["state"].get(k) == v for k, v in state.items())
+    ]
+    return str(found)
 
 
-def test_typing_in_the_front_end_brings_suggestions_back_and_render_fills_the_output(kernel: Kernel) -> None:
-    kernel.execute(SETUP)
-    messages = kernel.execute(
-        'form = PromptForm(specs["greet"], client, runtime, server="sdk", display=show, '
-        "resolve_value=lambda n, v: v, write_code=lambda *a: '')\nform"
-    )
+def type_into(kernel: Kernel, comm_id: str, value: Any) -> None:
+    kernel.send_comm(comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
+
+
+def click(kernel: Kernel, comm_id: str) -> None:
+    kernel.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
+
+
+def output_text(kernel: Kernel, output: str, what: str, text: str) -> str:
+    """Wait until the Output widget `output` shows `text`; return its Markdown."""
+
+    def shows(message: Message) -> bool:
+        outputs = (state_update(message, output) or {}).get("outputs") or []
+        return any(text in o["data"].get("text/markdown", "") for o in outputs)
+
+    message = kernel.wait_for(what, shows)
+    return str((state_update(message, output) or {})["outputs"][0]["data"]["text/markdown"])
+
+
+@pytest.fixture(scope="module")
+def connected(kernel: Kernel) -> Kernel:
+    kernel.execute("%load_ext mcp_notebook")
+    kernel.execute(f"%mcp connect sdk -- {sys.executable} {SDK_SERVER}")
+    return kernel
+
+
+def test_mcp_form_in_a_kernel_suggests_what_the_front_end_types_and_renders_on_click(connected: Kernel) -> None:
+    kernel = connected
+    messages = kernel.execute("%mcp form sdk:greet")
     assert any(
         m["msg_type"] == "execute_result" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
         for m in messages
     )
-    comboboxes = {
-        m["content"]["data"]["state"]["tooltip"]: m["content"]["comm_id"] for m in comm_opens(messages, "ComboboxModel")
-    }
-    (button,) = [
-        m["content"]["comm_id"]
-        for m in comm_opens(messages, "ButtonModel")
-        if m["content"]["data"]["state"]["description"] == "Render"
-    ]
+    name = comm_id_of(messages, "ComboboxModel", tooltip="who to greet")
+    lang = comm_id_of(messages, "ComboboxModel", tooltip="a programming language")
+    render = comm_id_of(messages, "ButtonModel", description="Render")
     (output,) = [m["content"]["comm_id"] for m in comm_opens(messages, "OutputModel")]
 
-    kernel.send_comm(
-        comboboxes["a programming language"], {"method": "update", "state": {"value": "r"}, "buffer_paths": []}
-    )
+    type_into(kernel, lang, "r")
     suggested = kernel.wait_for(
-        "suggestions for 'r'",
+        "suggestions for 'r'", lambda m: (state_update(m, lang) or {}).get("options") == ["rust", "ruby"]
+    )
+    assert suggested["content"]["comm_id"] == lang
+
+    type_into(kernel, name, "Ada")
+    type_into(kernel, lang, "rust")
+    click(kernel, render)
+    assert "Say hello to Ada in rust." in output_text(kernel, output, "the rendered prompt", "Say hello to Ada")
+
+
+def test_the_servers_question_appears_in_the_form_and_the_answer_completes_the_render(connected: Kernel) -> None:
+    kernel = connected
+    messages = kernel.execute("%mcp form sdk:ask")
+    render = comm_id_of(messages, "ButtonModel", description="Render")
+    (output,) = [m["content"]["comm_id"] for m in comm_opens(messages, "OutputModel")]
+
+    click(kernel, render)
+    # The question's widgets are made while the render waits, outside any cell.
+    submit = kernel.wait_for(
+        "the Submit button of the server's question",
         lambda m: (
-            m["msg_type"] == "comm_msg" and (m["content"]["data"].get("state") or {}).get("options") == ["rust", "ruby"]
+            m["msg_type"] == "comm_open"
+            and m["content"]["data"]["state"].get("_model_name") == "ButtonModel"
+            and m["content"]["data"]["state"].get("description") == "Submit"
         ),
     )
-    assert suggested["content"]["comm_id"] == comboboxes["a programming language"]
+    # The question's one text field was opened just before its buttons.
+    before = kernel.seen[: kernel.seen.index(submit)]
+    colour = comm_opens(before, "TextModel")[-1]["content"]["comm_id"]
+    type_into(kernel, colour, "teal")
+    click(kernel, submit["content"]["comm_id"])
 
-    kernel.send_comm(comboboxes["who to greet"], {"method": "update", "state": {"value": "Ada"}, "buffer_paths": []})
-    kernel.send_comm(button, {"method": "custom", "content": {"event": "click"}})
-    rendered = kernel.wait_for(
-        "the rendered prompt in the form's output", lambda m: (state_update(m, output) or {}).get("outputs")
+    assert "Paint it teal." in output_text(kernel, output, "the rendered prompt", "Paint it")
+
+
+def test_mcp_picker_in_a_kernel_lists_searches_and_opens_a_form(connected: Kernel) -> None:
+    kernel = connected
+    messages = kernel.execute("%mcp picker")
+    search = comm_id_of(messages, "TextModel", placeholder="Search prompts by name, title or description")
+    (listing,) = [m["content"]["comm_id"] for m in comm_opens(messages, "SelectModel")]  # one server, one list
+
+    def labels(message: Message) -> list[str] | None:
+        return (state_update(message, listing) or {}).get("_options_labels")
+
+    kernel.wait_for("the listing", lambda m: "greet — Greeting" in (labels(m) or []))
+
+    type_into(kernel, search, "colour")
+    kernel.wait_for("the filtered listing", lambda m: labels(m) == ["ask — Asks the user for a colour first."])
+    kernel.send_comm(listing, {"method": "update", "state": {"index": 0}, "buffer_paths": []})
+
+    header = kernel.wait_for(
+        "the chosen prompt's form",
+        lambda m: m["msg_type"] == "comm_open" and "sdk:ask" in str(m["content"]["data"]["state"].get("value", "")),
     )
-    (shown,) = (state_update(rendered, output) or {})["outputs"]
-    assert shown["data"]["text/plain"] == "Say hello to Ada in r."
+    assert header["content"]["data"]["state"]["_model_name"] == "HTMLModel"
