@@ -299,3 +299,25 @@ async def test_before_connecting_the_client_reports_nothing_about_the_server() -
     client = PromptClient(legacy_config(name="docs"))
 
     assert (client.name, client.connected, client.protocol_version, client.server_title) == ("docs", False, None, None)
+
+
+@pytest.mark.parametrize(("mode", "revision"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_mcp_notebook_serve_is_reached_in_both_eras(tmp_path: Path, mode: str, revision: str) -> None:
+    import nbformat
+
+    cell = nbformat.v4.new_markdown_cell("Summarise {{topic}}.")
+    cell.metadata["mcp"] = {"prompt": "summarise", "description": "Summarise a topic."}
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(cell)
+    nbformat.write(notebook, str(tmp_path / "prompts.ipynb"))
+    serve = ServerConfig(
+        name="notebooks", command=str(Path(sys.executable).with_name("mcp-notebook")), args=("serve", str(tmp_path))
+    )
+
+    async with PromptClient(serve, mode=mode) as client:
+        assert client.protocol_version == revision
+        [spec] = await client.list_prompts()
+        rendered = await client.get_prompt("summarise", {"topic": "MCP"})
+
+    assert (spec.name, spec.required_arguments) == ("summarise", ("topic",))
+    assert rendered.messages[0].content == TextContent(text="Summarise MCP.")
