@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ...models import CompletionResult, PromptArgument, PromptSpec
-from .services import PromptService
 
 __all__ = ["SUGGESTIONS_SHOWN", "ask_arguments", "describe_prompts", "describe_suggestions"]
 
@@ -90,10 +89,3 @@ def describe_prompts(listing: Mapping[str, Sequence[PromptSpec] | BaseException]
             lines.append(f"  {server}:{spec.name}" + (f" — {about}" if about else ""))
     lines.append("Fill one in with: %mcp form SERVER:PROMPT")
     return "\n".join(lines)
-
-
-async def first_suggestions(
-    service: PromptService, spec: PromptSpec, argument: PromptArgument, context: Mapping[str, str]
-) -> CompletionResult:
-    """What the server suggests for an argument before anything is typed."""
-    return await service.complete(spec.name, argument.name, "", dict(context) or None)
