@@ -24,10 +24,10 @@ import os
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from . import __version__, models
+from . import __version__
 from .config import ServerConfig
 from .exceptions import ServerConnectionError, ServerError
 from .models import CompletionResult, PromptSpec, RenderedPrompt
@@ -393,6 +393,8 @@ class PromptClient:
         """Every prompt the server offers (all pages), cached until it announces a change."""
         if self._prompts is not None and not refresh and self.connected:
             return self._prompts
+        from .protocol.convert import from_mcp_prompt
+
         client = await self._client()
         capabilities = client.server_capabilities
         if capabilities.prompts is None:
@@ -404,7 +406,7 @@ class PromptClient:
         with self._translated_errors("prompts/list"):
             for _ in range(_MAX_PAGES):
                 page = await client.list_prompts(cursor=cursor)
-                prompts.extend(_to_prompt_spec(p, self.name) for p in page.prompts)
+                prompts.extend(from_mcp_prompt(p, origin=self.name) for p in page.prompts)
                 cursor = page.next_cursor
                 # A present cursor (even "") means more pages; a repeated one would loop forever.
                 if cursor is None:
@@ -429,7 +431,9 @@ class PromptClient:
                 result = await client.get_prompt(name, dict(arguments or {}))
         finally:
             self._input_context = None
-        return _to_rendered_prompt(result, name)
+        from .protocol.convert import from_mcp_get_prompt_result
+
+        return from_mcp_get_prompt_result(result, name=name)
 
     async def complete(
         self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
@@ -450,10 +454,11 @@ class PromptClient:
             if isinstance(error.__cause__, MCPError) and error.code == METHOD_NOT_FOUND:
                 return CompletionResult(values=())  # completion is optional for servers
             raise
-        completion = result.completion
-        return CompletionResult(
-            values=tuple(completion.values[:100]), total=completion.total, has_more=bool(completion.has_more)
-        )
+        from .protocol.convert import from_mcp_completion
+
+        completion = from_mcp_completion(result.completion)
+        # The spec caps a completion at 100 values; a server that sends more still gets a bounded answer.
+        return replace(completion, values=completion.values[:100]) if len(completion.values) > 100 else completion
 
     @contextlib.contextmanager
     def _translated_errors(self, method: str) -> Iterator[None]:
@@ -549,83 +554,3 @@ def _root_cause(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error
-
-
-# -- SDK types to our model ------------------------------------------------------------------------
-
-
-def _to_prompt_spec(prompt: mcp_types.Prompt, origin: str) -> PromptSpec:
-    return PromptSpec(
-        name=prompt.name,
-        title=prompt.title,
-        description=prompt.description,
-        arguments=tuple(
-            models.PromptArgument(name=a.name, title=a.title, description=a.description, required=bool(a.required))
-            for a in prompt.arguments or ()
-        ),
-        icons=tuple(_to_icon(i) for i in prompt.icons or ()),
-        meta=dict(prompt.meta) if prompt.meta else None,
-        origin=origin,
-    )
-
-
-def _to_icon(icon: mcp_types.Icon) -> models.Icon:
-    return models.Icon(
-        src=icon.src, mime_type=icon.mime_type, sizes=tuple(icon.sizes) if icon.sizes else None, theme=icon.theme
-    )
-
-
-def _to_rendered_prompt(result: mcp_types.GetPromptResult, name: str) -> RenderedPrompt:
-    return RenderedPrompt(
-        messages=tuple(models.PromptMessage(role=m.role, content=_to_content(m.content)) for m in result.messages),
-        description=result.description,
-        name=name,
-        meta=dict(result.meta) if result.meta else None,
-    )
-
-
-def _to_content(block: Any) -> models.ContentBlock:
-    from mcp_types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
-
-    annotations = _to_annotations(block.annotations)
-    meta = dict(block.meta) if block.meta else None
-    if isinstance(block, TextContent):
-        return models.TextContent(text=block.text, annotations=annotations, meta=meta)
-    if isinstance(block, ImageContent):
-        return models.ImageContent(data=block.data, mime_type=block.mime_type, annotations=annotations, meta=meta)
-    if isinstance(block, AudioContent):
-        return models.AudioContent(data=block.data, mime_type=block.mime_type, annotations=annotations, meta=meta)
-    if isinstance(block, EmbeddedResource):
-        resource = block.resource
-        return models.EmbeddedResource(
-            uri=str(resource.uri),
-            mime_type=resource.mime_type,
-            text=getattr(resource, "text", None),
-            blob=getattr(resource, "blob", None),
-            annotations=annotations,
-            meta=meta,
-        )
-    if isinstance(block, ResourceLink):
-        return models.ResourceLink(
-            uri=str(block.uri),
-            name=block.name,
-            title=block.title,
-            description=block.description,
-            mime_type=block.mime_type,
-            size=block.size,
-            icons=tuple(_to_icon(i) for i in block.icons) if block.icons else None,
-            annotations=annotations,
-            meta=meta,
-        )
-    # A block type prompts may not carry (tool_use, …): keep it visible as text rather than failing.
-    return models.TextContent(text=f"[unsupported content: {getattr(block, 'type', type(block).__name__)}]")
-
-
-def _to_annotations(annotations: mcp_types.Annotations | None) -> models.Annotations | None:
-    if annotations is None:
-        return None
-    return models.Annotations(
-        audience=tuple(annotations.audience) if annotations.audience else None,
-        priority=annotations.priority,
-        last_modified=annotations.last_modified,
-    )
