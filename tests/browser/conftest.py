@@ -1,4 +1,4 @@
-"""A JupyterLab server and a headless Chromium page for the browser tests.
+"""Fixtures of the browser tests: a JupyterLab server and a headless Chromium page.
 
 The stack comes from `.ci/browser-setup.sh` (Debian's chromium, JupyterLab and
 Playwright in the venv; never `playwright install`). Without it the tests skip
@@ -9,94 +9,37 @@ its own process id.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-EXAMPLES = ROOT / "examples"
-SERVED_EXAMPLES = ("plot_prompt.ipynb",)  # the example notebooks the fixture notebooks serve
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-SETUP_MARKER = ROOT / "test-artifacts" / "browser-setup.txt"
-LAB_START_DEADLINE = 90.0
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-
-
-def _missing() -> str | None:
-    """Why the browser stack is not usable here, or None when it is."""
-    missing = []
-    if _chromium() is None:
-        missing.append("chromium (apt-get install chromium)")
-    for module in ("jupyterlab", "playwright"):
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(f"{module} (pip install {module})")
-    if not missing:
-        return None
-    why = f" The setup script said: {SETUP_MARKER.read_text().strip()}" if SETUP_MARKER.exists() else ""
-    return f"browser stack not installed: {', '.join(missing)}; run .ci/browser-setup.sh.{why}"
+from lab_harness import (
+    ARTIFACTS,
+    EXAMPLES,
+    FIXTURES,
+    SERVED_EXAMPLES,
+    Lab,
+    find_chromium,
+    free_port,
+    missing_stack,
+    wait_for_lab,
+)
 
 
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
-    reason = _missing()
+    reason = missing_stack()
     if reason is not None:
         pytest.skip(reason)
-    path = _chromium()
+    path = find_chromium()
     assert path is not None
     return path
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Lab:
-    url: str
-    root: Path
-    log: Path
-
-
-def _wait_for_lab(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + LAB_START_DEADLINE
-    tick = threading.Event()
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        with (
-            contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError),
-            urllib.request.urlopen(f"{url}/api/status", timeout=5) as answer,
-        ):
-            json.load(answer)
-            return
-        tick.wait(0.2)
-    raise RuntimeError(f"JupyterLab did not answer within {LAB_START_DEADLINE:g} s:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -124,7 +67,7 @@ def lab(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     news.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     # The kernel starts `mcp-notebook` and `python` by name: the venv's must come first.
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = base / "lab.log"
     command = [
@@ -144,7 +87,7 @@ def lab(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
     try:
-        _wait_for_lab(url, process, log)
+        wait_for_lab(url, process, log)
         yield Lab(url=url, root=root, log=log)
     finally:
         process.terminate()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ARTIFACTS, Lab
+from lab_harness import ARTIFACTS, Lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

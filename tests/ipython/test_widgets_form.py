@@ -6,6 +6,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import nbformat
 import pytest
 from widget_harness import wait_until
 
@@ -303,20 +304,14 @@ COLOURS = tuple(f"colour-{i:03d}" for i in range(150))
 @pytest.fixture(scope="module")
 def notebook_server(runtime: BackgroundRuntime, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromptClient]:
     """`mcp-notebook serve` over stdio: two of the examples, and a notebook with many completions."""
-    from conftest import write_notebook
-
     folder = tmp_path_factory.mktemp("served")
     for example in ("code_review.ipynb", "plot_prompt.ipynb"):
         (folder / example).write_bytes((EXAMPLES / example).read_bytes())
-    write_notebook(
-        folder / "palette.ipynb",
-        [
-            {
-                "source": "Use {{colour}}.",
-                "mcp": {"prompt": "palette", "arguments": [{"name": "colour", "completions": list(COLOURS)}]},
-            }
-        ],
-    )
+    palette = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_markdown_cell("Use {{colour}}.")
+    cell.metadata["mcp"] = {"prompt": "palette", "arguments": [{"name": "colour", "completions": list(COLOURS)}]}
+    palette.cells.append(cell)
+    nbformat.write(palette, str(folder / "palette.ipynb"))
     config = ServerConfig(name="notebooks", command=sys.executable, args=("-m", "mcp_notebook", "serve", str(folder)))
     client = PromptClient(config)
     runtime.call(client.connect, timeout=60)
