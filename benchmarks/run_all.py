@@ -23,7 +23,7 @@ BENCHMARKS = ("bench_server", "bench_index", "bench_reload", "bench_load_ext", "
 QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "bench_server": ("--notebooks", "3", "--prompts", "2", "--starts", "1", "--round-trips", "5", "--listings", "2"),
     "bench_index": ("--notebooks", "3", "--prompts", "2", "--repeats", "1"),
-    "bench_reload": ("--notebooks", "3", "--prompts", "2", "--saves", "2"),
+    "bench_reload": ("--notebooks", "3", "--prompts", "2", "--saves", "2", "--probe-seconds", "0.5"),
     "bench_load_ext": ("--repeats", "1"),
     "bench_lsp_completion": ("--quick",),
 }
