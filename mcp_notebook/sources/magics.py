@@ -11,8 +11,8 @@ or `%%name` and described by the first paragraph of its docstring.
   invocation built from the arguments. Nothing runs.
 * Live mode (only magics the user allows): rendering runs the invocation in
   the kernel and returns what it printed and displayed. Running is the IPython
-  layer's job; this module builds the invocation and turns the captured output
-  into content blocks.
+  layer's job; this module builds the invocation, and `magic_output` turns the
+  captured output into content blocks.
 
 This module reads the magics table by duck typing and never imports IPython.
 A magic still declared lazily (its extension not imported yet) is listed from
@@ -22,28 +22,21 @@ its name alone: reading anything else from it would load the extension.
 from __future__ import annotations
 
 import argparse
-import base64
 import inspect
-import json
 import shlex
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Literal
 
-from ..models import (
-    ContentBlock,
-    ImageContent,
-    PromptArgument,
-    PromptMessage,
-    PromptSpec,
-    RenderedPrompt,
-    TextContent,
-)
+from ..models import PromptArgument, PromptMessage, PromptSpec, RenderedPrompt, TextContent
 from ..naming import is_valid_name
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
+
+# Re-exported: whoever renders magic prompts needs the live half too.
+from .magic_output import CapturedOutput, to_content_blocks, to_live_result
 
 __all__ = [
     "MAGICS_GROUP",
@@ -72,7 +65,6 @@ MAGIC_ORIGIN = "magic"
 MAGIC_META_KEY = "io.github.mcp-notebook/magic"
 
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off", "n", "f"})
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _ESCAPES: Mapping[MagicKind, str] = {"line": "%", "cell": "%%"}
 
 
@@ -129,16 +121,6 @@ class MagicInvocation:
     def source(self) -> str:
         head = f"{_ESCAPES[self.kind]}{self.name}" + (f" {self.line}" if self.line else "")
         return head if self.kind == "line" else f"{head}\n{self.body or ''}"
-
-
-@dataclass(frozen=True, slots=True)
-class CapturedOutput:
-    """What a live magic printed and displayed, in order: text streams, display bundles, its result."""
-
-    stdout: str = ""
-    stderr: str = ""
-    displays: tuple[Mapping[str, Any], ...] = ()
-    result: Mapping[str, Any] | None = None
 
 
 def _is_lazy(fn: object) -> bool:
@@ -348,53 +330,6 @@ def render_magic_documentation(
     text = "\n\n".join(parts)
     message = PromptMessage(role="user", content=TextContent(text=text))
     return RenderedPrompt(messages=(message,), description=spec.description, name=spec.name)
-
-
-def _text_of(bundle: Mapping[str, Any]) -> str | None:
-    for mime in ("text/markdown", "text/plain"):
-        value = bundle.get(mime)
-        if isinstance(value, str):
-            return value
-    if "application/json" in bundle:
-        return json.dumps(bundle["application/json"], indent=2, default=str)
-    html = bundle.get("text/html")
-    return html if isinstance(html, str) else None
-
-
-def _to_block(bundle: Mapping[str, Any]) -> ContentBlock | None:
-    for mime in _IMAGE_TYPES:
-        data = bundle.get(mime)
-        if isinstance(data, bytes | bytearray):
-            return ImageContent(data=base64.b64encode(bytes(data)).decode("ascii"), mime_type=mime)
-        if isinstance(data, str):
-            return ImageContent(data="".join(data.split()), mime_type=mime)
-    text = _text_of(bundle)
-    return TextContent(text=text) if text is not None else None
-
-
-def to_content_blocks(captured: CapturedOutput) -> tuple[ContentBlock, ...]:
-    """Captured output as content blocks, richest form of each display first: images, then text."""
-    blocks: list[ContentBlock] = []
-    if captured.stdout:
-        blocks.append(TextContent(text=captured.stdout))
-    if captured.stderr:
-        blocks.append(TextContent(text=f"stderr:\n{captured.stderr}"))
-    for bundle in (*captured.displays, *((captured.result,) if captured.result else ())):
-        block = _to_block(bundle)
-        if block is not None:
-            blocks.append(block)
-    return tuple(blocks)
-
-
-def to_live_result(spec: PromptSpec, invocation: MagicInvocation, captured: CapturedOutput) -> RenderedPrompt:
-    """A live magic's answer: what ran, then its output."""
-    blocks = to_content_blocks(captured)
-    intro = f"Ran in the kernel:\n\n```python\n{invocation.source}\n```"
-    if not blocks:
-        intro += "\n\nIt printed nothing."
-    messages = [PromptMessage(role="user", content=TextContent(text=intro))]
-    messages.extend(PromptMessage(role="user", content=block) for block in blocks)
-    return RenderedPrompt(messages=tuple(messages), description=spec.description, name=spec.name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -289,8 +289,10 @@ def test_unloading_stops_the_server_and_withdraws_every_prompt(kernel: Kernel, r
 def test_the_public_surfaces_are_pinned() -> None:
     import mcp_notebook.ipython.client_config as client_config
     import mcp_notebook.ipython.kernel_endpoint as kernel_endpoint
+    import mcp_notebook.ipython.kernel_host as kernel_host
     import mcp_notebook.ipython.kernel_server as kernel_server
 
+    assert sorted(kernel_host.__all__) == ["KernelPromptState", "KernelServer", "LIVE_MAGIC_TIMEOUT", "ServeOptions"]
     assert sorted(kernel_server.__all__) == [
         "KernelPromptState",
         "KernelServer",

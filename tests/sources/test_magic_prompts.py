@@ -237,8 +237,10 @@ def test_listing_magics_never_loads_a_lazy_extension(shell: InteractiveShell) ->
 
 
 def test_the_public_surface_is_pinned() -> None:
+    import mcp_notebook.sources.magic_output as output
     import mcp_notebook.sources.magics as module
 
+    assert sorted(output.__all__) == ["CapturedOutput", "to_content_blocks", "to_live_result"]
     assert sorted(module.__all__) == [
         "CapturedOutput",
         "MAGICS_GROUP",

@@ -1,0 +1,306 @@
+"""One kernel's running MCP server: what `%mcp serve` starts and `%mcp stop` stops.
+
+A `KernelServer` serves the kernel's prompts (its `%%prompt` cells, the
+notebook file it is attached to, its magics) over Streamable HTTP on
+127.0.0.1, on the background runtime's event loop (never a subprocess),
+behind a random bearer token, and writes the connection file that tells
+editors and `mcp-notebook connect` where it listens.
+
+Threads: `start` and `stop` run on the kernel's main thread, which publishes
+immutable snapshots into the registry; the server only reads snapshots. Live
+magics are handed back to the main thread between cells
+(`live_magics.MainThreadScheduler`); completions of variable names read a
+namespace snapshot taken after each cell.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import secrets
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..discovery import remove_connection_file, write_connection_file
+from ..models import PromptSpec, RenderedPrompt
+from ..registry import PromptRegistry
+from ..rendering import render_prompt
+from ..sources.kernel import KernelPromptSource, variable_types
+from ..sources.magics import MagicPromptSource, build_invocation, render_magic_documentation, to_live_result
+from .client_config import format_client_config
+from .kernel_endpoint import HttpEndpoint, start_endpoint, start_watch
+from .live_magics import MagicExecutionError, MainThreadScheduler, create_kernel_scheduler, run_magic
+from .namespace import NamespaceSnapshot, NamespaceWatcher
+
+__all__ = ["LIVE_MAGIC_TIMEOUT", "KernelPromptState", "KernelServer", "ServeOptions"]
+
+log = logging.getLogger(__name__)
+
+LIVE_MAGIC_TIMEOUT = 60.0  # seconds a client waits for a live magic (it may queue behind a running cell)
+
+
+@dataclass(eq=False)
+class KernelPromptState:
+    """What one shell publishes: its registry, its `%%prompt` prompts, and its server while one runs."""
+
+    registry: PromptRegistry
+    cells: KernelPromptSource
+    server: KernelServer | None = None
+    current_cell_id: str | None = None
+    _unhook: Callable[[], None] | None = field(default=None, repr=False)
+
+    def on_pre_run_cell(self, info: Any) -> None:
+        # The front end's cell id lets a re-run `%%prompt --append` cell replace its own message.
+        self.current_cell_id = getattr(info, "cell_id", None)
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """What `%mcp serve` was asked for."""
+
+    port: int = 0
+    token: bool = True
+    live: tuple[str, ...] = ()
+    notebook: str | None = None
+    stdio_proxy: bool = False
+
+
+def _kernel_id() -> str:
+    """The kernel's id, from its connection file name (`kernel-<id>.json`); a fresh id outside a kernel."""
+    with contextlib.suppress(Exception):
+        from ipykernel.connect import get_connection_file
+
+        stem = Path(get_connection_file()).stem
+        if stem.startswith("kernel-") and len(stem) > len("kernel-"):
+            return stem.removeprefix("kernel-")
+    return uuid.uuid4().hex
+
+
+def _kernel_notebook(shell: Any, requested: str | None) -> Path | None:
+    """The notebook file this kernel belongs to: `--notebook`, else the one jupyter-server named."""
+    if requested:
+        path = Path(requested).expanduser()
+        if not path.is_file():
+            raise UsageError(f"--notebook: no such file: {requested}")
+        return path.resolve()
+    # jupyter-server starts a notebook's kernel with JPY_SESSION_NAME set to the notebook's path.
+    for candidate in (os.environ.get("JPY_SESSION_NAME"), shell.user_ns.get("__session__")):
+        if isinstance(candidate, str) and candidate.endswith(".ipynb"):
+            path = Path(candidate).expanduser()
+            if not path.is_absolute():
+                path = Path.cwd() / path
+            if path.is_file():
+                return path.resolve()
+    return None
+
+
+_WARM_UP_THREAD = "mcp-notebook-warm-up"
+
+
+def _wait_for_sdk_warm_up(timeout: float = 60.0) -> None:
+    """Let the extension's background import of the SDK finish before importing more of it here.
+
+    The SDK's client and server packages import each other; the same modules
+    imported from two threads at once can come out half-initialised.
+    """
+    for thread in threading.enumerate():
+        if thread.name == _WARM_UP_THREAD and thread is not threading.current_thread():
+            thread.join(timeout)
+
+
+def _kernel_prompt_server_class() -> type[Any]:
+    # Imported here, not at module level: the MCP SDK costs a second to import and `%load_ext` must stay fast.
+    _wait_for_sdk_warm_up()
+    from ..protocol.server import PromptServer
+
+    class KernelPromptServer(PromptServer):
+        """A `PromptServer` that renders magic prompts (documentation or live) and completes variable names."""
+
+        def __init__(self, registry: PromptRegistry, *, kernel: KernelServer, **options: Any) -> None:
+            super().__init__(registry, **options)
+            self.kernel = kernel
+
+        async def _render(self, spec: PromptSpec, arguments: dict[str, str] | None) -> RenderedPrompt:
+            return await self.kernel.render(spec, arguments, super()._render)
+
+        async def _complete(self, ctx: Any, params: Any) -> Any:
+            answer = await super()._complete(ctx, params)
+            name = getattr(params.ref, "name", None)  # only prompt references have one
+            spec = self.registry.snapshot().get(name) if isinstance(name, str) else None
+            argument = spec.argument(params.argument.name) if spec is not None else None
+            types = variable_types(argument) if argument is not None else None
+            if types is None:
+                return answer
+            result = self.kernel.namespace().complete(params.argument.value, types)
+            completion = answer.completion.model_copy(
+                update={"values": list(result.values), "total": result.total, "has_more": result.has_more}
+            )
+            return answer.model_copy(update={"completion": completion})
+
+    return KernelPromptServer
+
+
+class KernelServer:
+    """One kernel's running MCP server. Start and stop it on the kernel's main thread."""
+
+    def __init__(self, shell: Any, state: KernelPromptState, options: ServeOptions) -> None:
+        self.shell = shell
+        self.state = state
+        self.options = options
+        self.kernel_id = _kernel_id()
+        self.token = secrets.token_urlsafe(32) if options.token else None
+        self.url: str | None = None
+        self.connection_file: Path | None = None
+        self.notebook: Path | None = None
+        self.magics = MagicPromptSource(state.registry, live=options.live)
+        self._namespace: NamespaceWatcher | None = None
+        self._scheduler: MainThreadScheduler | None = None
+        self._folder: Any = None
+        self._endpoint: HttpEndpoint | None = None
+        self._cleanups: list[Callable[[], None]] = []
+        self._stopped = False
+
+    # -- what the server thread calls --------------------------------------------------------------------------------
+
+    def namespace(self) -> NamespaceSnapshot:
+        """The kernel's variables as of the end of the last cell (safe from any thread)."""
+        return self._namespace.snapshot if self._namespace is not None else NamespaceSnapshot()
+
+    async def render(
+        self,
+        spec: PromptSpec,
+        arguments: Mapping[str, str] | None,
+        fallback: Callable[[PromptSpec, dict[str, str] | None], Any],
+    ) -> RenderedPrompt:
+        """Render one prompt: a magic in documentation or live mode, anything else the usual way."""
+        found = self.magics.magic_for(spec)
+        if found is None:
+            rendered: RenderedPrompt = await fallback(spec, dict(arguments) if arguments is not None else None)
+            return rendered
+        info, live = found
+        if not live:
+            return render_magic_documentation(info, spec, arguments)
+        render_prompt(replace(spec, messages=()), arguments)  # refuse bad arguments before anything runs
+        invocation = build_invocation(info, dict(arguments or {}))
+        if self._scheduler is None:
+            message = "live magics need a Jupyter kernel (no main loop to run them on)"
+            raise MagicExecutionError(info.title, message, spec.name)
+        try:
+            captured = await self._scheduler.run(partial(run_magic, self.shell, invocation), LIVE_MAGIC_TIMEOUT)
+        except TimeoutError:
+            message = f"the kernel stayed busy for {LIVE_MAGIC_TIMEOUT:.0f} s; try again between cells"
+            raise MagicExecutionError(info.title, message, spec.name) from None
+        return to_live_result(spec, invocation, captured)
+
+    # -- lifecycle (main thread) -------------------------------------------------------------------------------------
+
+    def _refresh_magics(self, *_: Any) -> None:
+        manager = self.shell.magics_manager
+        # IPython declares its own magics lazily by class; importing those is cheap and safe. Magics that an
+        # extension provides stay declared only, so that listing them never runs the extension.
+        load_classes = getattr(manager, "load_all_lazy_magics", None)
+        if load_classes is not None:
+            try:
+                load_classes()
+            except Exception:
+                log.exception("loading IPython's own magics failed")
+        self.magics.refresh(manager.magics)
+
+    def _on(self, event: str, callback: Callable[..., None]) -> None:
+        self.shell.events.register(event, callback)
+
+        def off() -> None:
+            with contextlib.suppress(ValueError):
+                self.shell.events.unregister(event, callback)
+
+        self._cleanups.append(off)
+
+    def start(self, scheduler: MainThreadScheduler | None = None) -> None:
+        """Publish the magics and the notebook, start HTTP, write the connection file."""
+        try:
+            self._start(scheduler)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, scheduler: MainThreadScheduler | None) -> None:
+        self._refresh_magics()
+        self._on("post_run_cell", self._refresh_magics)
+        self._cleanups.append(self.magics.clear)
+        self._namespace = NamespaceWatcher(self.shell)
+        self._cleanups.append(self._namespace.close)
+        self._scheduler = scheduler if scheduler is not None else create_kernel_scheduler(self.shell)
+        if self._scheduler is not None:
+            self._cleanups.append(self._scheduler.close)
+        self.notebook = _kernel_notebook(self.shell, self.options.notebook)
+        if self.notebook is not None:
+            self._serve_notebook(self.notebook)
+        server = _kernel_prompt_server_class()(
+            self.state.registry,
+            kernel=self,
+            resources=self._folder,
+            read_file=self._folder.read_file if self._folder is not None else None,
+            name=f"mcp-notebook kernel {self.kernel_id[:8]}",
+            instructions="Prompts published by a live Jupyter kernel: its %%prompt cells, its notebook, its magics.",
+        )
+        self._endpoint = start_endpoint(server, port=self.options.port, token=self.token)
+        self._cleanups.append(self._endpoint.stop)
+        self.url = self._endpoint.url
+        self.connection_file = write_connection_file(
+            url=self._endpoint.url,
+            token=self.token,
+            kernel_id=self.kernel_id,
+            notebook_path=str(self.notebook) if self.notebook is not None else None,
+        )
+        atexit.register(self.stop)
+
+    def _serve_notebook(self, path: Path) -> None:
+        from ..sources.folder import NotebookFolderSource
+
+        folder = NotebookFolderSource([path], self.state.registry)
+        folder.scan()
+        self._folder = folder
+        self._cleanups.append(lambda: self.state.registry.update(dict.fromkeys(folder.notebooks)))
+        self._cleanups.append(start_watch(folder))
+
+    def stop(self) -> None:
+        """Stop serving: close the port, remove the connection file, withdraw magics and notebook prompts."""
+        if self._stopped:
+            return
+        self._stopped = True
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.stop)
+        if self.connection_file is not None:
+            remove_connection_file(self.connection_file)
+        for cleanup in reversed(self._cleanups):
+            try:
+                cleanup()
+            except Exception:
+                log.exception("stopping the kernel's MCP server: a cleanup step failed")
+        self._cleanups.clear()
+
+    def describe(self) -> str:
+        """The text `%mcp serve` prints: endpoint, token and client configurations."""
+        assert self.url is not None
+        text = format_client_config(
+            url=self.url,
+            token=self.token,
+            kernel_id=self.kernel_id,
+            connection_file=str(self.connection_file) if self.connection_file else None,
+            stdio_proxy=self.options.stdio_proxy,
+        )
+        served = [f"{len(self.state.cells.names())} %%prompt prompt(s)", "the kernel's magics"]
+        if self.notebook is not None:
+            served.append(f"the notebook {self.notebook}")
+        if self.options.live:
+            served.append(f"live magics: {', '.join(self.options.live)}")
+        return f"Serving {', '.join(served)}.\n{text}"
