@@ -303,4 +303,8 @@ class KernelServer:
             served.append(f"the notebook {self.notebook}")
         if self.options.live:
             served.append(f"live magics: {', '.join(self.options.live)}")
-        return f"Serving {', '.join(served)}.\n{text}"
+        lines = [f"Serving {', '.join(served)}."]
+        unknown = self.magics.unknown_live()
+        if unknown:
+            lines.append(f"warning: --live names no magic of this kernel (yet): {', '.join(unknown)}")
+        return "\n".join([*lines, text])

@@ -394,6 +394,13 @@ class MagicPromptSource:
             return None
         return info, info.title in catalog.live
 
+    def unknown_live(self) -> tuple[str, ...]:
+        """The allowed names (as the user wrote them) that match no magic of the last refresh."""
+        catalog = self._catalog
+        names = {info.name for info in catalog.by_title.values() if info.kind == "line"}
+        prompts = {f"magic.{n}" for n in names} | {f"magic.cell.{i.name}" for i in catalog.by_title.values()}
+        return tuple(m for m in self._live if m not in catalog.by_title and m not in names and m not in prompts)
+
     def clear(self) -> None:
         """Withdraw every magic prompt."""
         with self._lock:

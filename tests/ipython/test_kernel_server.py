@@ -134,6 +134,13 @@ def test_serve_prints_the_url_token_and_ready_to_paste_client_configuration(kern
     assert f"mcp-notebook connect --kernel {server.kernel_id}" in printed
 
 
+def test_serve_warns_about_live_names_that_match_no_magic(kernel: Kernel) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        kernel.main.run(lambda: serve_command(kernel.shell, ["--live", "%who,%no_such_magic"], scheduler=None))
+    assert "warning: --live names no magic of this kernel (yet): %no_such_magic" in out.getvalue()
+
+
 def test_serving_twice_is_refused(kernel: Kernel) -> None:
     server = kernel.serve()
     with pytest.raises(UsageError, match=f"already serving at {server.url}"):

@@ -197,6 +197,12 @@ def test_an_unchanged_magics_table_is_not_republished() -> None:
     assert source.refresh(table) is False
 
 
+def test_allowed_names_that_match_no_magic_are_reported() -> None:
+    source = MagicPromptSource(PromptRegistry(), live=("%twice", "greet", "magic.cell.twice", "%nothing", "%%greet"))
+    source.refresh(_table())
+    assert source.unknown_live() == ("%nothing", "%%greet")
+
+
 def test_changing_the_allow_list_takes_effect_on_the_next_refresh() -> None:
     registry = PromptRegistry()
     source = MagicPromptSource(registry)
