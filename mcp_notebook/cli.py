@@ -312,6 +312,26 @@ examples:
 """
 
 
+_CONNECT_HELP = """\
+Connect an MCP client that only speaks stdio to a running kernel's server
+(started in a notebook with %mcp serve). The kernel is found through its
+connection file in the Jupyter runtime directory; messages are relayed over
+HTTP with the kernel's token, in every protocol revision. Exits with 2 when
+no such kernel serves MCP, and says which kernels do.
+
+examples:
+  mcp-notebook connect --latest
+  mcp-notebook connect --kernel 3f2a9c1e
+  claude mcp add my-kernel -- mcp-notebook connect --latest
+"""
+
+
+def run_connect(args: argparse.Namespace) -> int:
+    from .kernel_proxy import main as connect
+
+    return connect(options=args)
+
+
 def _page_size(text: str) -> int:
     try:
         value = int(text)
@@ -381,8 +401,12 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders to serve")
     config.add_argument("--name", help="server name in the client (default: the first path's name)")
 
-    # Future: `connect --kernel ID|--latest` (serve a running kernel's prompts over stdio) is added here,
-    # as one more _add_command(...) with its own run_connect.
+    from .kernel_proxy import add_connect_arguments  # standard library only until the proxy starts
+
+    connect = _add_command(
+        commands, "connect", "connect a stdio client to a running kernel's server", _CONNECT_HELP, run_connect
+    )
+    add_connect_arguments(connect)
     return parser
 
 
