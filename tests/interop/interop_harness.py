@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -112,19 +113,30 @@ class ToolRun:
 def run_tool(
     argv: Sequence[str | Path], *, timeout: float = 120, env: Mapping[str, str] | None = None, cwd: Path = ROOT
 ) -> ToolRun:
-    """Run a command to completion with a deadline and capture its output (no stdin)."""
+    """Run a command to completion with a deadline and capture its output (no stdin).
+
+    The command runs in a process group of its own, so that on timeout the servers it started die with it.
+    """
     args = tuple(str(a) for a in argv)
-    done = subprocess.run(
+    with subprocess.Popen(
         args,
         cwd=cwd,
         env={**os.environ, **(env or {})},
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return ToolRun(args, done.returncode, done.stdout, done.stderr)
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            raise AssertionError(
+                f"timed out after {timeout:.0f}s: {' '.join(args)}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+            ) from None
+    return ToolRun(args, proc.returncode, stdout, stderr)
 
 
 @contextmanager
