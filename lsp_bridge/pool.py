@@ -363,6 +363,8 @@ class ClientPool:
                 name: self._status.get(name) or ServerStatus(name, ServerState.CONNECTING, source=s.config.source)
                 for name, s in self._servers.items()
             }
+            if statuses == dict(self._snapshot.servers):
+                continue  # e.g. an unchanged kernel scan: nothing to tell
             entries = [
                 CommandEntry(name, spec)
                 for name, status in statuses.items()

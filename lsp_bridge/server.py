@@ -31,7 +31,7 @@ from .completion import (
 from .diagnostics import SOURCE, resolve_command, to_diagnostics
 from .documentation import to_argument_markdown, to_command_markdown
 from .expansion import RENDER_COMMAND, RenderOutcome, prepare_line_edit, render_line
-from .pool import CatalogSnapshot, PromptCatalog, ServerState
+from .pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
 from .settings import BridgeSettings, to_settings
 from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, context_at, find_commands
 
@@ -117,11 +117,7 @@ class BridgeServer(LanguageServer):
             self.schedule_diagnostics(uri, 0)
 
     def _on_catalog_changed(self, snapshot: CatalogSnapshot) -> None:
-        summary = ", ".join(
-            f"{name} {status.state.value}"
-            + (f" ({len(status.prompts)} prompts)" if status.state is ServerState.READY else "")
-            for name, status in sorted(snapshot.servers.items())
-        )
+        summary = ", ".join(_describe(status) for _, status in sorted(snapshot.servers.items()))
         self.window_log_message(types.LogMessageParams(types.MessageType.Info, f"MCP servers: {summary or 'none'}"))
         for uri in list(self.workspace.text_documents):
             self.schedule_diagnostics(uri, self.settings.diagnostics_delay)
@@ -337,6 +333,16 @@ class BridgeServer(LanguageServer):
         )
         self._render_problems[uri] = [diagnostic]
         self.schedule_diagnostics(uri, 0)
+
+
+def _describe(status: ServerStatus) -> str:
+    """`nb ready (3 prompts)`, `k connecting`, `x down (why)`: one server in the status log line."""
+    if status.state is ServerState.READY:
+        return f"{status.name} ready ({len(status.prompts)} prompts)"
+    if status.state is ServerState.DOWN and status.error:
+        reason = status.error if len(status.error) <= 200 else status.error[:199] + "…"
+        return f"{status.name} down ({reason})"
+    return f"{status.name} {status.state.value}"
 
 
 def _handler(method: Callable[..., Any]) -> Callable[..., Any]:

@@ -138,6 +138,11 @@ async def start_bridge(
             DEADLINE,
         )
         yield bridge
-        await asyncio.wait_for(client.shutdown_session(), DEADLINE)
+        if not client.stopped:  # a test may have ended the server itself
+            await asyncio.wait_for(client.shutdown_session(), DEADLINE)
     finally:
+        # pygls' stop() only waits for the process; after a failed test nobody asked it to exit.
+        process = client._server
+        if process is not None and process.returncode is None:
+            process.kill()
         await client.stop()
