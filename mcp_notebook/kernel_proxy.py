@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .discovery import KernelConnection, latest_kernel_connection, list_kernel_connections
+from .discovery import KernelConnection, latest_kernel_connection, list_kernel_connections, runtime_dir
 from .exceptions import ServerConnectionError
 
 if TYPE_CHECKING:
@@ -42,10 +42,11 @@ def find_kernel_connection(
     kernel: str | None = None, *, latest: bool = False, directory: Path | str | None = None
 ) -> KernelConnection:
     """The live kernel to connect to: by id (a unique prefix will do) or the most recently started one."""
+    where = f"kernels in {directory if directory is not None else runtime_dir()}"
     if latest or kernel is None:
         found = latest_kernel_connection(directory)
         if found is None:
-            raise ServerConnectionError("kernel", "no running kernel serves MCP; run %mcp serve in a notebook first")
+            raise ServerConnectionError(where, "no running kernel serves MCP; run %mcp serve in a notebook first")
         return found
     connections = list_kernel_connections(directory)
     exact = [c for c in connections if c.kernel_id == kernel]
@@ -53,8 +54,8 @@ def find_kernel_connection(
     if len(matches) == 1:
         return matches[0]
     running = ", ".join(f"{c.kernel_id} ({c.notebook_path or 'no notebook'})" for c in connections) or "none"
-    problem = "several kernels match" if matches else "no running kernel with that id serves MCP"
-    raise ServerConnectionError(f"kernel {kernel}", f"{problem}; running: {running}")
+    problem = f"several kernels match {kernel!r}" if matches else f"no running kernel {kernel!r} serves MCP"
+    raise ServerConnectionError(where, f"{problem}; running: {running}")
 
 
 class _Headers:

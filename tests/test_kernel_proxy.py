@@ -52,16 +52,16 @@ def test_latest_picks_the_most_recently_started_kernel(tmp_path: Path) -> None:
 def test_an_ambiguous_or_unknown_kernel_says_which_kernels_run(tmp_path: Path) -> None:
     _write(tmp_path, "aaaa1111", 1.0)
     _write(tmp_path, "aaaa2222", 2.0)
-    with pytest.raises(ServerConnectionError, match="several kernels match; running: aaaa2222"):
+    with pytest.raises(ServerConnectionError, match="several kernels match 'aaaa'; running: aaaa2222"):
         find_kernel_connection("aaaa", directory=tmp_path)
-    with pytest.raises(ServerConnectionError, match="no running kernel with that id serves MCP"):
+    with pytest.raises(ServerConnectionError, match=f"^kernels in {tmp_path}: no running kernel 'zzzz' serves MCP"):
         find_kernel_connection("zzzz", directory=tmp_path)
     with pytest.raises(ServerConnectionError, match="run %mcp serve in a notebook first"):
         find_kernel_connection(latest=True, directory=tmp_path / "empty")
 
 
 def _connect_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mcp_notebook.kernel_proxy", *args]
+    return [str(Path(sys.executable).with_name("mcp-notebook")), "connect", *args]
 
 
 @pytest.mark.slow
@@ -74,7 +74,8 @@ def test_connecting_without_a_running_kernel_exits_2_with_a_reason(tmp_path: Pat
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2
-    assert "no running kernel serves MCP" in done.stderr
+    reason = "no running kernel serves MCP; run %mcp serve in a notebook first"
+    assert done.stderr == f"mcp-notebook connect: kernels in {tmp_path}: {reason}\n"
 
 
 @pytest.fixture
