@@ -1,8 +1,8 @@
 """The TypeScript MCP SDK 1.x, as a stdio client of `mcp-notebook serve`, sees what our own side sees.
 
 `ts_client.mjs` lists (following every cursor: the server pages by two), renders, completes and provokes the
-two -32602 errors; the Python SDK's `mcp.Client` does the same against another server process, and the two
-reports must agree.
+two -32602 errors; the Python SDK's `mcp.Client` (same revision) and our own `PromptClient` (which reaches
+2026-07-28) do the same against other server processes, and what they see must agree.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ import pytest
 from interop_harness import FIXTURES, CompatRecorder, InteropTools, run_tool, server_command
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import PromptReference
+
+from mcp_notebook.client import PromptClient
+from mcp_notebook.config import ServerConfig
+from mcp_notebook.exceptions import ServerError
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
@@ -135,6 +139,41 @@ async def test_typescript_and_python_clients_see_the_same_prompts(
     assert {label: e["data"] for label, e in ts_report["errors"].items()} == {
         label: e["data"] for label, e in python["errors"].items()
     }
+
+
+async def test_typescript_client_and_our_prompt_client_agree_across_eras(
+    ts_report: dict[str, Any], ts_check: Callable[[str], None]
+) -> None:
+    ts_check("same view as mcp-notebook's PromptClient")
+    command, *args = server_command(*SERVE)
+    # PromptClient probes and so speaks 2026-07-28 to our server: the prompts must not depend on the era.
+    async with PromptClient(ServerConfig(name="interop", command=command, args=tuple(args))) as client:
+        assert client.protocol_version == "2026-07-28"
+        prompts = await client.list_prompts()
+        rendered = await client.get_prompt(PLAN["get"]["name"], PLAN["get"]["arguments"])
+        completion = await client.complete(PLAN["complete"]["prompt"], PLAN["complete"]["argument"], "PY")
+        errors: dict[str, tuple[int | None, Any]] = {}
+        for case in PLAN["errors"]:
+            with pytest.raises(ServerError) as caught:
+                await client.get_prompt(case["name"], case["arguments"])
+            errors[case["label"]] = (caught.value.code, caught.value.data)
+    seen = [
+        (p.name, p.title, p.description, [(a.name, a.required, a.description) for a in p.arguments]) for p in prompts
+    ]
+    assert seen == [
+        (
+            p["name"],
+            p.get("title"),
+            p.get("description"),
+            [(a["name"], a.get("required", False), a.get("description")) for a in p.get("arguments", [])],
+        )
+        for p in ts_report["prompts"]
+    ]
+    assert [(m.role, m.content.type, getattr(m.content, "text", None)) for m in rendered.messages] == [
+        (m["role"], m["content"]["type"], m["content"].get("text")) for m in ts_report["get"]["messages"]
+    ]
+    assert list(completion.values) == ts_report["complete"]["completion"]["values"]
+    assert errors == {label: (e["code"], e["data"]) for label, e in ts_report["errors"].items()}
 
 
 def test_typescript_client_renders_a_prompt_with_its_arguments(
