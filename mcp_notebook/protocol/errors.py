@@ -6,6 +6,7 @@
 | `PathOutsideRootError`         | -32602  | a path that escapes the served folder           |
 | `ResourceError` on `resources/read` | -32002 up to 2025-11-25, -32602 at 2026-07-28 | not found |
 | `ResourceError` elsewhere      | -32603  | a prompt's embedded file cannot be read         |
+| `PromptExecutionError`         | -32603  | a prompt that runs something (a live magic) failed; its message is kept |
 | anything else                  | -32603  | a bug; logged with its traceback, message kept generic |
 
 `data` carries the structured details (`PromptError.data()`, the URI).
@@ -22,7 +23,7 @@ from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
-from ..exceptions import PathOutsideRootError, PromptError, ResourceError
+from ..exceptions import PathOutsideRootError, PromptError, PromptExecutionError, ResourceError
 from .revisions import is_modern
 
 __all__ = ["RESOURCE_NOT_FOUND", "guarded", "to_mcp_error"]
@@ -50,6 +51,8 @@ def to_mcp_error(exc: BaseException, *, revision: str, method: str) -> MCPError:
             code = INVALID_PARAMS if is_modern(revision) else RESOURCE_NOT_FOUND
             return MCPError(code, str(exc) or f"Resource not found: {exc.uri}", data)
         return MCPError(INTERNAL_ERROR, str(exc), data)
+    if isinstance(exc, PromptExecutionError):
+        return MCPError(INTERNAL_ERROR, str(exc), exc.data())
     log.error("%s failed", method, exc_info=(type(exc), exc, exc.__traceback__))
     return MCPError(INTERNAL_ERROR, f"Internal error while serving {method}; the server log has the details")
 
