@@ -199,6 +199,9 @@ class KernelServer:
         except TimeoutError:
             message = f"the kernel stayed busy for {LIVE_MAGIC_TIMEOUT:.0f} s; try again between cells"
             raise MagicExecutionError(info.title, message, spec.name) from None
+        except MagicExecutionError as error:
+            error.prompt = spec.name  # the client knows the prompt, not the magic
+            raise
         return to_live_result(spec, invocation, captured)
 
     # -- lifecycle (main thread) -------------------------------------------------------------------------------------

@@ -256,6 +256,16 @@ async def test_an_allowed_magic_runs_live_on_the_main_thread_and_others_stay_doc
     assert refused.messages[0].content.text.startswith("The IPython magic `%who_ls`.")
 
 
+async def test_a_failing_live_magic_is_an_internal_error_with_its_message(kernel: Kernel) -> None:
+    server = kernel.serve("--live", "history")
+    async with connect(server.url or "", server.token) as client:
+        with pytest.raises(MCPError) as failed:
+            await client.get_prompt("magic.history", {"pattern": "x", "limit": "not-a-number"})
+    assert failed.value.error.code == -32603
+    assert failed.value.error.message == "%history failed: argument -l: invalid int value: 'not-a-number'"
+    assert failed.value.error.data == {"prompt": "magic.history"}
+
+
 async def test_the_kernels_notebook_is_served_and_reloaded_on_save(
     kernel: Kernel, notebook_factory: Callable[..., Path]
 ) -> None:
