@@ -340,10 +340,8 @@ class MCPMagics(Magics):
             return self.pool.resolve(reference)
         except UnknownPromptError as error:
             server = reference.partition(":")[0] if ":" in reference else None
-            suggestions = [f"{server}:{s}" if server and ":" not in s else s for s in error.suggestions]
-            hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
             listing = f"%mcp prompts {server}" if server else "%mcp prompts"
-            raise UsageError(f"Unknown prompt {reference!r}.{hint} ({listing} lists them)") from None
+            raise UsageError(f"{error} ({listing} lists them)") from None
 
 
 def _split_pair(text: str, separator: str, option: str, shape: str) -> tuple[str, str]:

@@ -202,13 +202,20 @@ class ServerPool:
         return self.runtime.call(fetch_all)
 
     def resolve(self, reference: str) -> tuple[Connection, PromptSpec]:
-        """Find `server:prompt`, or a bare prompt name offered by exactly one server."""
+        """Find `server:prompt`, or a bare prompt name offered by exactly one server.
+
+        An unknown prompt raises `UnknownPromptError` whose suggestions are
+        `server:prompt` references, ready to show.
+        """
         configs = self.configs()
         server, _, prompt = reference.partition(":")
         if prompt:
             self.config(server)  # an unknown server is an error naming the known ones
             connection = self.connection(server)
-            return connection, connection.prompt(prompt)
+            try:
+                return connection, connection.prompt(prompt)
+            except UnknownPromptError as error:
+                raise UnknownPromptError(reference, [f"{server}:{s}" for s in error.suggestions]) from None
         name = reference
         if not configs:
             raise ConfigError(None, "no MCP servers configured; add one with %mcp connect NAME -- COMMAND")

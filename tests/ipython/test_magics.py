@@ -114,9 +114,9 @@ def test_a_bare_name_offered_by_two_servers_must_be_qualified(isolated_shell: In
 
 
 def test_an_unknown_prompt_suggests_close_names(docs: InteractiveShell) -> None:
-    with pytest.raises(UsageError, match=r"Unknown prompt 'docs:gret'\. Did you mean docs:greet\?"):
+    with pytest.raises(UsageError, match=r"Unknown prompt: docs:gret; did you mean docs:greet\? \(%mcp prompts docs"):
         mcp(docs, "get docs:gret name=x")
-    with pytest.raises(UsageError, match="Did you mean docs:greet"):
+    with pytest.raises(UsageError, match=r"Unknown prompt: gret; did you mean docs:greet\? \(%mcp prompts lists"):
         mcp(docs, "get gret")
 
 
