@@ -34,18 +34,19 @@ def run_in_fresh_ipython(code: str, tmp_path: Path) -> dict[str, object]:
 
 @pytest.mark.slow
 def test_load_ext_imports_no_sdk_anyio_or_asyncio_and_is_quick(tmp_path: Path) -> None:
-    result = run_in_fresh_ipython(
+    code = (
         "heavy = ('mcp', 'mcp_types', 'pydantic', 'anyio', 'asyncio', 'ipywidgets')\n"
         "before = {m for m in heavy if m in sys.modules}\n"
         "began = time.perf_counter()\n"
         "shell.run_line_magic('load_ext', 'mcp_notebook')\n"
         "took = (time.perf_counter() - began) * 1000\n"
-        "print(json.dumps({'ms': took, 'new': sorted(m for m in heavy if m in sys.modules and m not in before)}))\n",
-        tmp_path,
+        "print(json.dumps({'ms': took, 'new': sorted(m for m in heavy if m in sys.modules and m not in before)}))\n"
     )
+    # Best of three: a busy machine only ever adds time, never removes it.
+    runs = [run_in_fresh_ipython(code, tmp_path) for _ in range(3)]
 
-    assert result["new"] == []
-    assert isinstance(result["ms"], float) and result["ms"] < LOAD_EXT_BUDGET_MS
+    assert [run["new"] for run in runs] == [[], [], []]
+    assert min(float(str(run["ms"])) for run in runs) < LOAD_EXT_BUDGET_MS
 
 
 @pytest.mark.slow
