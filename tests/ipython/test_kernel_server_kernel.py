@@ -7,6 +7,7 @@ HTTP with the bearer token from that file.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from collections.abc import Iterator
@@ -36,7 +37,21 @@ class Kernel:
 
     def execute(self, code: str) -> str:
         """Run a cell; what it printed. Fails the test when the cell raises."""
-        msg_id = self.client.execute(code)
+        return self.finish(self.client.execute(code))
+
+    def start(self, code: str, *, until: str) -> str:
+        """Start a cell and return once it has printed `until` (it is then running); its message id."""
+        msg_id: str = self.client.execute(code)
+        while True:
+            message: dict[str, Any] = self.client.get_iopub_msg(timeout=DEADLINE)
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            if message["msg_type"] == "stream" and until in message["content"]["text"]:
+                return msg_id
+            assert message["msg_type"] != "error", message["content"]
+
+    def finish(self, msg_id: str) -> str:
+        """Wait for a started cell to end; what it printed (from now on). Fails the test when it raised."""
         printed: list[str] = []
         while True:
             message: dict[str, Any] = self.client.get_iopub_msg(timeout=DEADLINE)
@@ -129,6 +144,31 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
     port = int(connection.url.rsplit(":", 1)[1].split("/")[0])
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+WAIT_FOR_QUEUED_MAGIC = """
+import asyncio
+from mcp_notebook.ipython.kernel_server import kernel_prompt_state
+kp_phase = "running"
+kp_scheduler = kernel_prompt_state(get_ipython()).server._scheduler
+print("started", flush=True)
+async with asyncio.timeout(30):  # the live request must arrive, and wait, while this cell runs
+    while not kp_scheduler._waiting:
+        await asyncio.sleep(0.01)
+kp_phase = "done"
+"""
+
+
+async def test_a_live_magic_asked_for_during_a_running_cell_runs_after_it(kernel: Kernel) -> None:
+    kernel.execute("%mcp serve --live %whos")
+    connection = kernel.connection()
+    async with connect(connection.url, connection.token) as client:
+        msg_id = await asyncio.to_thread(kernel.start, WAIT_FOR_QUEUED_MAGIC, until="started")
+        rendered = asyncio.create_task(client.get_prompt("magic.whos", {"line": "str"}))
+        await asyncio.to_thread(kernel.finish, msg_id)
+        output = (await rendered).messages[1].content.text
+    assert "kp_phase" in output and "done" in output and "running" not in output
+    kernel.execute("%mcp stop")
 
 
 def test_shutting_the_kernel_down_removes_its_connection_file(kernel: Kernel) -> None:
