@@ -50,6 +50,7 @@ _STDERR_TAIL = 2000
 
 
 _sdk_import_lock = threading.Lock()
+_in_connection_task: contextvars.ContextVar[bool] = contextvars.ContextVar("in_connection_task", default=False)
 
 
 def import_sdk() -> None:
@@ -128,7 +129,8 @@ class PromptClient:
         self._generation = 0
         self._listeners: list[Callable[[], None]] = []
         self._server_log: _ServerLog | None = None
-        self._input_context: contextvars.Context | None = None
+        # Contexts of the prompts/get requests in flight, for server-sent elicitations (see _on_elicitation).
+        self._requests_in_flight: list[contextvars.Context] = []
 
     # -- state -------------------------------------------------------------------------------------
 
@@ -238,6 +240,7 @@ class PromptClient:
 
     async def _own(self, connection: _Connection) -> None:
         """The connection's task: open the SDK client, keep it until asked to stop, close it here."""
+        _in_connection_task.set(True)
         import_sdk()
         import anyio
 
@@ -425,12 +428,13 @@ class PromptClient:
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> RenderedPrompt:
         """Render one prompt on the server; input-required rounds go to `on_input_required`."""
         client = await self._client()
-        self._input_context = contextvars.copy_context()
+        request_context = contextvars.copy_context()
+        self._requests_in_flight.append(request_context)
         try:
             with self._translated_errors("prompts/get"):
                 result = await client.get_prompt(name, dict(arguments or {}))
         finally:
-            self._input_context = None
+            self._requests_in_flight.remove(request_context)
         from .protocol.convert import from_mcp_get_prompt_result
 
         return from_mcp_get_prompt_result(result, name=name)
@@ -507,8 +511,12 @@ class PromptClient:
             request = InputRequest(params.message, {}, str(context.request_id), url=params.url)
         else:
             request = InputRequest(params.message, dict(params.requested_schema), str(context.request_id))
-        # Run the handler in the context of the request that caused it, so it can reach its caller.
-        run_context = self._input_context or contextvars.copy_context()
+        # Run the handler in the context of the request that caused it, so it can reach its caller. A
+        # 2026-07-28 input-required round runs in that request's own task; a handshake server's
+        # elicitation/create arrives on the connection's task instead, and goes to the latest request.
+        run_context = contextvars.copy_context()
+        if _in_connection_task.get() and self._requests_in_flight:
+            run_context = self._requests_in_flight[-1]
         task = asyncio.get_running_loop().create_task(_call_handler(handler, request), context=run_context)
         try:
             answer = await asyncio.shield(task)
