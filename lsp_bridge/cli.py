@@ -128,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.config, cwd=root, include_defaults=not args.no_default_config, on_error=problems.append
             )
         )
+        await pool.prepare()
         pool.set_servers(configs)
         for problem in problems:
             server.window_show_message(types.ShowMessageParams(types.MessageType.Warning, str(problem)))

@@ -141,6 +141,7 @@ class ClientPool:
         reconnect_initial: float = 0.5,
         reconnect_max: float = 30.0,
     ) -> None:
+        self._default_factory = client_factory is None
         self._factory: ClientFactory = client_factory or (
             lambda config: create_prompt_client(config, request_timeout=request_timeout)
         )
@@ -158,6 +159,17 @@ class ClientPool:
         self._closed = False
         self._rebuild_task: asyncio.Task[None] | None = None
         self._dirty = False
+
+    async def prepare(self) -> None:
+        """Import the MCP SDK in a worker thread before the first connection.
+
+        It takes over a second; imported by the first connection instead, it
+        would stall the event loop, and with it every editor request.
+        """
+        if self._default_factory:
+            from mcp_notebook.client import import_sdk
+
+            await asyncio.to_thread(import_sdk)
 
     # -- the catalog -------------------------------------------------------------------------------
 

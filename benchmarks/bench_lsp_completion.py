@@ -1,0 +1,167 @@
+"""Slash-command completion speed: `mcp-notebook-lsp` with 10,000 prompts, through a real LSP client.
+
+The bridge is started the way an editor starts it (its console script over
+stdio), with an MCP configuration naming several `mcp-notebook serve` processes
+that publish the prompts of a generated notebook corpus. Once every prompt is
+in the bridge's cache, a pytest-lsp `LanguageClient` (VS Code's capabilities)
+asks for completions and times each round trip:
+
+* `/` on an empty slash line: the whole catalogue, cut to the best 100;
+* typed queries that hit each ranking tier (prefix, word start, substring, fuzzy);
+* for reference, a completion request away from any slash position: the cost
+  of an LSP round trip that does no work, so `ratio` shows what ranking adds.
+
+Targets: `/` median under 20 ms and p99 under 50 ms.
+Example: `python -m benchmarks.bench_lsp_completion --servers 4 --prompts 10000 --requests 500`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+
+from .corpus import create_corpus
+from .report import FigureTable, summarize, write_json
+from .servers import describe_environment, ours_command
+
+__all__ = ["bridge_command", "main"]
+
+MEDIAN_TARGET_MS = 20.0
+P99_TARGET_MS = 50.0
+URI = "file:///bench/notes.md"
+# Line 0 is the slash line; the others are typed queries, then a plain line for the empty round trip.
+QUERIES = {
+    "`/`": "/",
+    "prefix `/s1:nb0`": "/s1:nb0",
+    "word start `/p07`": "/p07",
+    "substring `/12_p0`": "/12_p0",
+    "fuzzy `/s2n3p1`": "/s2n3p1",
+}
+_READY = re.compile(r"(\S+) ready \((\d+) prompts\)")
+
+
+def bridge_command(config: Path) -> list[str]:
+    """`mcp-notebook-lsp` through the console script next to this interpreter (or `-m lsp_bridge`)."""
+    script = Path(sys.executable).parent / "mcp-notebook-lsp"
+    launcher = [str(script)] if script.exists() else [sys.executable, "-m", "lsp_bridge"]
+    return [*launcher, "--config", str(config), "--no-default-config", "--no-kernels", "--timeout", "300"]
+
+
+def _write_config(folder: Path, servers: int, prompts: int) -> Path:
+    """`servers` corpora of `prompts / servers` prompts each, and an mcp.json serving each one."""
+    per_server = max(1, prompts // servers)
+    per_notebook = min(20, per_server)
+    entries = {}
+    for index in range(servers):
+        corpus = create_corpus(folder / f"s{index}", notebooks=max(1, per_server // per_notebook), prompts=per_notebook)
+        command, *args = ours_command("serve", str(corpus.folder), "--no-watch", "--page-size", "500")
+        entries[f"s{index}"] = {"command": command, "args": args}
+    config = folder / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    return config
+
+
+async def _wait_until_loaded(client: LanguageClient, servers: int, deadline: float) -> int:
+    """Wait for the status line that shows every server ready; returns the number of prompts."""
+
+    def loaded() -> int | None:
+        for message in reversed(client.log_messages):
+            ready = _READY.findall(message.message)
+            if len(ready) == servers:
+                return sum(int(count) for _, count in ready)
+        return None
+
+    async def wait() -> int:
+        while (total := loaded()) is None:
+            await client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
+        return total
+
+    return await asyncio.wait_for(wait(), deadline)
+
+
+async def _complete(client: LanguageClient, line: int, character: int) -> tuple[float, int]:
+    params = types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line=line, character=character)
+    )
+    began = time.perf_counter()
+    result = await client.text_document_completion_async(params)
+    elapsed = time.perf_counter() - began
+    items = result.items if isinstance(result, types.CompletionList) else (result or [])
+    return elapsed, len(items)
+
+
+async def _measure(config: Path, servers: int, requests: int) -> tuple[FigureTable, dict[str, float]]:
+    client = make_test_lsp_client()
+    began = time.perf_counter()
+    await client.start_io(*bridge_command(config))
+    try:
+        await client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual-studio-code")))
+        initialized = time.perf_counter()
+        total = await _wait_until_loaded(client, servers, deadline=600)
+        loaded = time.perf_counter()
+        lines = [*QUERIES.values(), "plain text"]
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=URI, language_id="markdown", version=1, text="\n".join(lines))
+            )
+        )
+        empty_line = len(lines) - 1
+        for _ in range(20):  # warm-up: first requests pay for lazy work on both sides
+            for number, query in enumerate(QUERIES.values()):
+                await _complete(client, number, len(query))
+            await _complete(client, empty_line, 3)
+        samples: dict[str, list[float]] = {name: [] for name in QUERIES}
+        empty: list[float] = []
+        counts: dict[str, int] = {}
+        for _ in range(requests):
+            for number, (name, query) in enumerate(QUERIES.items()):
+                elapsed, counts[name] = await _complete(client, number, len(query))
+                samples[name].append(elapsed)
+            empty.append((await _complete(client, empty_line, 3))[0])
+        await client.shutdown_session()
+    finally:
+        await client.stop()  # type: ignore[no-untyped-call]
+
+    baseline = summarize(empty)
+    table = FigureTable(f"Completion through a real LSP client, {total} prompts on {servers} servers")
+    table.add("empty completion (no slash): median", baseline.median)
+    for name, values in samples.items():
+        summary = summarize(values)
+        slash = name == "`/`"
+        table.add(f"{name}: median ({counts[name]} items)", summary.median, target=MEDIAN_TARGET_MS if slash else None)
+        table.add(f"{name}: p99", summary.p99, target=P99_TARGET_MS if slash else None)
+        table.add(f"{name}: median / empty median", summary.median / baseline.median, unit="x")
+    table.add("initialize answered after spawn", (initialized - began) * 1000)
+    table.add("every prompt in the cache after spawn", (loaded - began), unit="s")
+    return table, {"prompts": float(total), "servers": float(servers), "requests": float(requests)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Time slash-command completion in mcp-notebook-lsp.")
+    parser.add_argument("--servers", type=int, default=4, help="mcp-notebook serve processes behind the bridge")
+    parser.add_argument("--prompts", type=int, default=10_000, help="prompts in total, split between the servers")
+    parser.add_argument("--requests", type=int, default=300, help="timed requests per query")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: proves the script works")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.servers, args.prompts, args.requests = 2, 40, 10
+    with tempfile.TemporaryDirectory(prefix="bench-lsp-") as scratch:
+        config = _write_config(Path(scratch), args.servers, args.prompts)
+        table, facts = asyncio.run(_measure(config, args.servers, args.requests))
+    print(table)
+    if args.json:
+        write_json(args.json, [table], {"environment": describe_environment(), **facts})
+
+
+if __name__ == "__main__":
+    main()
