@@ -32,10 +32,6 @@ class HttpEndpoint:
         self.url = url
         self._stop = stop
 
-    @property
-    def port(self) -> int:
-        return int(self.url.rsplit(":", 1)[1].split("/", 1)[0])
-
     def stop(self) -> None:
         self._stop()
 

@@ -162,7 +162,7 @@ def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadSched
     server = KernelServer(shell, state, options)
     try:
         server.start(scheduler)
-    except (OSError, MCPNotebookError) as error:
+    except (OSError, RuntimeError, MCPNotebookError) as error:
         raise UsageError(f"%mcp serve: {error}") from error
     state.server = server
     print(server.describe())

@@ -141,6 +141,19 @@ def test_serve_warns_about_live_names_that_match_no_magic(kernel: Kernel) -> Non
     assert "warning: --live names no magic of this kernel (yet): %no_such_magic" in out.getvalue()
 
 
+def test_a_port_in_use_is_a_usage_error_that_leaves_nothing_behind(kernel: Kernel, runtime_dir: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(UsageError, match=r"%mcp serve: .*in use"):
+            kernel.serve("--port", str(port))
+    state = kernel_prompt_state(kernel.shell)
+    assert state.server is None
+    assert list_kernel_connections(runtime_dir) == []
+    assert "magics" not in state.registry.groups()
+
+
 def test_serving_twice_is_refused(kernel: Kernel) -> None:
     server = kernel.serve()
     with pytest.raises(UsageError, match=f"already serving at {server.url}"):
