@@ -171,6 +171,17 @@ async def test_a_live_magic_asked_for_during_a_running_cell_runs_after_it(kernel
     kernel.execute("%mcp stop")
 
 
+def test_unloading_the_extension_stops_the_server_and_removes_its_connection_file(kernel: Kernel) -> None:
+    kernel.execute("%mcp serve")
+    connection = kernel.connection()
+    kernel.execute("%unload_ext mcp_notebook")
+    assert list_kernel_connections(kernel.runtime_dir) == []
+    port = int(connection.url.rsplit(":", 1)[1].split("/")[0])
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    kernel.execute("%load_ext mcp_notebook")
+
+
 def test_shutting_the_kernel_down_removes_its_connection_file(kernel: Kernel) -> None:
     kernel.execute("%mcp serve")
     path = Path(kernel.connection().path)
