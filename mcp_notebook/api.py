@@ -35,7 +35,15 @@ from .models import CompletionResult, PromptSpec, RenderedPrompt
 from .naming import suggest_names
 from .runtime import BackgroundRuntime, get_runtime, run_in_caller
 
-__all__ = ["Connection", "InputHandler", "argument_text", "ask_with_input", "connect", "resolve_server"]
+__all__ = [
+    "Connection",
+    "InputHandler",
+    "argument_text",
+    "ask_with_input",
+    "check_arguments",
+    "connect",
+    "resolve_server",
+]
 
 InputHandler = Callable[[InputRequest], Mapping[str, Any] | None]
 """Asks the user what a server needs; runs on the thread that made the request. None declines."""
