@@ -1,12 +1,15 @@
 """Problems on slash lines, found while the user types: unknown prompts, missing arguments, and so on.
 
 Bare `/name` commands are only checked when exactly one server has that prompt
-(a lone `/usr` may well be a path); `/server:prompt` always is. A server that is
-not connected yet is said so, instead of calling its prompts unknown.
+(a lone `/usr` may well be a path); `/server:prompt` always is, when it has the
+shape of one (letters, digits, `_`, `.`, `-`: `/usr/bin:/bin` is left alone). A
+server that is not connected yet is said so, instead of calling its prompts
+unknown.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from lsprotocol import types
@@ -20,6 +23,9 @@ from .slashline import SlashCommand, find_commands
 __all__ = ["SOURCE", "resolve_command", "to_diagnostics"]
 
 SOURCE = "mcp-notebook"
+
+# What a slash command looks like: server and prompt names fit the prompt-name rule.
+_COMMAND_SHAPE = re.compile(r"^[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)?$")
 
 # Turns (line, start column, end column) into an editor range.
 LineRangeMaker = Callable[[int, int, int], types.Range]
@@ -120,7 +126,7 @@ def to_diagnostics(
         if trigger not in line:
             continue  # the common case, and cheap
         for command in find_commands(line.rstrip("\r\n"), trigger):
-            if not command.name:
+            if not _COMMAND_SHAPE.match(command.name):
                 continue
 
             def span(start: int, end: int, number: int = number) -> types.Range:

@@ -348,3 +348,27 @@ async def test_a_refused_edit_is_reported(bridge: Bridge, uri: str) -> None:
     assert result["applied"] is False
     assert result["error"] == "The editor did not apply the rendered prompt: read-only document"
     assert len(bridge.edits) == 1
+
+
+async def test_settings_pushed_by_the_editor_apply_at_once(start: StartBridge, uri: str) -> None:
+    code = "file:///work/script.py"
+    async with start() as bridge:
+        bridge.open(code, "/\n", language_id="python")
+        assert (await bridge.complete(code, 0, 1)).items == ()
+        bridge.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"mcpNotebook": {"fileTypes": "*", "diagnostics": False}})
+        )
+        assert len((await bridge.complete(code, 0, 1)).items) == 5
+        bridge.open(uri, "/nb:nope\n")
+        assert await bridge.diagnostics(uri, lambda d: True) == ()
+
+
+async def test_a_bad_setting_is_reported_to_the_user(start: StartBridge) -> None:
+    async with start() as bridge:
+        bridge.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"mcpNotebook": {"images": "inline"}})
+        )
+        await bridge.wait_for(types.WINDOW_SHOW_MESSAGE, lambda: bool(bridge.client.messages))
+        (message,) = bridge.client.messages
+        assert message.type == types.MessageType.Warning
+        assert message.message.startswith("mcpNotebook.images must be")
