@@ -64,7 +64,16 @@ class CachePolicy:
 
     def hints(self) -> dict[Any, CacheHint]:
         hint = CacheHint(ttl_ms=self.ttl_ms, scope=self.scope)
-        return {method: hint for method in ("server/discover", "prompts/list", "resources/list", "resources/read")}
+        return {
+            method: hint
+            for method in (
+                "server/discover",
+                "prompts/list",
+                "resources/list",
+                "resources/templates/list",
+                "resources/read",
+            )
+        }
 
 
 class HandshakeTrimmer:
@@ -116,6 +125,8 @@ class PromptServer(Server[ChangeFeed]):
             resource_handlers = {
                 "on_list_resources": guarded("resources/list", self._list_resources),
                 "on_read_resource": guarded("resources/read", self._read_resource),
+                # Clients of a server with resources may ask for templates; we publish none.
+                "on_list_resource_templates": guarded("resources/templates/list", self._list_resource_templates),
             }
         super().__init__(
             name,
@@ -209,6 +220,13 @@ class PromptServer(Server[ChangeFeed]):
             resources=[to_mcp_resource(info, ctx.protocol_version) for info in page.items],
             next_cursor=page.next_cursor,
         )
+
+    async def _list_resource_templates(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        cursor = params.cursor if params is not None else None
+        page = self.paginator.page("resource-templates", (), fingerprint_of(()), cursor)
+        return types.ListResourceTemplatesResult(resource_templates=[], next_cursor=page.next_cursor)
 
     async def _read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(

@@ -172,6 +172,15 @@ async def test_resources_are_listed_and_read(server: PromptServer, mode: str) ->
         assert isinstance(blob, types.BlobResourceContents)
 
 
+async def test_resource_templates_are_an_empty_list_rather_than_an_unknown_method(
+    server: PromptServer, mode: str
+) -> None:
+    async with Client(server, mode=mode) as client:
+        listed = await client.list_resource_templates()
+        assert listed.resource_templates == []
+        assert listed.next_cursor is None
+
+
 async def test_an_unknown_resource_is_not_found_in_the_clients_era(server: PromptServer, mode: str) -> None:
     async with Client(server, mode=mode) as client:
         error = await error_of(client.read_resource("notebook://nope"))
