@@ -225,7 +225,8 @@ class PromptServer(Server[ChangeFeed]):
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         cursor = params.cursor if params is not None else None
-        page = self.paginator.page("resource-templates", (), fingerprint_of(()), cursor)
+        none: tuple[ResourceInfo, ...] = ()
+        page = self.paginator.page("resource-templates", none, fingerprint_of(none), cursor)
         return types.ListResourceTemplatesResult(resource_templates=[], next_cursor=page.next_cursor)
 
     async def _read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
