@@ -1,0 +1,37 @@
+-- mcp-notebook-lsp in Neovim's built-in LSP client (Neovim 0.11 or later).
+-- Put this file in ~/.config/nvim/plugin/ (or require it from your init.lua).
+
+vim.lsp.config('mcp_notebook', {
+  cmd = { 'mcp-notebook-lsp' },
+  -- Neovim sends the filetype as the LSP language id: "markdown", "text", ...
+  filetypes = { 'markdown', 'text' },
+  root_markers = { 'mcp.json', '.mcp.json', '.vscode', '.cursor', '.git' },
+  init_options = {
+    mcpNotebook = {
+      trigger = '/',
+      fileTypes = { 'markdown', 'text' }, -- must name the same language ids as `filetypes`
+      images = 'placeholder', -- or 'data-uri'
+    },
+  },
+})
+vim.lsp.enable('mcp_notebook')
+
+vim.api.nvim_create_autocmd('LspAttach', {
+  callback = function(event)
+    local client = vim.lsp.get_client_by_id(event.data.client_id)
+    if not client or client.name ~= 'mcp_notebook' then
+      return
+    end
+    -- Pop the menu up as you type "/" (and "=" for argument values).
+    vim.lsp.completion.enable(true, client.id, event.buf, { autotrigger = true })
+    -- <leader>mr renders the slash line under the cursor in place.
+    vim.keymap.set('n', '<leader>mr', function()
+      local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+      client:exec_cmd({
+        title = 'Render prompt',
+        command = 'mcpNotebook.renderPrompt',
+        arguments = { vim.uri_from_bufnr(event.buf), line },
+      }, { bufnr = event.buf })
+    end, { buffer = event.buf, desc = 'Render the MCP prompt on this line' })
+  end,
+})
