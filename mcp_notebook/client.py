@@ -275,6 +275,10 @@ class PromptClient:
                 cache=None,  # we cache the whole listing ourselves, evicted by list_changed
             )
             await stack.enter_async_context(client)
+            if self._mode not in ("auto", "legacy"):
+                # A pinned modern version makes the SDK adopt made-up, empty capabilities
+                # without asking; ask the server, so its real prompts capability is known.
+                await self._discover(client)
             async with anyio.create_task_group() as tasks:
                 if client.protocol_version == "2026-07-28":
                     tasks.start_soon(self._listen_for_changes, client)
@@ -282,6 +286,13 @@ class PromptClient:
                 connection.ready.set()
                 await connection.stop.wait()
                 tasks.cancel_scope.cancel()
+
+    async def _discover(self, client: Client) -> None:
+        from mcp_types import DiscoverResult
+
+        with self._translated_errors("server/discover"):
+            raw = await client.session.send_discover(client.protocol_version)
+        client.session.adopt(DiscoverResult.model_validate(raw))
 
     async def _open_transport(self, stack: contextlib.AsyncExitStack) -> Any:
         config = self._config

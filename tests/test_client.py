@@ -301,7 +301,9 @@ async def test_before_connecting_the_client_reports_nothing_about_the_server() -
     assert (client.name, client.connected, client.protocol_version, client.server_title) == ("docs", False, None, None)
 
 
-@pytest.mark.parametrize(("mode", "revision"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+@pytest.mark.parametrize(
+    ("mode", "revision"), [("auto", "2026-07-28"), ("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")]
+)
 async def test_mcp_notebook_serve_is_reached_in_both_eras(tmp_path: Path, mode: str, revision: str) -> None:
     import nbformat
 
