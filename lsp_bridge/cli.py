@@ -15,7 +15,7 @@ from mcp_notebook.exceptions import ConfigError
 
 from .settings import ALL_FILE_TYPES, BridgeSettings
 
-__all__ = ["create_parser", "main"]
+__all__ = ["create_parser", "main", "to_command_server_names"]
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from bridge_harness import BRIDGE, DEADLINE, Bridge, start_bridge
-from conftest import write_notebook
 from lsprotocol import types
+from notebook_files import write_notebook
 
 from mcp_notebook.discovery import write_connection_file
 

@@ -1,0 +1,59 @@
+"""The public surface of the LSP bridge and of kernel discovery, pinned: it only changes on purpose."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC = {
+    "lsp_bridge.cli": ["create_parser", "main", "to_command_server_names"],
+    "lsp_bridge.server": ["BridgeServer", "RENDER_COMMAND", "create_server"],
+    "lsp_bridge.pool": [
+        "CatalogSnapshot",
+        "ClientPool",
+        "PromptCatalog",
+        "PromptClientLike",
+        "ServerState",
+        "ServerStatus",
+        "create_prompt_client",
+    ],
+    "lsp_bridge.kernels": ["KernelWatcher", "to_kernel_server_configs"],
+    "lsp_bridge.settings": ["ALL_FILE_TYPES", "BridgeSettings", "to_settings"],
+    "lsp_bridge.slashline": [
+        "ArgumentNameContext",
+        "ArgumentValueContext",
+        "CommandNameContext",
+        "CursorContext",
+        "SlashArgument",
+        "SlashCommand",
+        "StrayToken",
+        "context_at",
+        "find_commands",
+        "format_invocation",
+        "quote_value",
+        "split_command_name",
+    ],
+    "lsp_bridge.ranking": ["CommandEntry", "CommandIndex", "CommandMatch", "MatchTier", "SearchResult", "word_starts"],
+    "lsp_bridge.render": ["ImageStyle", "fence", "to_editor_text"],
+    "mcp_notebook.discovery": [
+        "CONNECTION_FILE_PREFIX",
+        "KernelConnection",
+        "connection_file_name",
+        "is_process_alive",
+        "latest_kernel_connection",
+        "list_kernel_connections",
+        "read_connection_file",
+        "remove_connection_file",
+        "runtime_dir",
+        "write_connection_file",
+    ],
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_public_names_are_pinned(module: str) -> None:
+    loaded = importlib.import_module(module)
+    assert sorted(loaded.__all__) == sorted(PUBLIC[module])
+    for name in loaded.__all__:
+        assert hasattr(loaded, name), f"{module}.{name} is exported but missing"
