@@ -109,6 +109,12 @@ class PromptClientLike(Protocol):
 ClientFactory = Callable[[ServerConfig], PromptClientLike]
 
 
+def _describe_failure(error: Exception) -> str:
+    if isinstance(error, TimeoutError):
+        return "no answer in time"
+    return str(error) or type(error).__name__
+
+
 def create_prompt_client(config: ServerConfig, *, request_timeout: float = 30.0) -> PromptClientLike:
     """The real client (imported lazily: the MCP SDK is slow to import)."""
     from mcp_notebook.client import PromptClient
@@ -278,9 +284,7 @@ class ClientPool:
                 raise
             except Exception as error:  # any failure: show it, then retry later
                 log.info("MCP server %s is down: %s", name, error)
-                self._set_status(
-                    ServerStatus(name, ServerState.DOWN, error=str(error) or type(error).__name__, source=source)
-                )
+                self._set_status(ServerStatus(name, ServerState.DOWN, error=_describe_failure(error), source=source))
             # A server that stayed up for a while starts the backoff afresh.
             if time.monotonic() - started > self._reconnect_max:
                 delay = self._reconnect_initial
@@ -328,22 +332,23 @@ class ClientPool:
     async def _probe(self, name: str, client: PromptClientLike) -> None:
         """Check that the server still answers (a dead stdio server is only noticed on a request).
 
-        A completion request is small whatever the size of the listing; an
-        error *answer* still proves the server is alive.
+        A completion request is small whatever the size of the listing. Any
+        answer, even an error, proves the server is alive; only a lost
+        connection or silence until the request deadline counts as dead (a
+        busy server must not be restarted for being slow).
         """
         status = self._status.get(name)
         target = next((p for p in (status.prompts if status else ()) if p.arguments), None)
         try:
-            async with asyncio.timeout(self._completion_timeout):
+            async with asyncio.timeout(self._request_timeout):
                 if target is not None:
                     await client.complete(target.name, target.arguments[0].name, "", None)
                 else:
                     await client.list_prompts(refresh=True)
         except ServerConnectionError:
             raise
-        except ServerError as error:
-            if error.code is None:
-                raise
+        except ServerError:
+            pass
 
     async def _close_client(self, name: str, client: PromptClientLike) -> None:
         try:

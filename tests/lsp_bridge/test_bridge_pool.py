@@ -23,6 +23,9 @@ class FakeServer:
         self.alive = True
         self.connects = 0
         self.hang = False
+        self.refuse_completion = False
+        self.probes = 0
+        self.probed = asyncio.Event()
         self.clients: list[FakeClient] = []
 
 
@@ -70,8 +73,13 @@ class FakeClient:
         self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
     ) -> CompletionResult:
         self._check()
+        self.server.probes += 1
+        if self.server.probes >= 2:
+            self.server.probed.set()
         if self.server.hang:
             await asyncio.Event().wait()
+        if self.server.refuse_completion:
+            raise ServerError("Completion is not offered for x", -32602)
         return CompletionResult(values=(f"{value}1", f"{value}2", str(dict(context or {}))))
 
     def fire_list_changed(self) -> None:
@@ -217,3 +225,25 @@ async def test_close_stops_every_server(pool: ClientPool, servers: dict[str, Fak
     await wait_until(pool, lambda s: len(s.index) == 3)
     await pool.aclose()
     assert all(c.closed for s in servers.values() for c in s.clients)
+
+
+async def test_an_error_answer_to_the_health_check_proves_the_server_alive(
+    pool: ClientPool, servers: dict[str, FakeServer]
+) -> None:
+    servers["a"].refuse_completion = True
+    pool.set_servers(_configs("a"))
+    await wait_until(pool, _state("a", ServerState.READY))
+    await asyncio.wait_for(servers["a"].probed.wait(), DEADLINE)  # two health checks answered with an error
+    assert pool.snapshot().servers["a"].state is ServerState.READY
+    assert servers["a"].connects == 1
+
+
+async def test_a_silent_server_is_given_up_after_the_request_deadline(
+    pool: ClientPool, servers: dict[str, FakeServer]
+) -> None:
+    pool.set_servers(_configs("a"))
+    await wait_until(pool, _state("a", ServerState.READY))
+    servers["a"].hang = True
+    snap = await wait_until(pool, _state("a", ServerState.DOWN))
+    assert snap.index.entries == ()
+    assert snap.servers["a"].error == "no answer in time"
