@@ -21,10 +21,13 @@ import contextlib
 import contextvars
 import logging
 import os
+import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from . import __version__
@@ -315,7 +318,10 @@ class PromptClient:
         if self._server_log is None:
             self._server_log = _ServerLog()
         params = StdioServerParameters(
-            command=config.command, args=list(config.args), env=dict(config.env or {}) or None, cwd=config.cwd
+            command=_resolve_command(config.command),
+            args=list(config.args),
+            env=dict(config.env or {}) or None,
+            cwd=config.cwd,
         )
         return stdio_client(params, errlog=self._server_log.file)
 
@@ -573,3 +579,16 @@ def _root_cause(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error
+
+
+def _resolve_command(command: str) -> str:
+    """`command` as found on PATH, else in this Python environment's scripts folder.
+
+    A kernel or a script often runs from a virtual environment that is not on
+    PATH: `mcp-notebook serve …` should still find the `mcp-notebook` installed
+    beside the interpreter.
+    """
+    if os.sep in command or shutil.which(command) is not None:
+        return command
+    beside = Path(sys.executable).parent / command
+    return str(beside) if shutil.which(str(beside)) is not None else command

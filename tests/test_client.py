@@ -323,3 +323,21 @@ async def test_mcp_notebook_serve_is_reached_in_both_eras(tmp_path: Path, mode: 
 
     assert (spec.name, spec.required_arguments) == ("summarise", ("topic",))
     assert rendered.messages[0].content == TextContent(text="Summarise MCP.")
+
+
+async def test_a_command_installed_beside_the_interpreter_is_found_without_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nbformat
+
+    cell = nbformat.v4.new_markdown_cell("Say hello.")
+    cell.metadata["mcp"] = {"prompt": "hello"}
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(cell)
+    nbformat.write(notebook, str(tmp_path / "prompts.ipynb"))
+    # A kernel started from a virtual environment that is not on PATH.
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    serve = ServerConfig(name="notebooks", command="mcp-notebook", args=("serve", str(tmp_path)))
+
+    async with PromptClient(serve) as client:
+        assert [spec.name for spec in await client.list_prompts()] == ["hello"]
