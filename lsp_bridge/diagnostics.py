@@ -114,6 +114,16 @@ def _argument_problems(
         problems.append(
             _diagnostic(span(token.start, token.end), message, "stray-token", types.DiagnosticSeverity.Warning)
         )
+    if command.trailing:
+        # Often a value with spaces that lost its quotes; a hint only, since text after a command is allowed.
+        first, last = command.trailing[0], command.trailing[-1]
+        message = (
+            f"Not part of {trigger}{entry.key}: rendering keeps this text. "
+            'Quote values that contain spaces: name="two words"'
+        )
+        problems.append(
+            _diagnostic(span(first.start, last.end), message, "trailing-text", types.DiagnosticSeverity.Hint)
+        )
     return problems
 
 

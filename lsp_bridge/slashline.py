@@ -3,10 +3,11 @@
 A slash command starts with the trigger character (default `/`) at a *slash
 position*: the start of a line or just after whitespace (so `a/b` and
 `http://x` are not commands). Its first token is the command (`server:prompt`,
-or a bare `prompt`); every following token up to the next command on the line is
-an argument `name=value`. A value may be quoted with `"` or `'`; inside quotes a
-backslash escapes the next character. Tokens without `=` are kept as *stray*
-tokens so that diagnostics can point at them.
+or a bare `prompt`); the following tokens are its arguments `name=value`. A
+value may be quoted with `"` or `'`; inside quotes a backslash escapes the next
+character. The command ends with its last argument: words after it are
+ordinary text (*trailing*, kept when the command is rendered), words between
+arguments are *stray* (diagnostics point at both).
 
 All columns are indexes into the Python string (code points); converting to
 editor units is the server's job. Nothing here imports pygls.
@@ -64,10 +65,11 @@ class SlashCommand:
 
     start: int  # column of the trigger character
     name_end: int  # column after the command name
-    end: int  # column after the last token of the command
+    end: int  # column after the last argument (or the name): what rendering replaces
     name: str  # the command without the trigger: "server:prompt" or "prompt"
     arguments: tuple[SlashArgument, ...] = ()
-    stray: tuple[StrayToken, ...] = ()
+    stray: tuple[StrayToken, ...] = ()  # words between the name and the last argument
+    trailing: tuple[StrayToken, ...] = ()  # words after the last argument, up to the next command
 
     @property
     def server(self) -> str | None:
@@ -180,10 +182,13 @@ class _CommandBuilder:
     name_end: int
     name: str
     arguments: list[SlashArgument] = field(default_factory=list)
-    stray: list[StrayToken] = field(default_factory=list)
+    words: list[StrayToken] = field(default_factory=list)
 
-    def build(self, end: int) -> SlashCommand:
-        return SlashCommand(self.start, self.name_end, end, self.name, tuple(self.arguments), tuple(self.stray))
+    def build(self) -> SlashCommand:
+        end = self.arguments[-1].end if self.arguments else self.name_end
+        stray = tuple(w for w in self.words if w.start < end)
+        trailing = tuple(w for w in self.words if w.start >= end)
+        return SlashCommand(self.start, self.name_end, end, self.name, tuple(self.arguments), stray, trailing)
 
 
 def find_commands(line: str, trigger: str = "/") -> tuple[SlashCommand, ...]:
@@ -191,7 +196,7 @@ def find_commands(line: str, trigger: str = "/") -> tuple[SlashCommand, ...]:
     commands: list[SlashCommand] = []
     current: _CommandBuilder | None = None
     n = len(line)
-    i = last_end = 0
+    i = 0
     while i < n:
         if line[i].isspace():
             i += 1
@@ -199,12 +204,12 @@ def find_commands(line: str, trigger: str = "/") -> tuple[SlashCommand, ...]:
         token_start = j = i
         if line.startswith(trigger, i) and _is_slash_position(line, i):
             if current is not None:
-                commands.append(current.build(last_end))
+                commands.append(current.build())
             j = i + len(trigger)
             while j < n and not line[j].isspace():
                 j += 1
             current = _CommandBuilder(start=i, name_end=j, name=line[i + len(trigger) : j])
-            i = last_end = j
+            i = j
             continue
         # Any other token: an argument of the current command, or plain text before any command.
         while j < n and not line[j].isspace() and line[j] != "=":
@@ -215,15 +220,15 @@ def find_commands(line: str, trigger: str = "/") -> tuple[SlashCommand, ...]:
                 current.arguments.append(
                     SlashArgument(line[token_start:j], value, token_start, end, j + 1, quote, closed)
                 )
-            i = last_end = end
+            i = end
             continue
         while j < n and not line[j].isspace():
             j += 1
         if current is not None:
-            current.stray.append(StrayToken(line[token_start:j], token_start, j))
-        i = last_end = j
+            current.words.append(StrayToken(line[token_start:j], token_start, j))
+        i = j
     if current is not None:
-        commands.append(current.build(last_end))
+        commands.append(current.build())
     return tuple(commands)
 
 
@@ -270,7 +275,7 @@ def context_at(line: str, column: int, trigger: str = "/") -> CursorContext | No
     used = frozenset(a.name for a in command.arguments if a is not arg)
     if arg is not None:  # in the name part of `name=value`
         return ArgumentNameContext(command, line[arg.start : column], arg.start, arg.value_start, used)
-    for token in command.stray:
+    for token in (*command.stray, *command.trailing):
         if token.start <= column <= token.end:
             return ArgumentNameContext(command, line[token.start : column], token.start, token.end, used)
     if line[column - 1].isspace():

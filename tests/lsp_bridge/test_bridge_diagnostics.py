@@ -58,10 +58,14 @@ def test_each_problem_has_its_code() -> None:
         (3, "duplicate-argument"),
         (4, "unclosed-quote"),
         (5, "missing-argument"),
-        (5, "stray-token"),
+        (5, "trailing-text"),
         (6, "unknown-server"),
         (7, "server-unavailable"),
     ]
+
+
+def test_words_between_arguments_are_stray() -> None:
+    assert _codes("/nb:greet Ada name=Ada") == [(0, "stray-token")]
 
 
 def test_the_trigger_setting_is_respected() -> None:

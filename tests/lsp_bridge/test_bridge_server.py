@@ -242,13 +242,14 @@ async def test_diagnostics_flag_problems_as_soon_as_a_document_opens(bridge: Bri
         (3, "unknown-server"),
         (4, "server-unavailable"),
         (5, "ambiguous-prompt"),
-        (6, "stray-token"),
+        (6, "trailing-text"),
     ]
     assert "did you mean /nb:greet" in by_line[(1, "unknown-prompt")].message
     assert by_line[(1, "unknown-prompt")].severity == types.DiagnosticSeverity.Error
     assert by_line[(2, "missing-argument")].message == "/nb:greet needs name="
     assert by_line[(4, "server-unavailable")].severity == types.DiagnosticSeverity.Information
-    assert by_line[(6, "stray-token")].range == types.Range(types.Position(6, 19), types.Position(6, 27))
+    assert by_line[(6, "trailing-text")].range == types.Range(types.Position(6, 19), types.Position(6, 27))
+    assert by_line[(6, "trailing-text")].severity == types.DiagnosticSeverity.Hint
 
 
 async def test_diagnostics_follow_edits(bridge: Bridge, uri: str) -> None:
@@ -372,3 +373,19 @@ async def test_a_bad_setting_is_reported_to_the_user(start: StartBridge) -> None
         (message,) = bridge.client.messages
         assert message.type == types.MessageType.Warning
         assert message.message.startswith("mcpNotebook.images must be")
+
+
+async def test_every_command_on_a_line_is_rendered_in_the_same_edit(bridge: Bridge, uri: str) -> None:
+    bridge.open(uri, "/nb:greet name=Ada then /nb:summarize_cell cell=3\n")
+    (action,) = await bridge.code_actions(uri, 0)
+    assert action.title == "Render prompt /nb:greet, /nb:summarize_cell"
+    result = await bridge.execute("mcpNotebook.renderPrompt", [uri, 0])
+    assert result["applied"] is True
+    (params,) = bridge.edits
+    assert params.edit.document_changes is not None
+    (change,) = params.edit.document_changes
+    assert isinstance(change, types.TextDocumentEdit)
+    assert [(e.range.start.character, e.range.end.character, e.new_text) for e in change.edits] == [
+        (0, 18, "greet: name=Ada"),
+        (24, 49, "summarize_cell: cell=3"),  # "then" stays
+    ]

@@ -64,6 +64,15 @@ def test_tokens_without_equals_sign_are_stray() -> None:
     assert command.values() == {"name": "x"}
 
 
+def test_words_after_the_last_argument_are_trailing_text_outside_the_command() -> None:
+    (command,) = find_commands("/nb:greet name=Ada and more")
+    assert command.end == 18
+    assert [t.text for t in command.trailing] == ["and", "more"]
+    assert command.stray == ()
+    (bare,) = find_commands("/nb:greet Ada")
+    assert (bare.end, [t.text for t in bare.trailing]) == (9, ["Ada"])
+
+
 def test_several_commands_on_one_line_split_their_arguments() -> None:
     first, second = find_commands("/a:one x=1 /b:two y=2")
     assert (first.name, first.values(), first.end) == ("a:one", {"x": "1"}, 10)
