@@ -11,7 +11,9 @@ turns so that neither gets a quieter machine:
   own `Client`, the path real Python clients take.
 
 Before measuring, both listings are compared so the figures are known to be
-about the same prompts. Example:
+about the same prompts. Servers take turns throughout (starts alternate; on
+open connections, runs of 25 requests alternate), since the machine's load
+drifts during a run. Example:
 `python -m benchmarks.bench_server --notebooks 50 --prompts 10 --round-trips 500`.
 """
 
@@ -19,10 +21,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,7 @@ __all__ = ["ServerUnderTest", "compare_listings", "main", "measure_round_trips",
 class ServerUnderTest:
     label: str
     argv: tuple[str, ...]
+    round_trips: bool = True  # False: only its listing is measured
 
     def connect(self, era: Era) -> RawStdioClient:
         return RawStdioClient(self.argv, era=era, cwd=ROOT)
@@ -59,11 +64,13 @@ def measure_start(server: ServerUnderTest, era: Era) -> StartSample:
     return StartSample(to_session, to_first_list)
 
 
-def measure_round_trips(client: RawStdioClient, names: Sequence[str], count: int, warmup: int = 20) -> list[float]:
-    """`prompts/get` one after another on one connection, cycling through `names`; seconds per request."""
+def measure_round_trips(
+    client: RawStdioClient, names: Sequence[str], count: int, warmup: int = 20, start: int = 0
+) -> list[float]:
+    """`prompts/get` one after another on one connection, cycling through `names` from `start`; seconds each."""
     samples: list[float] = []
     for index in range(warmup + count):
-        name = names[index % len(names)]
+        name = names[(start + index) % len(names)]
         began = time.perf_counter()
         client.request("prompts/get", {"name": name, "arguments": prompt_arguments_for(name)})
         if index >= warmup:
@@ -118,24 +125,52 @@ def _texts(result: dict[str, Any]) -> list[str]:
 
 @dataclass
 class ConnectionFigures:
-    round_trips: list[float]
-    listing: list[float]
-    pages: int
     prompts: list[dict[str, Any]]
     sample_render: list[str]
+    round_trips: list[float] = field(default_factory=list)
+    listing: list[float] = field(default_factory=list)
+    pages: int = 0
 
 
-def _measure_connection(
-    server: ServerUnderTest, era: Era, names: Sequence[str], args: argparse.Namespace
-) -> ConnectionFigures:
-    with server.connect(era) as client:
-        client.open_session()
-        prompts, _ = client.list_all_prompts()  # also warms the server's listing path
-        first = names[0]
-        sample = client.request("prompts/get", {"name": first, "arguments": prompt_arguments_for(first)})
-        round_trips = measure_round_trips(client, names, args.round_trips)
-        listing, pages = measure_full_listing(client, args.listings)
-    return ConnectionFigures(round_trips, listing, pages, prompts, _texts(sample))
+# Requests per turn when servers take turns on open connections: short turns, so that drift in
+# machine load (other processes) hits every server alike.
+_TURN = 25
+
+
+def _turns(labels: Sequence[str], turn: int) -> Sequence[str]:
+    return labels if turn % 2 == 0 else list(reversed(labels))
+
+
+def _measure_connections(
+    servers: Sequence[ServerUnderTest], era: Era, names: Sequence[str], args: argparse.Namespace
+) -> dict[str, ConnectionFigures]:
+    """Open one connection per server, then let them take turns: round trips in short runs, then listings."""
+    with ExitStack() as stack:
+        clients: dict[str, RawStdioClient] = {}
+        figures: dict[str, ConnectionFigures] = {}
+        for server in servers:
+            client = stack.enter_context(server.connect(era))
+            client.open_session()
+            prompts, _ = client.list_all_prompts()  # also warms the server's listing path
+            first = names[0]
+            sample = client.request("prompts/get", {"name": first, "arguments": prompt_arguments_for(first)})
+            measure_round_trips(client, names, 0)  # warm-up
+            clients[server.label] = client
+            figures[server.label] = ConnectionFigures(prompts, _texts(sample))
+        trippers = [s.label for s in servers if s.round_trips]
+        done = 0
+        for turn in itertools.count():
+            if done >= args.round_trips:
+                break
+            count = min(_TURN, args.round_trips - done)
+            for label in _turns(trippers, turn):
+                figures[label].round_trips += measure_round_trips(clients[label], names, count, 0, done)
+            done += count
+        for turn in range(args.listings):
+            for label in _turns(list(clients), turn):
+                samples, figures[label].pages = measure_full_listing(clients[label], 1)
+                figures[label].listing += samples
+    return figures
 
 
 def _measure_sdk_client_start(server: ServerUnderTest) -> float:
@@ -174,7 +209,9 @@ def run(args: argparse.Namespace, corpus: Corpus) -> ComparisonTable:
     for server in servers:  # warm-up: bytecode caches, page cache
         measure_start(server, era)
 
-    figures = {s.label: _measure_connection(s, era, corpus.prompt_names, args) for s in servers}
+    # The same listing from ours in one page separates the cost of paging from the cost per prompt.
+    one_page = ServerUnderTest("ours-one-page", (*ours.argv, "--page-size", str(max(corpus.size, 1))), False)
+    figures = _measure_connections([*servers, one_page], era, corpus.prompt_names, args)
     problems = compare_listings(figures["ours"].prompts, figures["sdk"].prompts)
     if figures["ours"].sample_render != figures["sdk"].sample_render:
         problems.append(
@@ -214,13 +251,8 @@ def run(args: argparse.Namespace, corpus: Corpus) -> ComparisonTable:
         summarize(figures["ours"].listing).median,
         sdk_listing,
     )
-    # The same listing from ours in one page separates the cost of paging from the cost per prompt.
-    one_page = ServerUnderTest("ours-one-page", (*ours.argv, "--page-size", str(max(corpus.size, 1))))
-    with one_page.connect(era) as client:
-        client.open_session()
-        client.list_all_prompts()
-        one_page_listing, _ = measure_full_listing(client, args.listings)
-    table.add("full listing, ours in one page (--page-size = all)", summarize(one_page_listing).median, sdk_listing)
+    one_page_listing = summarize(figures["ours-one-page"].listing).median
+    table.add("full listing, ours in one page (--page-size = all)", one_page_listing, sdk_listing)
     if args.sdk_client:
         client_starts = _alternating(servers, max(1, args.starts // 2), _measure_sdk_client_start)
         table.add(
@@ -235,7 +267,7 @@ def create_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--notebooks", type=int, default=50)
     parser.add_argument("--prompts", type=int, default=10, help="prompt cells per notebook")
-    parser.add_argument("--starts", type=int, default=10, help="process starts per server")
+    parser.add_argument("--starts", type=int, default=15, help="process starts per server")
     parser.add_argument("--round-trips", type=int, default=500, help="prompts/get requests per server")
     parser.add_argument("--listings", type=int, default=20, help="full paginated listings per server")
     parser.add_argument("--era", choices=("handshake", "modern"), default="handshake")
