@@ -59,6 +59,7 @@ class BridgeServer(LanguageServer):
         # Failed renders stay on their line until the document changes.
         self._render_problems: dict[str, list[types.Diagnostic]] = {}
         self._remove_listener: Callable[[], None] | None = None
+        self._startup_problems: tuple[str, ...] = ()
 
     # -- text helpers ------------------------------------------------------------------------------
 
@@ -90,14 +91,15 @@ class BridgeServer(LanguageServer):
 
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.settings, problems = to_settings(params.initialization_options, self.settings)
-        for problem in problems:
-            log.warning("%s", problem)
+        self._startup_problems = problems  # shown once the editor is ready for messages
         self.style = CompletionStyle.of(params.capabilities)
         # Trigger characters are announced once, in the answer to initialize (built after this handler).
         self.protocol.fm.feature_options[types.TEXT_DOCUMENT_COMPLETION] = _completion_options(self.settings)
 
     async def on_initialized(self, params: types.InitializedParams) -> None:
         self._remove_listener = self.catalog.add_listener(self._on_catalog_changed)
+        for problem in self._startup_problems:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, problem))
         if self._on_start is not None:
             await self._on_start()
 

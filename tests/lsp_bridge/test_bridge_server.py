@@ -364,6 +364,13 @@ async def test_settings_pushed_by_the_editor_apply_at_once(start: StartBridge, u
         assert await bridge.diagnostics(uri, lambda d: True) == ()
 
 
+async def test_a_bad_start_up_option_is_reported_once_the_editor_is_ready(start: StartBridge) -> None:
+    async with start(options={"maxItems": -1}) as bridge:
+        await bridge.wait_for(types.WINDOW_SHOW_MESSAGE, lambda: bool(bridge.client.messages))
+        (message,) = bridge.client.messages
+        assert message.message == "mcpNotebook.maxItems must be a whole number from 1 to 5000; keeping 100"
+
+
 async def test_a_bad_setting_is_reported_to_the_user(start: StartBridge) -> None:
     async with start() as bridge:
         bridge.client.workspace_did_change_configuration(
