@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLES = ROOT / "examples"
-SERVED_EXAMPLES = ("plot_prompt.ipynb",)  # the example notebooks the fixture notebooks serve
+SERVED_EXAMPLES = ("plot_prompt.ipynb", "code_review.ipynb")  # the example notebooks the fixture notebooks serve
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 SETUP_MARKER = ROOT / "test-artifacts" / "browser-setup.txt"
 LAB_START_DEADLINE = 90.0

@@ -119,7 +119,10 @@ class PromptPicker:
         self.loads = 0  # completed reloads, so callers can tell a fresh listing from an old one
 
         self.search = widgets.Text(
-            value="", placeholder="Search prompts by name, title or description", continuous_update=True
+            value="",
+            placeholder="Search prompts by name, title or description",
+            continuous_update=True,
+            layout=widgets.Layout(width="100%", max_width="40em"),
         )
         self.search.add_class("mcp-picker-search")
         self.status = widgets.HTML("<i>Loading prompts…</i>")
@@ -213,4 +216,5 @@ class PromptPicker:
         elif query.strip():
             self.status.value = f"<small>{shown} of {total} prompts match “{html.escape(query)}”.</small>"
         else:
-            self.status.value = f"<small>{total} prompts from {len(self.sections)} servers.</small>"
+            servers = len(self.sections)
+            self.status.value = f"<small>{total} prompts from {servers} server{'s' if servers != 1 else ''}.</small>"
