@@ -1,8 +1,6 @@
-"""Ranking slash commands: prefix > word start > substring > fuzzy, ignoring case, fast on 10,000 prompts."""
+"""Ranking slash commands: prefix > word start > substring > fuzzy, ignoring case."""
 
 from __future__ import annotations
-
-import time
 
 from lsp_bridge.ranking import CommandEntry, CommandIndex, MatchTier, word_starts
 from mcp_notebook.models import PromptSpec
@@ -89,13 +87,21 @@ def test_word_starts_split_at_separators_and_humps() -> None:
     assert word_starts("kernel-1:magic.timeIt") == (0, 7, 9, 15, 19)
 
 
-def test_ranking_ten_thousand_commands_is_fast() -> None:
+def test_ranking_ten_thousand_commands_keeps_the_best_hundred() -> None:
+    # How fast this is, is measured by benchmarks/bench_lsp_completion.py, not here.
     entries = [
         CommandEntry(f"server{s}", PromptSpec(name=f"prompt_{i}_topic{i % 7}")) for s in range(10) for i in range(1000)
     ]
     index = CommandIndex(entries)
     assert len(index) == 10_000
-    for query in ("", "server3:prompt_12", "topic", "t6", "zq"):
-        started = time.perf_counter()
-        index.search(query, limit=100)
-        assert time.perf_counter() - started < 0.05, query
+    for query in ("", "topic", "t6"):
+        result = index.search(query, limit=100)
+        assert (len(result.matches), result.truncated) == (100, True), query
+    narrowed = index.search("server3:prompt_12", limit=100)
+    keys = [match.entry.key for match in narrowed.matches]
+    # The eleven prefix matches come first, before any weaker match.
+    assert sorted(keys[:11]) == sorted(
+        ["server3:prompt_12_topic5", *(f"server3:prompt_12{d}_topic{(120 + d) % 7}" for d in range(10))]
+    )
+    assert not narrowed.truncated
+    assert index.search("zq", limit=100).matches == ()
