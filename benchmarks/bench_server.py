@@ -52,6 +52,7 @@ class ServerUnderTest:
 class StartSample:
     to_session: float  # process start → initialize (or server/discover) answer, seconds
     to_first_list: float  # process start → first prompts/list answer, seconds
+    cpu: float | None  # CPU seconds the server used up to that answer
 
 
 def measure_start(server: ServerUnderTest, era: Era) -> StartSample:
@@ -61,7 +62,8 @@ def measure_start(server: ServerUnderTest, era: Era) -> StartSample:
         to_session = time.perf_counter() - client.started_at
         client.request("prompts/list", {})
         to_first_list = time.perf_counter() - client.started_at
-    return StartSample(to_session, to_first_list)
+        cpu = client.cpu_seconds()
+    return StartSample(to_session, to_first_list, cpu)
 
 
 def measure_round_trips(
@@ -130,6 +132,12 @@ class ConnectionFigures:
     round_trips: list[float] = field(default_factory=list)
     listing: list[float] = field(default_factory=list)
     pages: int = 0
+    round_trip_cpu: float | None = 0.0  # server CPU seconds over all measured round trips
+    listing_cpu: float | None = 0.0  # server CPU seconds over all measured listings
+
+
+def _add_cpu(total: float | None, before: float | None, after: float | None) -> float | None:
+    return None if total is None or before is None or after is None else total + after - before
 
 
 # Requests per turn when servers take turns on open connections: short turns, so that drift in
@@ -164,12 +172,16 @@ def _measure_connections(
                 break
             count = min(_TURN, args.round_trips - done)
             for label in _turns(trippers, turn):
-                figures[label].round_trips += measure_round_trips(clients[label], names, count, 0, done)
+                figure, before = figures[label], clients[label].cpu_seconds()
+                figure.round_trips += measure_round_trips(clients[label], names, count, 0, done)
+                figure.round_trip_cpu = _add_cpu(figure.round_trip_cpu, before, clients[label].cpu_seconds())
             done += count
         for turn in range(args.listings):
             for label in _turns(list(clients), turn):
-                samples, figures[label].pages = measure_full_listing(clients[label], 1)
-                figures[label].listing += samples
+                figure, before = figures[label], clients[label].cpu_seconds()
+                samples, figure.pages = measure_full_listing(clients[label], 1)
+                figure.listing += samples
+                figure.listing_cpu = _add_cpu(figure.listing_cpu, before, clients[label].cpu_seconds())
     return figures
 
 
@@ -197,6 +209,30 @@ def _alternating(
         for server in order:
             results[server.label].append(measure(server))
     return results
+
+
+def _add_cpu_rows(
+    table: ComparisonTable,
+    starts: dict[str, list[StartSample]],
+    figures: dict[str, ConnectionFigures],
+    args: argparse.Namespace,
+) -> None:
+    """Server CPU time, which other load on the machine barely disturbs (Linux only)."""
+    start_cpu = {label: [s.cpu for s in samples if s.cpu is not None] for label, samples in starts.items()}
+    if start_cpu["ours"] and start_cpu["sdk"]:
+        table.add(
+            "server CPU, start to first prompts/list answer (median)",
+            summarize(start_cpu["ours"]).median,
+            summarize(start_cpu["sdk"]).median,
+        )
+    ours_gets, sdk_gets = figures["ours"].round_trip_cpu, figures["sdk"].round_trip_cpu
+    if ours_gets is not None and sdk_gets is not None and args.round_trips:
+        table.add("server CPU per prompts/get", 1000 * ours_gets / args.round_trips, 1000 * sdk_gets / args.round_trips)
+    paged, one_page, sdk = (figures[label].listing_cpu for label in ("ours", "ours-one-page", "sdk"))
+    if paged is not None and one_page is not None and sdk is not None and args.listings:
+        sdk_ms = 1000 * sdk / args.listings
+        table.add("server CPU per full listing (ours paged)", 1000 * paged / args.listings, sdk_ms)
+        table.add("server CPU per full listing (ours in one page)", 1000 * one_page / args.listings, sdk_ms)
 
 
 def run(args: argparse.Namespace, corpus: Corpus) -> ComparisonTable:
@@ -253,6 +289,7 @@ def run(args: argparse.Namespace, corpus: Corpus) -> ComparisonTable:
     )
     one_page_listing = summarize(figures["ours-one-page"].listing).median
     table.add("full listing, ours in one page (--page-size = all)", one_page_listing, sdk_listing)
+    _add_cpu_rows(table, starts, figures, args)
     if args.sdk_client:
         client_starts = _alternating(servers, max(1, args.starts // 2), _measure_sdk_client_start)
         table.add(

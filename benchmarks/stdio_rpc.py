@@ -114,6 +114,20 @@ class RawStdioClient:
         self._process.stdout.close()
         self._stderr.close()
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the server has used so far, summed over its live threads (Linux), else None.
+
+        Unlike wall time, this barely moves when other processes compete for the
+        machine, so it compares two servers fairly on a busy box.
+        """
+        total = 0
+        try:
+            for task in Path(f"/proc/{self._process.pid}/task").iterdir():
+                total += int((task / "schedstat").read_text().split()[0])  # nanoseconds on the CPU
+        except (OSError, ValueError, IndexError):
+            return None
+        return total / 1e9
+
     def stderr_tail(self, limit: int = 2000) -> str:
         self._stderr.seek(0)
         return self._stderr.read().decode("utf-8", "replace")[-limit:]
