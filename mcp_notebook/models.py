@@ -121,6 +121,8 @@ class PromptArgument:
     completions: tuple[str, ...] = ()
     # Where live completions come from (e.g. "var", "var:DataFrame"); None = static only.
     source: str | None = None
+    # The question a server may ask the user when a client omits this (required) argument; None = never asked.
+    ask: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
