@@ -4,6 +4,7 @@
     ├── PromptError                 bad prompt input; the server answers -32602
     │   ├── UnknownPromptError          .name, .suggestions
     │   ├── MissingArgumentsError       .prompt, .missing
+    │   │   └── DeclinedArgumentsError      the user was asked for them and declined; .action
     │   ├── UnknownArgumentsError       .prompt, .unknown
     │   ├── InvalidCursorError          .cursor
     │   └── ArgumentTooLargeError       .prompt, .argument, .size, .limit
@@ -27,6 +28,7 @@ from typing import Any
 __all__ = [
     "ArgumentTooLargeError",
     "ConfigError",
+    "DeclinedArgumentsError",
     "InvalidCursorError",
     "MCPNotebookError",
     "MissingArgumentsError",
@@ -73,6 +75,24 @@ class MissingArgumentsError(PromptError):
 
     def data(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "missing": list(self.missing)}
+
+
+class DeclinedArgumentsError(MissingArgumentsError):
+    """Required arguments the server asked the user for, and the user declined (or cancelled) to give.
+
+    `action` is the user's answer: "decline" (said no) or "cancel" (dismissed the question).
+    """
+
+    def __init__(self, prompt: str, missing: Sequence[str], action: str) -> None:
+        super().__init__(prompt, missing)
+        self.action = action
+
+    def __str__(self) -> str:
+        answer = "cancelled the question" if self.action == "cancel" else "declined to answer"
+        return f"{super().__str__()} (the user was asked and {answer})"
+
+    def data(self) -> dict[str, Any]:
+        return {**super().data(), "action": self.action}
 
 
 class UnknownArgumentsError(PromptError):
