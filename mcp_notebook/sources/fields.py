@@ -10,6 +10,7 @@ from __future__ import annotations
 import binascii
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from ..models import Annotations, EmbeddedResource, Icon, PromptArgument, ResourceLink, Role
@@ -38,7 +39,7 @@ KNOWN_FIELDS = frozenset({"prompt", *PROMPT_FIELDS, *CELL_FIELDS})
 # An argument is only useful when a placeholder can name it (see rendering.PLACEHOLDER_PATTERN).
 ARGUMENT_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
-_ARGUMENT_KEYS = frozenset({"name", "title", "description", "required", "default", "completions"})
+_ARGUMENT_KEYS = frozenset({"name", "title", "description", "required", "default", "completions", "ask"})
 _ICON_KEYS = frozenset({"src", "mimeType", "sizes", "theme"})
 _RESOURCE_KEYS = frozenset({"uri", "mimeType", "text", "blob", "path"})
 _LINK_KEYS = frozenset({"uri", "name", "title", "description", "mimeType"})
@@ -79,6 +80,27 @@ def to_role(value: Any, where: str, warn: Warn) -> Role | None:
     return None
 
 
+def _to_question(value: Any, argument: PromptArgument, where: str, warn: Warn) -> str | None:
+    """The question `ask` puts to the user for a missing argument, or None when it is never asked for.
+
+    `true` asks with the argument's description, else its title, else its name.
+    Only a required argument is asked for: an optional one has its default.
+    """
+    if value is None or value is False:
+        return None
+    if value is True:
+        question = argument.description or argument.title or f"Value for {argument.name}"
+    elif isinstance(value, str) and value.strip():
+        question = value.strip()
+    else:
+        warn(f"{where}: ask must be a question (a non-empty string) or true/false, ignored")
+        return None
+    if not argument.required:
+        warn(f"{where}: ask only applies to a required argument (an optional one falls back to its default), ignored")
+        return None
+    return question
+
+
 def _to_argument(value: Any, where: str, warn: Warn) -> PromptArgument | None:
     if not isinstance(value, Mapping) or not isinstance(value.get("name"), str):
         warn(f"{where}: each argument must be an object with a string 'name'; {value!r} ignored")
@@ -98,7 +120,7 @@ def _to_argument(value: Any, where: str, warn: Warn) -> PromptArgument | None:
     if not isinstance(completions, list) or not all(isinstance(c, str) for c in completions):
         warn(f"{here}: completions must be a list of strings, ignored")
         completions = []
-    return PromptArgument(
+    argument = PromptArgument(
         name=name,
         title=to_text(value.get("title"), "title", here, warn),
         description=to_text(value.get("description"), "description", here, warn),
@@ -107,6 +129,8 @@ def _to_argument(value: Any, where: str, warn: Warn) -> PromptArgument | None:
         default=default,
         completions=tuple(dict.fromkeys(completions)),
     )
+    question = _to_question(value.get("ask"), argument, here, warn)
+    return replace(argument, ask=question) if question is not None else argument
 
 
 def to_arguments(value: Any, where: str, warn: Warn) -> tuple[PromptArgument, ...] | None:
