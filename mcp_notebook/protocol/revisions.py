@@ -35,6 +35,7 @@ Feature = Literal[
     "resource_link",  # resource_link content blocks
     "last_modified",  # `annotations.lastModified`
     "cache_hints",  # `ttlMs` / `cacheScope` / `resultType` on results
+    "elicitation",  # the client capability and `elicitation/create` (asking the user for input)
 ]
 
 _SINCE: Final[dict[Feature, str]] = {
@@ -44,6 +45,7 @@ _SINCE: Final[dict[Feature, str]] = {
     "meta": "2025-06-18",
     "resource_link": "2025-06-18",
     "last_modified": "2025-06-18",
+    "elicitation": "2025-06-18",
     "icons": "2025-11-25",
     "cache_hints": "2026-07-28",
 }

@@ -5,7 +5,10 @@ explicitly by `create_server`. The same server answers handshake-era
 clients (2024-11-05 … 2025-11-25, through `initialize`) and stateless
 2026-07-28 clients; every answer is shaped for the revision of the request
 that asked (`convert`), lists are paginated with opaque cursors (`paging`),
-and our errors become JSON-RPC errors in one place (`errors`).
+and our errors become JSON-RPC errors in one place (`errors`). A `prompts/get`
+that leaves out arguments the notebook lets the server ask for is answered
+by asking the user (`asking`): with an `InputRequiredResult` at 2026-07-28,
+with the server's own `elicitation/create` request on handshake sessions.
 
 Each request reads one registry snapshot, so a notebook that is being
 reloaded is served from the last good set until the new one is published.
@@ -13,6 +16,7 @@ reloaded is served from the last good set until the new one is published.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ from typing import Any, Literal
 
 import anyio.to_thread
 import mcp_types as types
+from mcp import MCPError
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -28,11 +33,12 @@ from mcp.server.models import InitializationOptions
 
 from .. import __version__
 from ..exceptions import UnknownPromptError
-from ..models import EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo
+from ..models import EmbeddedResource, PromptArgument, PromptSpec, RenderedPrompt, ResourceInfo
 from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
 from ..rendering import FileReader, complete_argument, render_prompt
 from ..resources import ResourceProvider
+from .asking import ANSWERS_KEY, arguments_to_ask, can_ask, to_answers, to_elicitation, to_input_required_result
 from .changes import ChangeFeed, ConnectionTracker
 from .convert import (
     to_mcp_completion,
@@ -43,11 +49,13 @@ from .convert import (
 )
 from .errors import guarded
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
-from .revisions import supports
+from .revisions import is_modern, supports
 
 __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
 Context = ServerRequestContext[ChangeFeed, Any]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,10 +191,37 @@ class PromptServer(Server[ChangeFeed]):
             return await anyio.to_thread.run_sync(render)  # reads files: keep the loop free
         return render()
 
-    async def _get_prompt(self, ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def _get_prompt(
+        self, ctx: Context, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         spec = self._find(self.registry.snapshot(), params.name)
-        rendered = await self._render(spec, params.arguments)
+        arguments = dict(params.arguments or {})
+        questions = arguments_to_ask(spec, arguments)
+        if questions and can_ask(ctx.session.client_capabilities, ctx.protocol_version):
+            if is_modern(ctx.protocol_version):
+                response = (params.input_responses or {}).get(ANSWERS_KEY)
+                answers = to_answers(spec, questions, response) if isinstance(response, types.ElicitResult) else {}
+                if len(answers) < len(questions):
+                    # Not (fully) answered yet: ask again rather than fail, as the multi-round-trip flow asks.
+                    return to_input_required_result(questions)
+                arguments.update(answers)
+            elif ctx.session.can_send_request:
+                arguments.update(await self._ask(ctx, spec, questions))
+        rendered = await self._render(spec, arguments)
         return to_mcp_get_prompt_result(rendered, ctx.protocol_version)
+
+    async def _ask(self, ctx: Context, spec: PromptSpec, questions: Sequence[PromptArgument]) -> dict[str, str]:
+        """Ask a handshake-era client's user for `questions` with our own `elicitation/create` request."""
+        elicitation = to_elicitation(questions)
+        try:
+            response = await ctx.session.elicit_form(
+                elicitation.message, elicitation.requested_schema, related_request_id=ctx.request_id
+            )
+        except MCPError as error:
+            # The client could not ask after all: the request fails as it would have without asking.
+            log.info("elicitation for prompt %r failed (%s); answering with the missing arguments", spec.name, error)
+            return {}
+        return to_answers(spec, questions, response)
 
     async def _complete(self, ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
         if not isinstance(params.ref, types.PromptReference):

@@ -33,6 +33,15 @@ PUBLIC = {
     "mcp_notebook.protocol.paging": ["DEFAULT_PAGE_SIZE", "CursorCodec", "Page", "Paginator", "fingerprint_of"],
     "mcp_notebook.protocol.errors": ["RESOURCE_NOT_FOUND", "guarded", "to_mcp_error"],
     "mcp_notebook.protocol.changes": ["ChangeFeed", "ConnectionTracker"],
+    "mcp_notebook.protocol.asking": [
+        "ANSWERS_KEY",
+        "arguments_to_ask",
+        "can_ask",
+        "to_answers",
+        "to_elicitation",
+        "to_input_required_result",
+        "to_requested_schema",
+    ],
     "mcp_notebook.protocol.revisions": [
         "HANDSHAKE_REVISIONS",
         "KNOWN_REVISIONS",

@@ -24,20 +24,24 @@ HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 ALL_REVISIONS = (*HANDSHAKE_REVISIONS, MODERN)
 
 
-def modern_meta(revision: str = MODERN) -> dict[str, Any]:
+def modern_meta(revision: str = MODERN, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": revision,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
         "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
     }
 
 
 class RawWire:
-    """One connection to `server`; `revision` is a handshake revision to initialize with, or 2026-07-28."""
+    """One connection to `server`; `revision` is a handshake revision to initialize with, or 2026-07-28.
 
-    def __init__(self, server: Server[Any], revision: str) -> None:
+    `capabilities` are the client capabilities declared (in `initialize`, or in every modern `_meta`).
+    """
+
+    def __init__(self, server: Server[Any], revision: str, capabilities: dict[str, Any] | None = None) -> None:
         self.server = server
         self.revision = revision
+        self.capabilities = capabilities or {}
         self.notifications: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._tasks: TaskGroup | None = None
@@ -74,7 +78,7 @@ class RawWire:
         """Send a request and return its whole response (notifications seen meanwhile are kept)."""
         request_id = next(self._ids)
         if self.revision == MODERN:
-            params = {**(params or {}), "_meta": modern_meta()}
+            params = {**(params or {}), "_meta": modern_meta(capabilities=self.capabilities)}
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -86,7 +90,11 @@ class RawWire:
             self.notifications.append(reply)
 
     async def initialize(self, revision: str) -> dict[str, Any]:
-        params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "0"}}
+        params = {
+            "protocolVersion": revision,
+            "capabilities": self.capabilities,
+            "clientInfo": {"name": "raw-test", "version": "0"},
+        }
         reply = await self.request("initialize", params)
         await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply
