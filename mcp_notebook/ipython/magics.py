@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import textwrap
 from collections.abc import Callable, Sequence
@@ -321,13 +322,14 @@ class MCPMagics(Magics):
     def _help(self, argv: list[str]) -> None:
         options = self._parsers["help"].parse_args(argv)
         if options.subcommand is None:
-            print(self.mcp.__doc__)
+            # magic_arguments prefixes the usage with a reST "::" line, meant for %mcp?; drop it here.
+            print(inspect.cleandoc(self.mcp.__doc__ or "").removeprefix("::").strip())
         elif options.subcommand in self._parsers:
             self._parsers[options.subcommand].print_help()
         elif options.subcommand in DELEGATED_SUBCOMMANDS:
             module, function, summary = DELEGATED_SUBCOMMANDS[options.subcommand]
             print(f"%mcp {options.subcommand}: {summary}\n")
-            print(getattr(importlib.import_module(module), function).__doc__ or "")
+            print(inspect.cleandoc(getattr(importlib.import_module(module), function).__doc__ or ""))
         else:
             raise UsageError(f"no subcommand {options.subcommand!r}; %mcp help lists them")
 

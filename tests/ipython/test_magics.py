@@ -228,6 +228,16 @@ def test_every_subcommand_has_help_with_examples(
         assert "examples:\n  %mcp" in out
 
 
+def test_mcp_help_prints_the_overview_as_plain_text(
+    isolated_shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mcp(isolated_shell, "help")
+    out = capsys.readouterr().out
+
+    assert out.startswith("%mcp [subcommand] [arguments ...]\n"), out
+    assert "\n  %mcp servers " in out  # the examples keep their indentation, and only theirs
+
+
 def test_mcp_question_mark_shows_the_overview_with_examples(isolated_shell: InteractiveShell) -> None:
     doc = isolated_shell.find_line_magic("mcp").__doc__
 
