@@ -42,6 +42,7 @@ REQUIRED_2026 = (
     "caching",
     "server-stateless",
     "input-required-result-unsupported-methods",
+    "input-required-result-non-tool-request",
     "dns-rebinding-protection",
 )
 
