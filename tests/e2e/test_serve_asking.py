@@ -50,7 +50,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(folder: Path) -> Iterator[HttpServer]:
-    with HttpServer([str(folder)]) as server:
+    server = HttpServer([str(folder)])
+    with server:
         yield server
 
 
