@@ -6,7 +6,8 @@ drawn pixel by pixel, no kernel needed). Each notebook shows some of the
 notebook prompt format (docs/notebook-format.md):
 
 * code_review.ipynb    metadata form: title, description, icons, declared
-                       arguments with descriptions, defaults and completions
+                       arguments with descriptions, defaults, completions and
+                       a question to ask the user (`ask`)
 * few_shot.ipynb       tag form (`prompt:NAME`, `role:assistant`): a few-shot chat
 * plot_prompt.ipynb    a code cell whose outputs (a PNG chart, printed text) go to the model
 * embedded_file.ipynb  a `resource` read from a file next to the notebook, and a `link`
@@ -137,7 +138,13 @@ def code_review() -> NotebookNode:
                         "description": "Review a piece of code for bugs, style, performance or security.",
                         "icons": [{"src": icon, "mimeType": "image/png", "sizes": ["16x16"]}],
                         "arguments": [
-                            {"name": "code", "title": "Code", "description": "The code to review"},
+                            {
+                                "name": "code",
+                                "title": "Code",
+                                "description": "The code to review",
+                                # Clients that cannot pass arguments (or drop one) get asked for it.
+                                "ask": "Paste the code to review",
+                            },
                             {
                                 "name": "language",
                                 "description": "Its programming language",

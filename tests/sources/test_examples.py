@@ -114,7 +114,7 @@ def test_code_review_declares_arguments_with_descriptions_defaults_and_completio
     )
     assert spec.icons and spec.icons[0].src.startswith("data:image/png;base64,")
     code, language, focus = spec.arguments
-    assert (code.required, code.description) == (True, "The code to review")
+    assert (code.required, code.description, code.ask) == (True, "The code to review", "Paste the code to review")
     assert (language.required, language.default) == (False, "Python")
     assert "security" in focus.completions
 
