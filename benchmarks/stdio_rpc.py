@@ -70,6 +70,7 @@ class RawStdioClient:
         self.era: Era = era
         self._ids = itertools.count(1)
         self._buffer = bytearray()
+        self._searched = 0  # how much of `_buffer` is known to hold no newline
         self._pending: list[Message] = []
         # A file, not a pipe: a chatty server never blocks on it. Closed by `close()`.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
@@ -203,14 +204,17 @@ class RawStdioClient:
     def read_message(self, deadline: float) -> Message | None:
         """The next message from the server, or None when `deadline` (a perf_counter time) passes first."""
         while True:
-            newline = self._buffer.find(b"\n")
+            # Search only bytes not searched yet: a multi-megabyte listing arrives in many chunks.
+            newline = self._buffer.find(b"\n", self._searched)
             if newline >= 0:
                 line = bytes(self._buffer[:newline])
                 del self._buffer[: newline + 1]
+                self._searched = 0
                 if line.strip():
                     parsed: Message = json.loads(line)
                     return parsed
                 continue
+            self._searched = len(self._buffer)
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 return None
