@@ -43,10 +43,29 @@ def _version(distribution: str) -> str:
         return "not installed"
 
 
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 def describe_environment() -> dict[str, str]:
-    """Date, machine and versions, as printed at the head of every report."""
+    """Date, machine, load and versions, as printed at the head of every report."""
     return {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _commit(),
+        "load average (1, 5, 15 min)": _load(),
         "machine": f"{platform.machine()}, {os.cpu_count()} vCPU, {platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "mcp-notebook": _version("mcp-notebook"),
