@@ -6,7 +6,9 @@ lazily (stdio subprocess or Streamable HTTP), negotiates the protocol era
 pagination to the end, caches the listing until the server says
 `notifications/prompts/list_changed`, and answers 2026-07-28 input-required
 results through a callback. Every request has a deadline; errors come out as
-`ServerError` / `ServerConnectionError`.
+`ServerError` / `ServerConnectionError`. When the connection ends on its own
+(a stdio server exits, its output closes), `connected` turns False at once and
+the connection-lost listeners are told, without waiting for a request to fail.
 
 The SDK is imported inside methods, so importing this module stays cheap
 (the IPython extension and the LSP bridge start without paying for it).
@@ -25,7 +27,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -131,6 +133,7 @@ class PromptClient:
         self._prompts: tuple[PromptSpec, ...] | None = None
         self._generation = 0
         self._listeners: list[Callable[[], None]] = []
+        self._lost_listeners: list[Callable[[], None]] = []
         self._server_log: _ServerLog | None = None
         # Contexts of the prompts/get requests in flight, for server-sent elicitations (see _on_elicitation).
         self._requests_in_flight: list[contextvars.Context] = []
@@ -255,6 +258,7 @@ class PromptClient:
                 await self._open_and_hold(connection)
         except Exception as error:
             connection.error = error
+            self._on_connection_lost(connection)  # a connection in use failed: it is lost
         finally:
             connection.client = None
             connection.stop.set()
@@ -269,7 +273,7 @@ class PromptClient:
         async with contextlib.AsyncExitStack() as stack:
             transport = await self._open_transport(stack)
             client = Client(
-                transport,
+                _watched(transport, on_end=lambda: self._on_connection_lost(connection)),
                 mode=self._mode,
                 read_timeout_seconds=self._request_timeout,
                 message_handler=self._on_message,
@@ -368,6 +372,39 @@ class PromptClient:
                 self._listeners.remove(callback)
 
         return remove
+
+    def add_connection_lost_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` (on the event loop) when an open connection ends without `close()`.
+
+        That is the server going away: a stdio server exiting, a transport
+        failing, a request finding the connection closed. `connected` is already
+        False when it is called; the next request reconnects. Returns a function
+        that removes the listener.
+        """
+        self._lost_listeners.append(callback)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._lost_listeners.remove(callback)
+
+        return remove
+
+    def _on_connection_lost(self, connection: _Connection) -> None:
+        """`connection` ended by itself: stop using it, and tell the listeners unless it never opened."""
+        if connection.stop.is_set():
+            return  # closed on purpose, or already reported
+        connection.stop.set()
+        if connection.ready.is_set():
+            # Soon, not here: this runs inside whichever task noticed (the SDK's reader, a request).
+            # A connection that never opened needs no listener: its connect() fails instead.
+            asyncio.get_running_loop().call_soon(self._notify_connection_lost)
+
+    def _notify_connection_lost(self) -> None:
+        for callback in list(self._lost_listeners):
+            try:
+                callback()
+            except Exception:
+                logger.exception("connection-lost listener of %s failed", self.name)
 
     def _on_list_changed(self) -> None:
         self._generation += 1
@@ -514,7 +551,7 @@ class PromptClient:
 
     def _mark_broken(self) -> None:
         if self._connection is not None:
-            self._connection.stop.set()
+            self._on_connection_lost(self._connection)
 
     async def _on_elicitation(
         self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
@@ -543,6 +580,61 @@ class PromptClient:
         if answer is None:
             return ElicitResult(action="decline")
         return ElicitResult(action="accept", content=None if request.url else dict(answer))
+
+
+@contextlib.asynccontextmanager
+async def _watched(transport: Any, *, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+    """`transport` (an SDK transport) whose read stream calls `on_end` when it ends."""
+    async with transport as (read_stream, write_stream):
+        yield _EndWatchingReadStream(read_stream, on_end), write_stream
+
+
+class _EndWatchingReadStream:
+    """A transport's read stream that reports its end: the server closed its output, or the transport closed it.
+
+    The SDK's session just stops reading then; requests only fail once sent. Watching
+    the stream is how a dead stdio server is noticed between requests.
+    """
+
+    def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_end = on_end
+
+    def __getattr__(self, name: str) -> Any:
+        # The SDK reads optional attributes (`last_context`) off the stream it was given.
+        return getattr(self._stream, name)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._on_end()
+            raise
+
+    def __aiter__(self) -> _EndWatchingReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self._stream.__anext__()
+        except (StopAsyncIteration, anyio.ClosedResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _EndWatchingReadStream:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        result: bool | None = await self._stream.__aexit__(*exc_info)
+        return result
 
 
 class _ServerLog:

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from client_harness import eventually, legacy_config, live_children, running_http_server, sdk_config
+from client_harness import DEADLINE, eventually, legacy_config, live_children, running_http_server, sdk_config
 
 from mcp_notebook.client import InputRequest, PromptClient
 from mcp_notebook.config import ServerConfig
@@ -261,6 +261,76 @@ async def test_a_server_that_dies_reports_a_closed_connection_and_the_next_call_
         assert not client.connected
         assert (await client.list_prompts())[0].name == "greet"
         assert client.connected
+
+
+class LossRecorder:
+    """A connection-lost listener that records whether the client still said it was connected."""
+
+    def __init__(self, client: PromptClient) -> None:
+        self.client = client
+        self.connected_when_told: list[bool] = []
+        self.told = anyio.Event()
+
+    def __call__(self) -> None:
+        self.connected_when_told.append(self.client.connected)
+        self.told.set()
+
+    async def wait(self) -> None:
+        with anyio.fail_after(DEADLINE):
+            await self.told.wait()
+
+
+async def test_a_killed_stdio_server_is_noticed_without_a_request_and_the_next_call_reconnects() -> None:
+    others = {p.pid for p in live_children()}
+    async with PromptClient(legacy_config()) as client:
+        lost = LossRecorder(client)
+        client.add_connection_lost_listener(lost)
+        [server] = [p for p in live_children() if p.pid not in others]
+
+        server.kill()
+        await lost.wait()
+
+        assert lost.connected_when_told == [False]
+        assert not client.connected
+        assert (await client.list_prompts())[0].name == "greet"
+        assert client.connected
+    assert lost.connected_when_told == [False]
+
+
+async def test_closing_on_purpose_is_not_a_lost_connection_and_removed_listeners_are_not_told() -> None:
+    client = PromptClient(legacy_config())
+    lost = LossRecorder(client)
+    removed = LossRecorder(client)
+    client.add_connection_lost_listener(lost)
+    remove = client.add_connection_lost_listener(removed)
+    others = {p.pid for p in live_children()}
+    await client.connect()
+    await client.close()
+    await client.connect()
+    remove()
+    try:
+        [server] = [p for p in live_children() if p.pid not in others]
+        server.kill()
+        await lost.wait()
+    finally:
+        await client.close()
+
+    # One call, for the kill: the earlier close told nobody (listeners are told in order).
+    assert lost.connected_when_told == [False]
+    assert removed.connected_when_told == []
+
+
+async def test_a_server_that_dies_during_a_request_is_reported_lost_once() -> None:
+    async with PromptClient(legacy_config()) as client:
+        lost = LossRecorder(client)
+        client.add_connection_lost_listener(lost)
+        with pytest.raises(ServerConnectionError, match="connection closed during prompts/get"):
+            await client.get_prompt("crash")
+        await lost.wait()
+        # Reconnecting takes many turns of the loop: a second report would have arrived by then.
+        assert (await client.list_prompts())[0].name == "greet"
+
+    assert lost.connected_when_told == [False]
 
 
 async def test_closing_stops_the_server_process() -> None:
