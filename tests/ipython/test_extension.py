@@ -16,7 +16,6 @@ from mcp_notebook.ipython.extension import loaded_pool
 __all__ = ["isolated_shell"]
 
 
-
 def run_in_fresh_ipython(code: str, tmp_path: Path) -> dict[str, object]:
     """Start IPython in a new interpreter, run `code` (which prints one JSON line), return what it printed."""
     script = (
