@@ -1,11 +1,13 @@
 """A pool of MCP clients whose prompt lists are cached for the editor.
 
 One supervisor task per server connects it in the background, lists its
-prompts, refreshes them on `list_changed`, checks now and then that the server
-still answers, and reconnects with exponential backoff when it went away (its
-prompts disappear meanwhile). Every change publishes a new immutable
-`CatalogSnapshot` (with a ready-made `CommandIndex`), so editor requests are
-answered from memory. Every request to a server has a deadline.
+prompts, refreshes them on `list_changed`, and reconnects with exponential
+backoff when it went away (its prompts disappear meanwhile). A stdio server's
+end is noticed at once, when its connection is lost; an HTTP server (a
+kernel's) can vanish without a word between requests, so it is checked now and
+then. Every change publishes a new immutable `CatalogSnapshot` (with a
+ready-made `CommandIndex`), so editor requests are answered from memory. Every
+request to a server has a deadline.
 
 The LSP server only needs the `PromptCatalog` protocol; tests feed it fakes.
 """
@@ -99,6 +101,8 @@ class PromptClientLike(Protocol):
 
     def add_list_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]: ...
 
+    def add_connection_lost_listener(self, callback: Callable[[], None]) -> Callable[[], None]: ...
+
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> RenderedPrompt: ...
 
     async def complete(
@@ -134,7 +138,11 @@ class _Supervised:
 
 
 class ClientPool:
-    """Connects to servers in the background and serves their prompts from a cache."""
+    """Connects to servers in the background and serves their prompts from a cache.
+
+    `health_interval` is how often an HTTP server is asked whether it still
+    answers; stdio servers need no asking (their connection reports its end).
+    """
 
     def __init__(
         self,
@@ -194,14 +202,14 @@ class ClientPool:
 
     async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt:
         client = self._ready_client(server)
-        return await self._call(server, client.get_prompt(prompt, dict(arguments)), self._request_timeout)
+        return await self._call(server, client, client.get_prompt(prompt, dict(arguments)), self._request_timeout)
 
     async def complete(
         self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
     ) -> CompletionResult:
         client = self._ready_client(server)
         call = client.complete(prompt, argument, value, dict(context) or None)
-        return await self._call(server, call, self._completion_timeout)
+        return await self._call(server, client, call, self._completion_timeout)
 
     def _ready_client(self, server: str) -> PromptClientLike:
         supervised = self._servers.get(server)
@@ -214,19 +222,20 @@ class ClientPool:
             raise ServerConnectionError(server, f"the server is not connected: {state}{reason}")
         return supervised.client
 
-    async def _call(self, server: str, call: Awaitable[T], deadline: float) -> T:
+    async def _call(self, server: str, client: PromptClientLike, call: Awaitable[T], deadline: float) -> T:
         try:
             async with asyncio.timeout(deadline):
                 return await call
         except TimeoutError:
             raise ServerConnectionError(server, f"no answer within {deadline:g} s") from None
         except ServerConnectionError:
-            self._report_broken(server)
+            self._report_broken(server, client)
             raise
 
-    def _report_broken(self, server: str) -> None:
+    def _report_broken(self, server: str, client: PromptClientLike) -> None:
         supervised = self._servers.get(server)
-        if supervised is not None:
+        # A request on a client already replaced must not take down its successor.
+        if supervised is not None and supervised.client is client:
             supervised.broken = True
             supervised.wake.set()
 
@@ -278,38 +287,53 @@ class ClientPool:
         while True:
             self._set_status(ServerStatus(name, ServerState.CONNECTING, source=source))
             started = time.monotonic()
+            client: PromptClientLike | None = None
             try:
-                await self._serve(name, supervised)
+                client = self._factory(supervised.config)
+                await self._serve(name, supervised, client)
             except asyncio.CancelledError:
                 raise
-            except Exception as error:  # any failure: show it, then retry later
+            except Exception as error:  # any failure: show it (before closing, which may take a while), retry later
                 log.info("MCP server %s is down: %s", name, error)
                 self._set_status(ServerStatus(name, ServerState.DOWN, error=_describe_failure(error), source=source))
+            finally:
+                supervised.client = None
+                if client is not None:
+                    await self._close_client(name, client)
             # A server that stayed up for a while starts the backoff afresh.
             if time.monotonic() - started > self._reconnect_max:
                 delay = self._reconnect_initial
             await asyncio.sleep(delay)
             delay = min(delay * 2, self._reconnect_max)
 
-    async def _serve(self, name: str, supervised: _Supervised) -> None:
-        """Connect, list, and keep the listing fresh until the server fails."""
-        client = self._factory(supervised.config)
+    async def _serve(self, name: str, supervised: _Supervised, client: PromptClientLike) -> None:
+        """Connect, list, and keep the listing fresh until the server fails (then raise)."""
 
         def on_list_changed() -> None:
             supervised.changed = True
             supervised.wake.set()
 
-        remove = client.add_list_changed_listener(on_list_changed)
+        def on_connection_lost() -> None:
+            supervised.broken = True
+            supervised.wake.set()
+
+        # Only an HTTP server can vanish unnoticed: between its requests no stream is open whose end would tell.
+        health_interval = self._health_interval if supervised.config.transport == "http" else None
+        # Reset before connecting: whatever happens from now on concerns this client.
+        supervised.changed = supervised.broken = False
+        supervised.wake.clear()
+        removers = [
+            client.add_list_changed_listener(on_list_changed),
+            client.add_connection_lost_listener(on_connection_lost),
+        ]
         try:
             async with asyncio.timeout(self._connect_timeout):
                 await client.connect()
-            supervised.changed = supervised.broken = False
-            supervised.wake.clear()
             await self._refresh(name, supervised, client)
             supervised.client = client
             while True:
                 with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self._health_interval):
+                    async with asyncio.timeout(health_interval):
                         await supervised.wake.wait()
                 supervised.wake.clear()
                 if supervised.broken or not client.connected:
@@ -317,12 +341,11 @@ class ClientPool:
                 if supervised.changed:
                     supervised.changed = False
                     await self._refresh(name, supervised, client)
-                else:
+                elif health_interval is not None:
                     await self._probe(name, client)
         finally:
-            supervised.client = None
-            remove()
-            await self._close_client(name, client)
+            for remove in removers:
+                remove()
 
     async def _refresh(self, name: str, supervised: _Supervised, client: PromptClientLike) -> None:
         async with asyncio.timeout(self._request_timeout):
@@ -330,7 +353,7 @@ class ClientPool:
         self._set_status(ServerStatus(name, ServerState.READY, prompts, source=supervised.config.source))
 
     async def _probe(self, name: str, client: PromptClientLike) -> None:
-        """Check that the server still answers (a dead stdio server is only noticed on a request).
+        """Check that an HTTP server still answers (nothing else notices one that vanished).
 
         A completion request is small whatever the size of the listing. Any
         answer, even an error, proves the server is alive; only a lost

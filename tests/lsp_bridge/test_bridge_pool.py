@@ -1,4 +1,5 @@
-"""The client pool: background connections, cached listings, list_changed, failures, reconnects, deadlines."""
+"""The client pool: background connections, cached listings, list_changed, lost connections, health checks of
+HTTP servers, reconnects, deadlines."""
 
 from __future__ import annotations
 
@@ -26,7 +27,18 @@ class FakeServer:
         self.refuse_completion = False
         self.probes = 0
         self.probed = asyncio.Event()
+        # While set to an event, get_prompt waits for it before answering.
+        self.gate: asyncio.Event | None = None
         self.clients: list[FakeClient] = []
+
+    def kill(self) -> None:
+        """Die as a stdio server dies: every open connection reports that it was lost."""
+        self.alive = False
+        for client in self.clients:
+            if client.connected:
+                client.connected = False
+                for listener in list(client.lost_listeners):
+                    listener()
 
 
 class FakeClient:
@@ -36,6 +48,7 @@ class FakeClient:
         self.closed = False
         self.closed_event = asyncio.Event()
         self.listeners: list[Callable[[], None]] = []
+        self.lost_listeners: list[Callable[[], None]] = []
         server.clients.append(self)
 
     async def connect(self) -> None:
@@ -50,7 +63,7 @@ class FakeClient:
         self.closed_event.set()
 
     def _check(self) -> None:
-        if not self.server.alive:
+        if not self.server.alive or self.closed:
             raise ServerConnectionError("fake", "the connection closed")
 
     async def list_prompts(self, *, refresh: bool = False) -> tuple[PromptSpec, ...]:
@@ -61,7 +74,13 @@ class FakeClient:
         self.listeners.append(callback)
         return lambda: self.listeners.remove(callback)
 
+    def add_connection_lost_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
+        self.lost_listeners.append(callback)
+        return lambda: self.lost_listeners.remove(callback)
+
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> RenderedPrompt:
+        if self.server.gate is not None:
+            await self.server.gate.wait()
         self._check()
         if self.server.hang:
             await asyncio.Event().wait()
@@ -123,7 +142,13 @@ async def pool(servers: dict[str, FakeServer]):  # type: ignore[no-untyped-def]
 
 
 def _configs(*names: str) -> dict[str, ServerConfig]:
+    """Stdio servers: their clients report a lost connection, so they get no health checks."""
     return {n: ServerConfig(name=n, command="fake", source="/cfg/mcp.json") for n in names}
+
+
+def _http_configs(*names: str) -> dict[str, ServerConfig]:
+    """HTTP servers (as kernels are): they can vanish without a word, so they get health checks."""
+    return {n: ServerConfig(name=n, url=f"http://127.0.0.1:1/{n}", source="/cfg/mcp.json") for n in names}
 
 
 async def test_servers_connect_in_the_background_and_fill_the_index(pool: ClientPool) -> None:
@@ -164,19 +189,45 @@ async def test_list_changed_refreshes_the_cache(pool: ClientPool, servers: dict[
     assert snap.servers["a"].state is ServerState.READY
 
 
-async def test_dead_server_disappears_then_comes_back(pool: ClientPool, servers: dict[str, FakeServer]) -> None:
+async def test_a_lost_connection_takes_the_server_down_at_once_then_it_comes_back(
+    pool: ClientPool, servers: dict[str, FakeServer]
+) -> None:
     pool.set_servers(_configs("a", "b"))
     await wait_until(pool, lambda s: len(s.index) == 3)
-    servers["a"].alive = False
+    servers["a"].kill()
+    snap = await wait_until(pool, _state("a", ServerState.DOWN))
+    assert [e.key for e in snap.index.entries] == ["b:summarize"]
+    assert snap.servers["a"].error == "a: the connection was lost"
+    with pytest.raises(ServerConnectionError, match="not connected"):
+        await pool.get_prompt("a", "greet", {})
+    await asyncio.wait_for(servers["a"].clients[0].closed_event.wait(), DEADLINE)
+    assert servers["a"].probes == 0  # noticed without asking the server
+    servers["a"].alive = True
+    await wait_until(pool, lambda s: len(s.index) == 3)
+    assert servers["a"].connects >= 2
+
+
+async def test_a_vanished_http_server_is_found_by_the_health_check_then_comes_back(
+    pool: ClientPool, servers: dict[str, FakeServer]
+) -> None:
+    pool.set_servers(_http_configs("a", "b"))
+    await wait_until(pool, lambda s: len(s.index) == 3)
+    servers["a"].alive = False  # no lost connection reported: only asking finds out
     snap = await wait_until(pool, _state("a", ServerState.DOWN))
     assert [e.key for e in snap.index.entries] == ["b:summarize"]
     assert snap.servers["a"].error
     assert servers["a"].clients[0].closed
-    with pytest.raises(ServerConnectionError, match="not connected"):
-        await pool.get_prompt("a", "greet", {})
     servers["a"].alive = True
     await wait_until(pool, lambda s: len(s.index) == 3)
     assert servers["a"].connects >= 2
+
+
+async def test_only_http_servers_are_health_checked(pool: ClientPool, servers: dict[str, FakeServer]) -> None:
+    pool.set_servers(_configs("a"))
+    pool.set_servers(_http_configs("b"), group="kernels")
+    await wait_until(pool, lambda s: len(s.index) == 3)
+    await asyncio.wait_for(servers["b"].probed.wait(), DEADLINE)  # two health checks of b, on the same interval
+    assert servers["a"].probes == 0
 
 
 async def test_failed_request_wakes_the_supervisor_at_once(servers: dict[str, FakeServer]) -> None:
@@ -231,19 +282,48 @@ async def test_an_error_answer_to_the_health_check_proves_the_server_alive(
     pool: ClientPool, servers: dict[str, FakeServer]
 ) -> None:
     servers["a"].refuse_completion = True
-    pool.set_servers(_configs("a"))
+    pool.set_servers(_http_configs("a"))
     await wait_until(pool, _state("a", ServerState.READY))
     await asyncio.wait_for(servers["a"].probed.wait(), DEADLINE)  # two health checks answered with an error
     assert pool.snapshot().servers["a"].state is ServerState.READY
     assert servers["a"].connects == 1
 
 
-async def test_a_silent_server_is_given_up_after_the_request_deadline(
+async def test_a_silent_http_server_is_given_up_after_the_request_deadline(
     pool: ClientPool, servers: dict[str, FakeServer]
 ) -> None:
-    pool.set_servers(_configs("a"))
+    pool.set_servers(_http_configs("a"))
     await wait_until(pool, _state("a", ServerState.READY))
     servers["a"].hang = True
     snap = await wait_until(pool, _state("a", ServerState.DOWN))
     assert snap.index.entries == ()
     assert snap.servers["a"].error == "no answer in time"
+
+
+async def test_a_request_failing_on_a_replaced_client_leaves_its_successor_up(servers: dict[str, FakeServer]) -> None:
+    pool = ClientPool(
+        client_factory=lambda config: FakeClient(servers[config.name]),
+        reconnect_initial=0.01,
+        request_timeout=DEADLINE,
+    )
+    try:
+        pool.set_servers(_configs("a"))
+        await wait_until(pool, _state("a", ServerState.READY))
+        servers["a"].gate = asyncio.Event()
+        stale = asyncio.create_task(pool.get_prompt("a", "greet", {}))
+        servers["a"].kill()
+        await wait_until(pool, _state("a", ServerState.DOWN))
+        servers["a"].alive = True
+        await wait_until(pool, _state("a", ServerState.READY))
+
+        servers["a"].gate.set()  # the first client's request now fails: that client is closed
+        with pytest.raises(ServerConnectionError):
+            await stale
+        servers["a"].prompts = (PromptSpec(name="fresh"),)
+        servers["a"].clients[-1].fire_list_changed()
+        # The supervisor handles a broken client before a changed list: the new listing proves it saw none.
+        snap = await wait_until(pool, lambda s: [e.key for e in s.index.entries] == ["a:fresh"])
+        assert snap.servers["a"].state is ServerState.READY
+        assert servers["a"].connects == 2
+    finally:
+        await pool.aclose()
