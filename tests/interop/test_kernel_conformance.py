@@ -9,24 +9,19 @@ and the kernel's magics. Failures a prompts server must have are baselined in `e
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import nbformat
 import pytest
 from conformance_runs import BASELINE, SuiteRun, load_baseline, run_conformance
 from interop_harness import FIXTURES, CompatRecorder, InteropTools
-from jupyter_client import KernelManager
-
-from mcp_notebook.discovery import list_kernel_connections
+from kernel_harness import RealKernel
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 FIXTURE = FIXTURES / "kernel_conformance.ipynb"
-DEADLINE = 60.0
 
 # The scenarios of the brief: prompts, completion, lifecycle and DNS-rebinding protection.
 REQUIRED_2025 = (
@@ -52,48 +47,19 @@ REQUIRED_2026 = (
 )
 
 
-def _run_cell(client: Any, code: str) -> None:
-    msg_id = client.execute(code)
-    while True:
-        message = client.get_iopub_msg(timeout=DEADLINE)
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
-            break
-    reply = client.get_shell_msg(timeout=DEADLINE)
-    assert reply["content"]["status"] == "ok", f"cell failed:\n{code}\n{reply['content']}"
-
-
 @pytest.fixture(scope="module")
 def kernel_url(tools: InteropTools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     base = tmp_path_factory.mktemp("kernel-conformance")
     notebook = base / FIXTURE.name
     shutil.copy(FIXTURE, notebook)
-    env = {"JPY_SESSION_NAME": str(notebook)}
-    for var, sub in (
-        ("JUPYTER_RUNTIME_DIR", "runtime"),
-        ("JUPYTER_DATA_DIR", "data"),
-        ("JUPYTER_CONFIG_DIR", "config"),
-        ("IPYTHONDIR", "ipython"),
-    ):
-        (base / sub).mkdir()
-        env[var] = str(base / sub)
-    manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(cwd=str(base), env={**os.environ, **env})
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=DEADLINE)
+    with RealKernel(base, env={"JPY_SESSION_NAME": str(notebook)}) as kernel:
         for cell in nbformat.read(notebook, as_version=4).cells:
             if cell.cell_type == "code":
-                _run_cell(client, cell.source)
-        [connection] = list_kernel_connections(base / "runtime")
+                kernel.execute(cell.source)
+        connection = kernel.connection()
         assert connection.token is None
         assert connection.notebook_path == str(Path(notebook).resolve())
         yield connection.url
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=False)
 
 
 @pytest.fixture(scope="module")

@@ -12,98 +12,29 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
-from jupyter_client import KernelManager
-from jupyter_client.blocking.client import BlockingKernelClient
+from kernel_harness import RealKernel
 from kernel_server_harness import Notifications, connect
-
-from mcp_notebook.discovery import KernelConnection, list_kernel_connections
 
 pytestmark = pytest.mark.slow
 
-DEADLINE = 60.0
-
-
-class Kernel:
-    """A running ipykernel, driven as a front end drives it."""
-
-    def __init__(self, manager: KernelManager, client: BlockingKernelClient, runtime_dir: Path) -> None:
-        self.manager = manager
-        self.client = client
-        self.runtime_dir = runtime_dir
-
-    def execute(self, code: str) -> str:
-        """Run a cell; what it printed. Fails the test when the cell raises."""
-        return self.finish(self.client.execute(code))
-
-    def start(self, code: str, *, until: str) -> str:
-        """Start a cell and return once it has printed `until` (it is then running); its message id."""
-        msg_id: str = self.client.execute(code)
-        while True:
-            message: dict[str, Any] = self.client.get_iopub_msg(timeout=DEADLINE)
-            if message["parent_header"].get("msg_id") != msg_id:
-                continue
-            if message["msg_type"] == "stream" and until in message["content"]["text"]:
-                return msg_id
-            assert message["msg_type"] != "error", message["content"]
-
-    def finish(self, msg_id: str) -> str:
-        """Wait for a started cell to end; what it printed (from now on). Fails the test when it raised."""
-        printed: list[str] = []
-        while True:
-            message: dict[str, Any] = self.client.get_iopub_msg(timeout=DEADLINE)
-            if message["parent_header"].get("msg_id") != msg_id:
-                continue
-            if message["msg_type"] == "stream":
-                printed.append(message["content"]["text"])
-            if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
-                break
-        reply = self.client.get_shell_msg(timeout=DEADLINE)
-        assert reply["content"]["status"] == "ok", reply["content"]
-        return "".join(printed)
-
-    def connection(self) -> KernelConnection:
-        [found] = list_kernel_connections(self.runtime_dir)
-        return found
-
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    base = tmp_path_factory.mktemp("kernel-server")
-    env = {}
-    for var, sub in (
-        ("JUPYTER_RUNTIME_DIR", "runtime"),
-        ("JUPYTER_DATA_DIR", "data"),
-        ("JUPYTER_CONFIG_DIR", "config"),
-        ("IPYTHONDIR", "ipython"),
-    ):
-        (base / sub).mkdir()
-        env[var] = str(base / sub)
-    manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(cwd=str(base), env={**os.environ, **env})
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=DEADLINE)
-        kernel = Kernel(manager, client, base / "runtime")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKernel]:
+    with RealKernel(tmp_path_factory.mktemp("kernel-server")) as kernel:
         kernel.execute("%load_ext mcp_notebook")
         yield kernel
-    finally:
-        client.stop_channels()
-        if manager.is_alive():
-            manager.shutdown_kernel(now=False)
 
 
-async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(kernel: Kernel) -> None:
+async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(kernel: RealKernel) -> None:
     kernel.execute("kp_sales = [1, 2]\nkp_costs = [3]\nkp_label = 'q3'")
-    published = kernel.execute('%%prompt kp_explain --arg data:var[list]="a list"\nExplain {{data}}.\nkp_ran = 1')
+    published = kernel.execute('%%prompt kp_explain --arg data:var[list]="a list"\nExplain {{data}}.\nkp_ran = 1').text
     assert "Published prompt 'kp_explain' (data)" in published
-    served = kernel.execute("%mcp serve --live %who")
+    served = kernel.execute("%mcp serve --live %who").text
     connection = kernel.connection()
-    assert connection.token and connection.pid == kernel.manager.provisioner.pid  # type: ignore[union-attr]
+    assert connection.token and connection.pid == kernel.pid
     assert f'--header "Authorization: Bearer {connection.token}"' in served.replace("'", '"')
 
     notifications = Notifications()
@@ -128,7 +59,7 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
 
         refused = await client.get_prompt("magic.who_ls", {"line": ""})
         assert refused.messages[0].content.text.startswith("The IPython magic `%who_ls`.")
-    assert kernel.execute("print('kp_ran' in globals())").strip() == "False"
+    assert kernel.execute("print('kp_ran' in globals())").text.strip() == "False"
 
     async with httpx2.AsyncClient() as http:
         anonymous = await http.post(
@@ -138,8 +69,8 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
         )
     assert anonymous.status_code == 401
 
-    assert kernel.execute("%mcp stop") == f"Stopped the kernel's MCP server at {connection.url}.\n"
-    assert list_kernel_connections(kernel.runtime_dir) == []
+    assert kernel.execute("%mcp stop").text == f"Stopped the kernel's MCP server at {connection.url}.\n"
+    assert kernel.connections() == []
     assert not os.path.exists(connection.path)  # noqa: ASYNC240 (a stat, after the kernel has answered)
     port = int(connection.url.rsplit(":", 1)[1].split("/")[0])
     with pytest.raises(ConnectionRefusedError):
@@ -159,11 +90,11 @@ kp_phase = "done"
 """
 
 
-async def test_a_live_magic_asked_for_during_a_running_cell_runs_after_it(kernel: Kernel) -> None:
+async def test_a_live_magic_asked_for_during_a_running_cell_runs_after_it(kernel: RealKernel) -> None:
     kernel.execute("%mcp serve --live %whos")
     connection = kernel.connection()
     async with connect(connection.url, connection.token) as client:
-        msg_id = await asyncio.to_thread(kernel.start, WAIT_FOR_QUEUED_MAGIC, until="started")
+        msg_id = await asyncio.to_thread(kernel.run_until_printed, WAIT_FOR_QUEUED_MAGIC, until="started")
         rendered = asyncio.create_task(client.get_prompt("magic.whos", {"line": "str"}))
         await asyncio.to_thread(kernel.finish, msg_id)
         output = (await rendered).messages[1].content.text
@@ -171,20 +102,19 @@ async def test_a_live_magic_asked_for_during_a_running_cell_runs_after_it(kernel
     kernel.execute("%mcp stop")
 
 
-def test_unloading_the_extension_stops_the_server_and_removes_its_connection_file(kernel: Kernel) -> None:
+def test_unloading_the_extension_stops_the_server_and_removes_its_connection_file(kernel: RealKernel) -> None:
     kernel.execute("%mcp serve")
     connection = kernel.connection()
     kernel.execute("%unload_ext mcp_notebook")
-    assert list_kernel_connections(kernel.runtime_dir) == []
+    assert kernel.connections() == []
     port = int(connection.url.rsplit(":", 1)[1].split("/")[0])
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
     kernel.execute("%load_ext mcp_notebook")
 
 
-def test_shutting_the_kernel_down_removes_its_connection_file(kernel: Kernel) -> None:
+def test_shutting_the_kernel_down_removes_its_connection_file(kernel: RealKernel) -> None:
     kernel.execute("%mcp serve")
     path = Path(kernel.connection().path)
-    kernel.client.stop_channels()
-    kernel.manager.shutdown_kernel(now=False)
+    kernel.shutdown()
     assert not path.exists()

@@ -2,93 +2,26 @@
 
 from __future__ import annotations
 
-import os
-import queue
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_client import KernelManager
-from jupyter_client.blocking.client import BlockingKernelClient
+from kernel_harness import Message, RealKernel
 
 pytestmark = pytest.mark.slow
 
 SDK_SERVER = Path(__file__).resolve().parents[1] / "servers" / "sdk_server.py"
-DEADLINE = 60.0
-
-Message = dict[str, Any]
-
-
-class Kernel:
-    """A running ipykernel and the iopub messages it sent, kept for inspection."""
-
-    def __init__(self, client: BlockingKernelClient) -> None:
-        self.client = client
-        self.seen: list[Message] = []
-
-    def execute(self, code: str) -> list[Message]:
-        """Run `code`; the iopub messages of that execution, up to the kernel going idle."""
-        msg_id = self.client.execute(code)
-        own: list[Message] = []
-        while True:
-            message = self.client.get_iopub_msg(timeout=DEADLINE)
-            self.seen.append(message)
-            if message["parent_header"].get("msg_id") != msg_id:
-                continue
-            own.append(message)
-            if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
-                break
-        reply = self.client.get_shell_msg(timeout=DEADLINE)
-        assert reply["content"]["status"] == "ok", reply["content"]
-        return own
-
-    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
-        """What a front end sends when the user edits or clicks a widget."""
-        message = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
-        self.client.shell_channel.send(message)
-
-    def wait_for(self, what: str, matches: Any) -> Message:
-        """The next iopub message (or one already seen) for which `matches(message)` is true."""
-        for message in self.seen:
-            if matches(message):
-                return message
-        while True:
-            try:
-                message = self.client.get_iopub_msg(timeout=DEADLINE)
-            except queue.Empty:
-                raise AssertionError(f"no {what} within {DEADLINE:g} s") from None
-            self.seen.append(message)
-            if matches(message):
-                return message
 
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    base = tmp_path_factory.mktemp("kernel")
-    env = {}
-    for var, sub in (
-        ("JUPYTER_RUNTIME_DIR", "runtime"),
-        ("JUPYTER_DATA_DIR", "data"),
-        ("JUPYTER_CONFIG_DIR", "config"),
-        ("IPYTHONDIR", "ipython"),
-    ):
-        (base / sub).mkdir()
-        env[var] = str(base / sub)
-    manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(cwd=str(base), env={**os.environ, **env})
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=DEADLINE)
-        yield Kernel(client)
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=False)
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKernel]:
+    with RealKernel(tmp_path_factory.mktemp("kernel")) as kernel:
+        yield kernel
 
 
-def comm_opens(messages: list[Message], model: str) -> list[Message]:
+def comm_opens(messages: Sequence[Message], model: str) -> list[Message]:
     return [
         m
         for m in messages
@@ -105,7 +38,7 @@ def state_update(message: Message, comm_id: str) -> dict[str, Any] | None:
     return data.get("state") if data.get("method") == "update" else None
 
 
-def comm_id_of(messages: list[Message], model: str, **state: Any) -> str:
+def comm_id_of(messages: Sequence[Message], model: str, **state: Any) -> str:
     """The comm id of the one widget of `model` whose state has the given values."""
     (found,) = [
         m["content"]["comm_id"]
@@ -115,35 +48,35 @@ def comm_id_of(messages: list[Message], model: str, **state: Any) -> str:
     return str(found)
 
 
-def type_into(kernel: Kernel, comm_id: str, value: Any) -> None:
+def type_into(kernel: RealKernel, comm_id: str, value: Any) -> None:
     kernel.send_comm(comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
 
 
-def click(kernel: Kernel, comm_id: str) -> None:
+def click(kernel: RealKernel, comm_id: str) -> None:
     kernel.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
 
 
-def output_text(kernel: Kernel, output: str, what: str, text: str) -> str:
+def output_text(kernel: RealKernel, output: str, what: str, text: str) -> str:
     """Wait until the Output widget `output` shows `text`; return its Markdown."""
 
     def shows(message: Message) -> bool:
         outputs = (state_update(message, output) or {}).get("outputs") or []
         return any(text in o["data"].get("text/markdown", "") for o in outputs)
 
-    message = kernel.wait_for(what, shows)
+    message = kernel.wait_for_message(what, shows)
     return str((state_update(message, output) or {})["outputs"][0]["data"]["text/markdown"])
 
 
 @pytest.fixture(scope="module")
-def connected(kernel: Kernel) -> Kernel:
+def connected(kernel: RealKernel) -> RealKernel:
     kernel.execute("%load_ext mcp_notebook")
     kernel.execute(f"%mcp connect sdk -- {sys.executable} {SDK_SERVER}")
     return kernel
 
 
-def test_mcp_form_in_a_kernel_suggests_what_the_front_end_types_and_renders_on_click(connected: Kernel) -> None:
+def test_mcp_form_in_a_kernel_suggests_what_the_front_end_types_and_renders_on_click(connected: RealKernel) -> None:
     kernel = connected
-    messages = kernel.execute("%mcp form sdk:greet")
+    messages = kernel.execute("%mcp form sdk:greet").outputs
     assert any(
         m["msg_type"] == "execute_result" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
         for m in messages
@@ -154,7 +87,7 @@ def test_mcp_form_in_a_kernel_suggests_what_the_front_end_types_and_renders_on_c
     (output,) = [m["content"]["comm_id"] for m in comm_opens(messages, "OutputModel")]
 
     type_into(kernel, lang, "r")
-    suggested = kernel.wait_for(
+    suggested = kernel.wait_for_message(
         "suggestions for 'r'", lambda m: (state_update(m, lang) or {}).get("options") == ["rust", "ruby"]
     )
     assert suggested["content"]["comm_id"] == lang
@@ -165,15 +98,15 @@ def test_mcp_form_in_a_kernel_suggests_what_the_front_end_types_and_renders_on_c
     assert "Say hello to Ada in rust." in output_text(kernel, output, "the rendered prompt", "Say hello to Ada")
 
 
-def test_the_servers_question_appears_in_the_form_and_the_answer_completes_the_render(connected: Kernel) -> None:
+def test_the_servers_question_appears_in_the_form_and_the_answer_completes_the_render(connected: RealKernel) -> None:
     kernel = connected
-    messages = kernel.execute("%mcp form sdk:ask")
+    messages = kernel.execute("%mcp form sdk:ask").outputs
     render = comm_id_of(messages, "ButtonModel", description="Render")
     (output,) = [m["content"]["comm_id"] for m in comm_opens(messages, "OutputModel")]
 
     click(kernel, render)
     # The question's widgets are made while the render waits, outside any cell.
-    submit = kernel.wait_for(
+    submit = kernel.wait_for_message(
         "the Submit button of the server's question",
         lambda m: (
             m["msg_type"] == "comm_open"
@@ -190,22 +123,22 @@ def test_the_servers_question_appears_in_the_form_and_the_answer_completes_the_r
     assert "Paint it teal." in output_text(kernel, output, "the rendered prompt", "Paint it")
 
 
-def test_mcp_picker_in_a_kernel_lists_searches_and_opens_a_form(connected: Kernel) -> None:
+def test_mcp_picker_in_a_kernel_lists_searches_and_opens_a_form(connected: RealKernel) -> None:
     kernel = connected
-    messages = kernel.execute("%mcp picker")
+    messages = kernel.execute("%mcp picker").outputs
     search = comm_id_of(messages, "TextModel", placeholder="Search prompts by name, title or description")
     (listing,) = [m["content"]["comm_id"] for m in comm_opens(messages, "SelectModel")]  # one server, one list
 
     def labels(message: Message) -> list[str] | None:
         return (state_update(message, listing) or {}).get("_options_labels")
 
-    kernel.wait_for("the listing", lambda m: "greet — Greeting" in (labels(m) or []))
+    kernel.wait_for_message("the listing", lambda m: "greet — Greeting" in (labels(m) or []))
 
     type_into(kernel, search, "colour")
-    kernel.wait_for("the filtered listing", lambda m: labels(m) == ["ask — Asks the user for a colour first."])
+    kernel.wait_for_message("the filtered listing", lambda m: labels(m) == ["ask — Asks the user for a colour first."])
     kernel.send_comm(listing, {"method": "update", "state": {"index": 0}, "buffer_paths": []})
 
-    header = kernel.wait_for(
+    header = kernel.wait_for_message(
         "the chosen prompt's form",
         lambda m: m["msg_type"] == "comm_open" and "sdk:ask" in str(m["content"]["data"]["state"].get("value", "")),
     )
