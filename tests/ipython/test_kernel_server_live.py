@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from kernel_server_harness import MainLoop
 
 from mcp_notebook.ipython.live_magics import MagicExecutionError, MainThreadScheduler, run_magic
 from mcp_notebook.ipython.namespace import NamespaceSnapshot, NamespaceWatcher, take_namespace_snapshot
@@ -39,32 +40,6 @@ def shell() -> Iterator[InteractiveShell]:
     yield shell
     shell.user_ns.clear()
     shell.user_ns.update(saved)
-
-
-class MainLoop:
-    """A thread running an event loop: the test's stand-in for the kernel's main thread."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="fake-kernel-main", daemon=True)
-        self.thread.start()
-
-    def post(self, fn: Callable[[], None]) -> None:
-        self.loop.call_soon_threadsafe(fn)
-
-    def run(self, fn: Callable[[], Any]) -> Any:
-        """Run `fn` on the loop thread and wait for it (everything posted earlier runs first)."""
-        done = asyncio.run_coroutine_threadsafe(self._call(fn), self.loop)
-        return done.result(DEADLINE)
-
-    @staticmethod
-    async def _call(fn: Callable[[], Any]) -> Any:
-        return fn()
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(DEADLINE)
-        self.loop.close()
 
 
 @pytest.fixture
