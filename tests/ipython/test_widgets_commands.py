@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
-from widget_harness import wait_until
+from widget_harness import render_and_keep
 
 from mcp_notebook.ipython import servers
 from mcp_notebook.ipython.arguments import parse_arguments, split_line
@@ -207,13 +207,9 @@ def test_a_field_holding_an_at_variable_renders_with_its_value(shell: Interactiv
     greet_form.fields["name"].combobox.value = "Ada"
     greet_form.fields["lang"].combobox.value = "@favourite"
 
-    future = greet_form.render()
-    assert future is not None
-    future.result(timeout=30)
-    wait_until(lambda: greet_form.result is not None, "the result is kept")
+    result = render_and_keep(greet_form)
 
-    assert greet_form.result is not None
-    assert greet_form.result.messages[0].content == TextContent(text="Say hello to Ada in rust.")
+    assert result.messages[0].content == TextContent(text="Say hello to Ada in rust.")
     assert "Say hello to Ada in rust." in greet_form.output.outputs[0]["data"]["text/markdown"]
     greet_form.copy_button.click()
     assert greet_form.code.value == "%mcp get sdk:greet name=Ada lang=@favourite"

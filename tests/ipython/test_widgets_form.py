@@ -8,11 +8,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from widget_harness import wait_until
+from widget_harness import render_and_keep, wait_until
 
 from mcp_notebook.client import PromptClient
 from mcp_notebook.config import ServerConfig
-from mcp_notebook.ipython.forms import PromptForm, create_form_input_handler
+from mcp_notebook.ipython.forms import PromptForm, PromptService, create_form_input_handler
 from mcp_notebook.models import CompletionResult, PromptArgument, PromptSpec, RenderedPrompt, TextContent
 from mcp_notebook.runtime import BackgroundRuntime, get_runtime
 
@@ -69,12 +69,12 @@ def prompts(service: RecordingService, runtime: BackgroundRuntime) -> dict[str, 
     return {spec.name: spec for spec in runtime.call(service.list_prompts, timeout=30)}
 
 
-def make_form(spec: PromptSpec, service: RecordingService, runtime: BackgroundRuntime) -> PromptForm:
+def make_form(spec: PromptSpec, service: PromptService, runtime: BackgroundRuntime, server: str = "sdk") -> PromptForm:
     return PromptForm(
         spec,
         service,
         runtime,
-        server="sdk",
+        server=server,
         display=plain_text,
         resolve_value=lambda name, value: value,
         write_code=get_line,
@@ -321,16 +321,7 @@ def notebook_server(runtime: BackgroundRuntime, tmp_path_factory: pytest.TempPat
 
 def served_form(client: PromptClient, runtime: BackgroundRuntime, name: str) -> PromptForm:
     (spec,) = [s for s in runtime.call(client.list_prompts, timeout=30) if s.name == name]
-    return PromptForm(
-        spec,
-        client,
-        runtime,
-        server="notebooks",
-        display=plain_text,
-        resolve_value=lambda name, value: value,
-        write_code=get_line,
-        debounce=0.05,
-    )
+    return make_form(spec, client, runtime, server="notebooks")
 
 
 def test_a_cut_suggestion_list_says_how_many_matches_there_are(
@@ -371,13 +362,9 @@ def test_rendering_a_served_notebook_keeps_its_chart_image(
     form = served_form(notebook_server, runtime, "describe_chart")
     form.fields["audience"].combobox.value = "engineers"
 
-    future = form.render()
-    assert future is not None
-    future.result(timeout=30)
-    wait_until(lambda: form.result is not None, "the result is kept")
+    result = render_and_keep(form)
 
-    assert form.result is not None
-    kinds = [m.content.type for m in form.result.messages]
+    kinds = [m.content.type for m in result.messages]
     assert "image" in kinds
-    texts = [m.content.text for m in form.result.messages if isinstance(m.content, TextContent)]
+    texts = [m.content.text for m in result.messages if isinstance(m.content, TextContent)]
     assert any("Describe this chart for engineers" in text for text in texts)

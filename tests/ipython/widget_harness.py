@@ -1,19 +1,20 @@
-"""Helpers for the widget tests: waiting on conditions with a deadline."""
+"""Helpers for the widget tests: waiting on conditions with a deadline, rendering a form to its end."""
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable
+from client_harness import DEADLINE, wait_until
 
-DEADLINE = 20.0  # seconds; generous for a loaded CI machine, never reached when things work
+from mcp_notebook.ipython.forms import PromptForm
+from mcp_notebook.models import RenderedPrompt
+
+__all__ = ["DEADLINE", "render_and_keep", "wait_until"]
 
 
-def wait_until(condition: Callable[[], object], what: str, timeout: float = DEADLINE) -> None:
-    """Wait until `condition()` is true (re-checked on a short interval), or fail saying `what` did not happen."""
-    deadline = time.monotonic() + timeout
-    tick = threading.Event()
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting until {what}")
-        tick.wait(0.01)
+def render_and_keep(form: PromptForm) -> RenderedPrompt:
+    """Click Render, as the user does, and wait until the form has rendered and kept the result."""
+    future = form.render()
+    assert future is not None
+    future.result(timeout=DEADLINE)
+    wait_until(lambda: form.result is not None, "the result is kept")
+    assert form.result is not None
+    return form.result
