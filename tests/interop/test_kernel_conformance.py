@@ -44,6 +44,7 @@ REQUIRED_2026 = (
     "completion-complete",
     "server-stateless",
     "dns-rebinding-protection",
+    "input-required-result-non-tool-request",
 )
 
 
