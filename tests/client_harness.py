@@ -1,4 +1,6 @@
-"""Test MCP servers as real processes: configurations for the stdio ones, a launcher for the HTTP one."""
+"""Test MCP servers as real processes: configurations for the stdio ones, a launcher for the HTTP one; and what
+the clients of those tests plug in (an input handler that records its questions, a change watcher).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +10,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import anyio
 import psutil
 
+from mcp_notebook.client import InputRequest
 from mcp_notebook.config import ServerConfig
+
+if TYPE_CHECKING:
+    from mcp.client.session import IncomingMessage
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 LEGACY_SERVER = SERVERS / "legacy_server.py"
@@ -83,8 +91,6 @@ def wait_until(condition: Callable[[], object], what: str, timeout: float = DEAD
 
 async def eventually(condition: Callable[[], object], what: str, within: float = DEADLINE) -> None:
     """`wait_until` for async tests: re-checks without blocking the event loop."""
-    import anyio
-
     with anyio.move_on_after(within):
         # Polling, not an event: the condition is what another process wrote to a file.
         while not condition():  # noqa: ASYNC110
@@ -105,3 +111,28 @@ def live_children(pid: int | None = None) -> list[psutil.Process]:
             if child.status() != psutil.STATUS_ZOMBIE:
                 alive.append(child)
     return alive
+
+
+class AnswerRecorder:
+    """A `PromptClient` `on_input_required` handler: records each question and gives the same answer to all."""
+
+    def __init__(self, answer: Mapping[str, Any] | None) -> None:
+        self.answer = answer
+        self.requests: list[InputRequest] = []
+
+    async def __call__(self, request: InputRequest) -> Mapping[str, Any] | None:
+        self.requests.append(request)
+        return self.answer
+
+
+class ChangeWatcher:
+    """An SDK `Client` message handler: `changed` is set once the server says its prompt list changed."""
+
+    def __init__(self) -> None:
+        self.changed = anyio.Event()
+
+    async def __call__(self, message: IncomingMessage) -> None:
+        import mcp_types  # here: importing this module must not import the SDK
+
+        if isinstance(message, mcp_types.PromptListChangedNotification):
+            self.changed.set()

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from client_harness import DEADLINE, eventually, legacy_config, live_children, running_http_server, sdk_config
+from client_harness import (
+    DEADLINE,
+    AnswerRecorder,
+    eventually,
+    legacy_config,
+    live_children,
+    running_http_server,
+    sdk_config,
+)
 
-from mcp_notebook.client import InputRequest, PromptClient
+from mcp_notebook.client import PromptClient
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError, ServerError
 from mcp_notebook.models import (
@@ -36,18 +44,6 @@ def http_url() -> Iterator[str]:
 
 def http_config(url: str, **options: Any) -> ServerConfig:
     return ServerConfig(name="remote", url=url, **options)
-
-
-class AnswerRecorder:
-    """An `on_input_required` handler that records what it was asked and answers from a script."""
-
-    def __init__(self, answer: Mapping[str, Any] | None) -> None:
-        self.answer = answer
-        self.requests: list[InputRequest] = []
-
-    async def __call__(self, request: InputRequest) -> Mapping[str, Any] | None:
-        self.requests.append(request)
-        return self.answer
 
 
 @pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)

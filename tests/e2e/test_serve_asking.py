@@ -8,17 +8,17 @@ itself (over stdio, or on the POST's event stream over HTTP).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import mcp_types as types
 import pytest
+from client_harness import AnswerRecorder
 from e2e_processes import HttpServer, write_notebook
 from mcp import Client, StdioServerParameters
 from mcp.client.context import ClientRequestContext
 
-from mcp_notebook.client import InputRequest, PromptClient
+from mcp_notebook.client import PromptClient
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import TextContent
@@ -62,18 +62,6 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 def stdio_config(folder: Path) -> ServerConfig:
     return ServerConfig(name="notebooks", command=sys.executable, args=("-m", "mcp_notebook", "serve", str(folder)))
-
-
-class AnswerRecorder:
-    """An `on_input_required` handler that records the questions and answers each with the same values."""
-
-    def __init__(self, answer: Mapping[str, Any] | None) -> None:
-        self.answer = answer
-        self.requests: list[InputRequest] = []
-
-    async def __call__(self, request: InputRequest) -> Mapping[str, Any] | None:
-        self.requests.append(request)
-        return self.answer
 
 
 async def test_prompt_client_over_stdio_renders_after_the_user_answers(folder: Path, mode: str) -> None:

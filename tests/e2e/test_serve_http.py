@@ -10,6 +10,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from client_harness import ChangeWatcher
 from e2e_checks import EXPECTED_NAMES, check_a_client_of
 from e2e_processes import (
     ACCEPT,
@@ -23,7 +24,6 @@ from e2e_processes import (
     write_corpus,
 )
 from mcp import Client
-from mcp.client.session import IncomingMessage
 
 pytestmark = pytest.mark.slow
 
@@ -133,15 +133,6 @@ async def test_the_sdk_client_uses_the_server_over_http(served: HttpServer, mode
         result = await client.get_prompt("greet", {"who": "Bo", "style": "formally"})
         content = result.messages[0].content
         assert isinstance(content, types.TextContent) and "Greet Bo formally." in content.text
-
-
-class ChangeWatcher:
-    def __init__(self) -> None:
-        self.changed = anyio.Event()
-
-    async def __call__(self, message: IncomingMessage) -> None:
-        if isinstance(message, types.PromptListChangedNotification):
-            self.changed.set()
 
 
 async def test_saving_a_notebook_notifies_http_clients_of_both_eras(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from client_harness import ChangeWatcher
 from e2e_checks import EXPECTED_NAMES, check_a_client_of
 from e2e_processes import (
     ALL_REVISIONS,
@@ -21,7 +22,6 @@ from e2e_processes import (
     write_corpus,
 )
 from mcp import Client, StdioServerParameters
-from mcp.client.session import IncomingMessage
 
 pytestmark = pytest.mark.slow
 
@@ -103,15 +103,6 @@ def test_stdout_carries_only_protocol_messages_and_the_summary_goes_to_stderr(fo
     assert "4 notebooks" in summary  # the broken one is served too, with no prompts until it loads
     assert "broken.ipynb" in warning
     assert reply["id"] == 1
-
-
-class ChangeWatcher:
-    def __init__(self) -> None:
-        self.changed = anyio.Event()
-
-    async def __call__(self, message: IncomingMessage) -> None:
-        if isinstance(message, types.PromptListChangedNotification):
-            self.changed.set()
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026-07-28"])

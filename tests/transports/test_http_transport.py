@@ -11,8 +11,8 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from client_harness import ChangeWatcher
 from mcp import Client
-from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_notebook.models import MessageTemplate, PromptArgument, PromptSpec, TextContent
@@ -190,15 +190,6 @@ async def test_an_oversized_body_is_refused(registry: PromptRegistry) -> None:
     async with serving(registry) as url, httpx2.AsyncClient() as http:
         response = await http.post(url, **post_json({"pad": "x" * (5 * 1024 * 1024)}))
     assert response.status_code == 413
-
-
-class ChangeWatcher:
-    def __init__(self) -> None:
-        self.changed = anyio.Event()
-
-    async def __call__(self, message: IncomingMessage) -> None:
-        if isinstance(message, types.PromptListChangedNotification):
-            self.changed.set()
 
 
 async def test_a_handshake_http_client_hears_about_changes(registry: PromptRegistry) -> None:
