@@ -106,6 +106,21 @@ class Bridge:
         return next(m.message for m in self.client.log_messages if ready(m.message))
 
 
+def document_edit(edit: types.WorkspaceEdit | None) -> types.TextDocumentEdit:
+    """The one document's changes in a workspace edit (the bridge edits one line of one document)."""
+    assert edit is not None and edit.document_changes is not None
+    (change,) = edit.document_changes
+    assert isinstance(change, types.TextDocumentEdit)
+    return change
+
+
+def single_text_edit(edit: types.WorkspaceEdit | None) -> types.TextEdit:
+    """The one text edit in a workspace edit that renders one command."""
+    (text_edit,) = document_edit(edit).edits
+    assert isinstance(text_edit, types.TextEdit)
+    return text_edit
+
+
 @contextlib.asynccontextmanager
 async def start_bridge(
     command: Sequence[str],

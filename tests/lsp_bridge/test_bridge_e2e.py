@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from bridge_harness import BRIDGE, DEADLINE, Bridge, start_bridge
+from bridge_harness import BRIDGE, DEADLINE, Bridge, single_text_edit, start_bridge
 from lsprotocol import types
 from notebook_files import write_notebook
 
@@ -155,11 +155,7 @@ async def test_render_command_replaces_the_line_with_the_rendered_prompt(bridge:
     result = await bridge.execute("mcpNotebook.renderPrompt", [uri, 1])
     assert result == {"applied": True, "text": "Hello Ada Lovelace in fr", "error": None}
     (params,) = bridge.edits
-    assert params.edit.document_changes is not None
-    (change,) = params.edit.document_changes
-    assert isinstance(change, types.TextDocumentEdit)
-    (edit,) = change.edits
-    assert isinstance(edit, types.TextEdit)
+    edit = single_text_edit(params.edit)
     assert edit.range == types.Range(types.Position(1, 0), types.Position(1, 37))
     assert edit.new_text == "Hello Ada Lovelace in fr"
 

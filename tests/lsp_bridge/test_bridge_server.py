@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from bridge_harness import Bridge, start_bridge
+from bridge_harness import Bridge, document_edit, single_text_edit, start_bridge
 from lsprotocol import types
 
 # One server process serves the tests that need the default setup (each on its own document);
@@ -266,12 +266,9 @@ async def test_code_action_resolves_to_one_versioned_edit_of_the_line(bridge: Br
     assert action.kind == types.CodeActionKind.RefactorInline
     assert action.edit is None  # rendered only when the user picks it
     resolved = await bridge.client.code_action_resolve_async(action)
-    assert resolved.edit is not None and resolved.edit.document_changes is not None
-    (change,) = resolved.edit.document_changes
-    assert isinstance(change, types.TextDocumentEdit)
+    change = document_edit(resolved.edit)
     assert change.text_document.version == 1
-    (edit,) = change.edits
-    assert isinstance(edit, types.TextEdit)
+    edit = single_text_edit(resolved.edit)
     assert edit.range == types.Range(types.Position(1, 7), types.Position(1, 33))
     assert edit.new_text == "greet: lang=py, name=Ada"
 
@@ -291,11 +288,7 @@ async def test_render_command_replaces_the_line_through_apply_edit(bridge: Bridg
     assert result == {"applied": True, "text": "greet: lang=py, name=Ada", "error": None}
     (params,) = bridge.edits
     assert params.label == "Render prompt"
-    assert params.edit.document_changes is not None
-    (change,) = params.edit.document_changes
-    assert isinstance(change, types.TextDocumentEdit)
-    (edit,) = change.edits
-    assert isinstance(edit, types.TextEdit)
+    edit = single_text_edit(params.edit)
     assert edit.range == types.Range(types.Position(1, 7), types.Position(1, 33))
     assert edit.new_text == "greet: lang=py, name=Ada"
 
@@ -389,9 +382,7 @@ async def test_every_command_on_a_line_is_rendered_in_the_same_edit(bridge: Brid
     result = await bridge.execute("mcpNotebook.renderPrompt", [uri, 0])
     assert result["applied"] is True
     (params,) = bridge.edits
-    assert params.edit.document_changes is not None
-    (change,) = params.edit.document_changes
-    assert isinstance(change, types.TextDocumentEdit)
+    change = document_edit(params.edit)
     assert [(e.range.start.character, e.range.end.character, e.new_text) for e in change.edits] == [
         (0, 18, "greet: name=Ada"),
         (24, 49, "summarize_cell: cell=3"),  # "then" stays
