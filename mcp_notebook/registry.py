@@ -39,11 +39,22 @@ class RegistrySnapshot:
         return self.by_name.get(name)
 
 
-def _fingerprint(prompts: Sequence[PromptSpec]) -> str:
+def _group_digest(prompts: Sequence[PromptSpec]) -> bytes:
     digest = hashlib.blake2b(digest_size=8)
     for spec in prompts:
         digest.update(repr(spec).encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
+    return digest.digest()
+
+
+def _fingerprint(group_digests: Mapping[str, bytes]) -> str:
+    # The merged set (clash renames included) is a function of the groups alone, so digesting
+    # each group once, when it is set, identifies the set: a change re-digests one group, not all.
+    digest = hashlib.blake2b(digest_size=8)
+    for key in sorted(group_digests):
+        digest.update(key.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+        digest.update(group_digests[key])
     return digest.hexdigest()
 
 
@@ -59,8 +70,9 @@ class PromptRegistry:
         self._lock = threading.RLock()
         self._groups: dict[str, tuple[PromptSpec, ...]] = {}
         self._group_warnings: dict[str, tuple[str, ...]] = {}
+        self._group_digests: dict[str, bytes] = {}
         self._listeners: list[Listener] = []
-        self._snapshot = RegistrySnapshot(version=0, prompts=(), fingerprint=_fingerprint(()))
+        self._snapshot = RegistrySnapshot(version=0, prompts=(), fingerprint=_fingerprint({}))
 
     def snapshot(self) -> RegistrySnapshot:
         """The current set. Cheap: no copy, no lock held by the caller afterwards."""
@@ -84,9 +96,14 @@ class PromptRegistry:
                 if change is None:
                     self._groups.pop(key, None)
                     self._group_warnings.pop(key, None)
+                    self._group_digests.pop(key, None)
                 else:
                     self._groups[key] = tuple(change[0])
                     self._group_warnings[key] = tuple(change[1])
+                    if self._groups[key]:  # a notebook without prompts changes nothing clients see
+                        self._group_digests[key] = _group_digest(self._groups[key])
+                    else:
+                        self._group_digests.pop(key, None)
             old = self._snapshot
             new = self._build(old.version + 1)
             if new.fingerprint == old.fingerprint and new.warnings == old.warnings:
@@ -130,5 +147,5 @@ class PromptRegistry:
             prompts=tuple(prompts),
             warnings=tuple(warnings),
             by_name=MappingProxyType(by_name),
-            fingerprint=_fingerprint(prompts),
+            fingerprint=_fingerprint(self._group_digests),
         )
