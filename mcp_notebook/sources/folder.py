@@ -15,7 +15,7 @@ import os
 import posixpath
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -45,11 +45,20 @@ class _NotebookState:
     path: Path
     loaded: NotebookPrompts | None  # the last good load
     error: str | None = None
+    stamp: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) of the file that was loaded
 
     def group(self) -> tuple[tuple[PromptSpec, ...], tuple[str, ...]]:
         prompts = self.loaded.prompts if self.loaded else ()
         warnings = self.loaded.warnings if self.loaded else ()
         return prompts, (*warnings, self.error) if self.error else warnings
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size, status.st_ino)
 
 
 def _is_hidden(parts: Iterable[str]) -> bool:
@@ -147,6 +156,7 @@ class NotebookFolderSource:
         return found
 
     def _load(self, key: str, path: Path, previous: _NotebookState | None) -> _NotebookState:
+        stamp = _stamp(path)  # taken before reading: a save during the read makes the next look reload
         try:
             loaded = load_notebook(path, origin=key, root=str(self._root))
         except NotebookFormatError as error:
@@ -154,10 +164,15 @@ class NotebookFolderSource:
             note = "; its last good prompts stay served" if kept and kept.prompts else ""
             log.warning("notebook %s failed to load: %s%s", key, error, note)
             return _NotebookState(path=path, loaded=kept, error=f"{key}: {error}{note}")
-        return _NotebookState(path=path, loaded=loaded)
+        return _NotebookState(path=path, loaded=loaded, stamp=stamp)
 
-    def _apply(self, found: Mapping[str, Path], gone: Iterable[str]) -> bool:
-        """Load `found`, forget `gone`, and publish the changed groups in one registry update."""
+    def _apply(self, found: Mapping[str, Path], gone: Iterable[str], *, rescanned: Collection[str] = ()) -> bool:
+        """Load `found`, forget `gone`, and publish the changed groups in one registry update.
+
+        A `rescanned` notebook (found by looking at a folder again, not reported
+        changed itself) whose file has the same modification time, size and
+        inode as when it was last loaded is kept instead of being read again.
+        """
         with self._lock:
             states = dict(self._states)
             changes: dict[str, tuple[Sequence[PromptSpec], Sequence[str]] | None] = {}
@@ -166,6 +181,8 @@ class NotebookFolderSource:
                     changes[key] = None
             for key, path in found.items():
                 old = states.get(key)
+                if key in rescanned and old is not None and self._unchanged(old, path):
+                    continue
                 new = self._load(key, path, old)
                 states[key] = new
                 if old is None or old.group() != new.group() or old.loaded != new.loaded:
@@ -174,6 +191,11 @@ class NotebookFolderSource:
             if changes:
                 self._registry.update(changes)
             return bool(changes)
+
+    @staticmethod
+    def _unchanged(state: _NotebookState, path: Path) -> bool:
+        """Whether `path` is still the very file `state` was loaded from, untouched since."""
+        return state.error is None and state.path == path and state.stamp is not None and state.stamp == _stamp(path)
 
     def scan(self) -> None:
         """Load every served notebook and publish them all as one registry change."""
@@ -188,6 +210,7 @@ class NotebookFolderSource:
         load keeps its last good prompts; the others are unaffected.
         """
         found: dict[str, Path] = {}
+        rescanned: dict[str, Path] = {}
         gone: set[str] = set()
         with self._lock:
             for raw in changed:
@@ -204,9 +227,10 @@ class NotebookFolderSource:
                     prefix = path.relative_to(self._root).as_posix()
                     below = {k for k in self._states if prefix == "." or k.startswith(prefix + "/")}
                     now = self._discover(under=path) if path.is_dir() else {}
-                    found.update(now)
+                    rescanned.update(now)
                     gone |= below - set(now)
-            return self._apply(found, gone - set(found))
+            below_only = {key: path for key, path in rescanned.items() if key not in found}
+            return self._apply({**found, **below_only}, gone - set(found) - set(rescanned), rescanned=below_only)
 
     def _accepts(self, path: Path) -> bool:
         """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""
