@@ -1,0 +1,166 @@
+"""The prompt registry: groups, immutable snapshots, the clash rule and listeners."""
+
+from __future__ import annotations
+
+import threading
+
+from mcp_notebook.models import PromptSpec
+from mcp_notebook.registry import PromptRegistry, RegistrySnapshot
+
+
+def spec(name: str, origin: str = "a.ipynb", description: str | None = None) -> PromptSpec:
+    return PromptSpec(name=name, origin=origin, description=description)
+
+
+def test_a_new_registry_is_empty_at_version_zero() -> None:
+    snapshot = PromptRegistry().snapshot()
+    assert (snapshot.version, snapshot.prompts, snapshot.warnings) == (0, (), ())
+    assert snapshot.get("anything") is None
+
+
+def test_setting_a_group_publishes_its_prompts_in_order() -> None:
+    registry = PromptRegistry()
+    registry.set_group("a.ipynb", [spec("review"), spec("explain")])
+
+    snapshot = registry.snapshot()
+    assert [p.name for p in snapshot.prompts] == ["review", "explain"]
+    assert snapshot.get("explain") == spec("explain")
+    assert snapshot.version == 1
+
+
+def test_a_snapshot_taken_earlier_does_not_change_afterwards() -> None:
+    registry = PromptRegistry()
+    registry.set_group("a.ipynb", [spec("review")])
+    before = registry.snapshot()
+
+    registry.set_group("a.ipynb", [spec("explain")])
+
+    assert [p.name for p in before.prompts] == ["review"]
+    assert [p.name for p in registry.snapshot().prompts] == ["explain"]
+
+
+def test_the_same_name_in_two_notebooks_is_served_under_qualified_names_and_reported() -> None:
+    registry = PromptRegistry()
+    registry.update(
+        {
+            "review.ipynb": ([spec("summarize", "review.ipynb")], ()),
+            "notes.ipynb": ([spec("summarize", "notes.ipynb"), spec("todo", "notes.ipynb")], ()),
+        }
+    )
+
+    snapshot = registry.snapshot()
+    assert sorted(p.name for p in snapshot.prompts) == ["notes.summarize", "review.summarize", "todo"]
+    assert snapshot.get("summarize") is None
+    [warning] = snapshot.warnings
+    assert "'summarize'" in warning and "notes.summarize (notes.ipynb)" in warning
+
+
+def test_notebooks_with_the_same_stem_are_told_apart_by_their_folder() -> None:
+    registry = PromptRegistry()
+    registry.update(
+        {
+            "team/prompts.ipynb": ([spec("review", "team/prompts.ipynb")], ()),
+            "me/prompts.ipynb": ([spec("review", "me/prompts.ipynb")], ()),
+        }
+    )
+    assert sorted(p.name for p in registry.snapshot().prompts) == ["me.prompts.review", "team.prompts.review"]
+
+
+def test_removing_one_of_two_clashing_notebooks_gives_the_name_back() -> None:
+    registry = PromptRegistry()
+    registry.update({"a.ipynb": ([spec("x", "a.ipynb")], ()), "b.ipynb": ([spec("x", "b.ipynb")], ())})
+
+    registry.remove_group("b.ipynb")
+
+    snapshot = registry.snapshot()
+    assert [p.name for p in snapshot.prompts] == ["x"]
+    assert snapshot.warnings == ()
+
+
+def test_listeners_hear_each_change_once_with_the_new_snapshot() -> None:
+    registry = PromptRegistry()
+    heard: list[RegistrySnapshot] = []
+    registry.add_listener(heard.append)
+
+    registry.update({"a.ipynb": ([spec("one")], ()), "b.ipynb": ([spec("two", "b.ipynb")], ())})
+
+    assert len(heard) == 1
+    assert heard[0] is registry.snapshot()
+    assert [p.name for p in heard[0].prompts] == ["one", "two"]
+
+
+def test_an_update_that_changes_nothing_is_not_announced() -> None:
+    registry = PromptRegistry()
+    registry.set_group("a.ipynb", [spec("one")])
+    heard: list[RegistrySnapshot] = []
+    registry.add_listener(heard.append)
+
+    registry.set_group("a.ipynb", [spec("one")])
+    registry.set_group("empty.ipynb", [])
+
+    assert heard == []
+    assert registry.snapshot().version == 1
+
+
+def test_a_changed_description_is_a_change() -> None:
+    registry = PromptRegistry()
+    registry.set_group("a.ipynb", [spec("one", description="old")])
+    before = registry.snapshot().fingerprint
+
+    registry.set_group("a.ipynb", [spec("one", description="new")])
+
+    assert registry.snapshot().fingerprint != before
+
+
+def test_new_warnings_alone_make_a_new_snapshot() -> None:
+    registry = PromptRegistry()
+    registry.set_group("a.ipynb", [spec("one")])
+
+    registry.set_group("a.ipynb", [spec("one")], ["cell 3: unknown field 'rol'"])
+
+    assert registry.snapshot().warnings == ("cell 3: unknown field 'rol'",)
+
+
+def test_a_removed_listener_hears_nothing_more() -> None:
+    registry = PromptRegistry()
+    heard: list[RegistrySnapshot] = []
+    remove = registry.add_listener(heard.append)
+    remove()
+    remove()  # removing twice is harmless
+
+    registry.set_group("a.ipynb", [spec("one")])
+
+    assert heard == []
+
+
+def test_a_failing_listener_does_not_stop_the_others() -> None:
+    registry = PromptRegistry()
+    heard: list[RegistrySnapshot] = []
+
+    def broken(_: RegistrySnapshot) -> None:
+        raise RuntimeError("listener bug")
+
+    registry.add_listener(broken)
+    registry.add_listener(heard.append)
+
+    registry.set_group("a.ipynb", [spec("one")])
+
+    assert len(heard) == 1
+
+
+def test_concurrent_writers_never_lose_a_group() -> None:
+    registry = PromptRegistry()
+    start = threading.Barrier(8)
+
+    def write(n: int) -> None:
+        start.wait()
+        for i in range(50):
+            registry.set_group(f"nb{n}.ipynb", [spec(f"p{n}_{i}", f"nb{n}.ipynb")])
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(p.name for p in registry.snapshot().prompts) == sorted(f"p{n}_49" for n in range(8))
