@@ -28,13 +28,33 @@ from jupyter_client.blocking.client import BlockingKernelClient
 
 from mcp_notebook.discovery import KernelConnection, list_kernel_connections
 
-__all__ = ["KERNEL_DEADLINE", "ExecutionResult", "Message", "RealKernel"]
+__all__ = ["KERNEL_DEADLINE", "ExecutionResult", "Message", "RealKernel", "jupyter_folders"]
 
 KERNEL_DEADLINE = 60.0  # seconds; generous for a loaded CI machine, never reached when things work
 # How often to look for a question on stdin while answers are waiting to be given.
 _STDIN_POLL = 0.05
 
 Message = dict[str, Any]
+
+# Where Jupyter and IPython keep what they write: each variable names a folder of its own under the test's.
+_JUPYTER_FOLDERS = (
+    ("JUPYTER_RUNTIME_DIR", "runtime"),
+    ("JUPYTER_DATA_DIR", "data"),
+    ("JUPYTER_CONFIG_DIR", "config"),
+    ("IPYTHONDIR", "ipython"),
+)
+
+
+def jupyter_folders(base: Path, more: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
+    """Environment variables that give Jupyter and IPython fresh folders under `base` (made here).
+
+    `more` adds `(variable, subfolder)` pairs. The user's own settings, kernels and profiles stay out.
+    """
+    variables: dict[str, str] = {}
+    for var, sub in (*_JUPYTER_FOLDERS, *more):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+        variables[var] = str(base / sub)
+    return variables
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +112,7 @@ class RealKernel:
         self._env = self._environment(env or {})
 
     def _environment(self, extra: Mapping[str, str | None]) -> dict[str, str]:
-        env = dict(os.environ)
-        for var, sub in (
-            ("JUPYTER_RUNTIME_DIR", "runtime"),
-            ("JUPYTER_DATA_DIR", "data"),
-            ("JUPYTER_CONFIG_DIR", "config"),
-            ("IPYTHONDIR", "ipython"),
-        ):
-            (self.base / sub).mkdir(parents=True, exist_ok=True)
-            env[var] = str(self.base / sub)
+        env = {**os.environ, **jupyter_folders(self.base)}
         for var, value in extra.items():
             if value is None:
                 env.pop(var, None)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kernel_harness import jupyter_folders
 from lab_harness import (
     ARTIFACTS,
     EXAMPLES,
@@ -50,17 +51,8 @@ def lab(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     shutil.copytree(FIXTURES, root)
     for example in SERVED_EXAMPLES:
         shutil.copy(EXAMPLES / example, root / example)
-    env = dict(os.environ)
-    for var, sub in (
-        ("JUPYTER_RUNTIME_DIR", "runtime"),
-        ("JUPYTER_DATA_DIR", "data"),
-        ("JUPYTER_CONFIG_DIR", "config"),
-        ("IPYTHONDIR", "ipython"),
-        ("JUPYTERLAB_SETTINGS_DIR", "settings"),
-        ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
-    ):
-        (base / sub).mkdir()
-        env[var] = str(base / sub)
+    lab_folders = (("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"))
+    env = {**os.environ, **jupyter_folders(base, lab_folders)}
     # No "Would you like to get notified about Jupyter news?" toast over the page.
     news = base / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     news.parent.mkdir(parents=True)
