@@ -10,6 +10,13 @@ that leaves out arguments the notebook lets the server ask for is answered
 by asking the user (`asking`): with an `InputRequiredResult` at 2026-07-28,
 with the server's own `elicitation/create` request on handshake sessions.
 
+Two hooks let a host take over part of the work without knowing the SDK:
+`render` renders the prompts it owns (answering None leaves a prompt to the
+usual template rendering), and `complete` suggests values for the arguments
+it knows more about (None leaves an argument to its static completions). Both
+work on the model (`PromptSpec` in, `RenderedPrompt`/`CompletionResult` out)
+and run after the prompt is found and its missing arguments were asked for.
+
 Each request reads one registry snapshot, so a notebook that is being
 reloaded is served from the last good set until the new one is published.
 """
@@ -17,7 +24,7 @@ reloaded is served from the last good set until the new one is published.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
@@ -33,7 +40,7 @@ from mcp.server.models import InitializationOptions
 
 from .. import __version__
 from ..exceptions import UnknownPromptError
-from ..models import EmbeddedResource, PromptArgument, PromptSpec, RenderedPrompt, ResourceInfo
+from ..models import CompletionResult, EmbeddedResource, PromptArgument, PromptSpec, RenderedPrompt, ResourceInfo
 from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
 from ..rendering import FileReader, complete_argument, render_prompt
@@ -56,6 +63,12 @@ __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 Context = ServerRequestContext[ChangeFeed, Any]
 
 log = logging.getLogger(__name__)
+
+_RenderHook = Callable[[PromptSpec, Mapping[str, str]], Awaitable[RenderedPrompt | None]]
+"""Renders (prompt, arguments) when the host owns that prompt; None: render its templates as usual."""
+
+_CompleteHook = Callable[[PromptSpec, str, str, Mapping[str, str]], Awaitable[CompletionResult | None]]
+"""Suggests values for (prompt, argument, typed value, other arguments); None: its static completions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +135,16 @@ class PromptServer(Server[ChangeFeed]):
         instructions: str | None = None,
         cache: CachePolicy | None = None,
         max_argument_bytes: int = 1_000_000,
+        render: _RenderHook | None = None,
+        complete: _CompleteHook | None = None,
     ) -> None:
         self.registry = registry
         self.resource_provider = resources
         self.read_file = read_file
         self.paginator = Paginator(page_size)
         self.max_argument_bytes = max_argument_bytes
+        self._render_hook = render
+        self._complete_hook = complete
         resource_handlers: dict[str, Any] = {}
         if resources is not None:
             resource_handlers = {
@@ -183,7 +200,11 @@ class PromptServer(Server[ChangeFeed]):
             prompts=[to_mcp_prompt(spec, ctx.protocol_version) for spec in page.items], next_cursor=page.next_cursor
         )
 
-    async def _render(self, spec: PromptSpec, arguments: dict[str, str] | None) -> RenderedPrompt:
+    async def _render(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt:
+        if self._render_hook is not None:
+            rendered = await self._render_hook(spec, arguments)
+            if rendered is not None:
+                return rendered
         render = partial(
             render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
         )
@@ -229,7 +250,12 @@ class PromptServer(Server[ChangeFeed]):
             return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
         spec = self._find(self.registry.snapshot(), params.ref.name)
         context = params.context.arguments if params.context is not None else None
-        result = complete_argument(spec, params.argument.name, params.argument.value, context)
+        name, value = params.argument.name, params.argument.value
+        result: CompletionResult | None = None
+        if self._complete_hook is not None:
+            result = await self._complete_hook(spec, name, value, dict(context or {}))
+        if result is None:
+            result = complete_argument(spec, name, value, context)
         return types.CompleteResult(completion=to_mcp_completion(result))
 
     async def _listen(
@@ -283,6 +309,8 @@ def create_server(
     instructions: str | None = None,
     cache: CachePolicy | None = None,
     max_argument_bytes: int = 1_000_000,
+    render: _RenderHook | None = None,
+    complete: _CompleteHook | None = None,
 ) -> PromptServer:
     """An MCP server for `registry`'s prompts, ready for any transport.
 
@@ -291,6 +319,14 @@ def create_server(
     `page_size` is the number of items per list page; `cache` sets the
     2026-07-28 cache hints; an argument value over `max_argument_bytes`
     (UTF-8) is refused with -32602.
+
+    `render(spec, arguments)` renders the prompts the caller owns (e.g. a
+    kernel running a magic) and answers None for the others, which are
+    rendered from their templates; `complete(spec, argument, value, context)`
+    suggests values where the caller knows better than the static
+    completions (e.g. a kernel's variable names) and answers None elsewhere.
+    Both get the prompt already found; errors they raise reach the client as
+    ours always do (`MCPNotebookError`s as JSON-RPC errors).
     """
     return PromptServer(
         registry,
@@ -301,4 +337,6 @@ def create_server(
         instructions=instructions,
         cache=cache,
         max_argument_bytes=max_argument_bytes,
+        render=render,
+        complete=complete,
     )
