@@ -6,6 +6,10 @@ notebook file it is attached to, its magics) over Streamable HTTP on
 behind a random bearer token, and writes the connection file that tells
 editors and `mcp-notebook connect` where it listens.
 
+The server is the product's `PromptServer`; the kernel takes part through its
+two hooks: `KernelServer.render` renders magic prompts (documentation, or
+running an allowed magic) and `KernelServer.complete` offers variable names.
+
 Threads: `start` and `stop` run on the kernel's main thread, which publishes
 immutable snapshots into the registry; the server only reads snapshots. Live
 magics are handed back to the main thread between cells
@@ -31,7 +35,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..discovery import remove_connection_file, write_connection_file
-from ..models import PromptSpec, RenderedPrompt
+from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
 from ..sources.kernel import KernelPromptSource, variable_types
@@ -117,36 +121,12 @@ def _wait_for_sdk_warm_up(timeout: float = 60.0) -> None:
             thread.join(timeout)
 
 
-def _kernel_prompt_server_class() -> type[Any]:
+def _create_prompt_server(registry: PromptRegistry, **options: Any) -> Any:
     # Imported here, not at module level: the MCP SDK costs a second to import and `%load_ext` must stay fast.
     _wait_for_sdk_warm_up()
-    from ..protocol.server import PromptServer
+    from ..protocol.server import create_server
 
-    class KernelPromptServer(PromptServer):
-        """A `PromptServer` that renders magic prompts (documentation or live) and completes variable names."""
-
-        def __init__(self, registry: PromptRegistry, *, kernel: KernelServer, **options: Any) -> None:
-            super().__init__(registry, **options)
-            self.kernel = kernel
-
-        async def _render(self, spec: PromptSpec, arguments: dict[str, str] | None) -> RenderedPrompt:
-            return await self.kernel.render(spec, arguments, super()._render)
-
-        async def _complete(self, ctx: Any, params: Any) -> Any:
-            answer = await super()._complete(ctx, params)
-            name = getattr(params.ref, "name", None)  # only prompt references have one
-            spec = self.registry.snapshot().get(name) if isinstance(name, str) else None
-            argument = spec.argument(params.argument.name) if spec is not None else None
-            types = variable_types(argument) if argument is not None else None
-            if types is None:
-                return answer
-            result = self.kernel.namespace().complete(params.argument.value, types)
-            completion = answer.completion.model_copy(
-                update={"values": list(result.values), "total": result.total, "has_more": result.has_more}
-            )
-            return answer.model_copy(update={"completion": completion})
-
-    return KernelPromptServer
+    return create_server(registry, **options)
 
 
 class KernelServer:
@@ -175,22 +155,16 @@ class KernelServer:
         """The kernel's variables as of the end of the last cell (safe from any thread)."""
         return self._namespace.snapshot if self._namespace is not None else NamespaceSnapshot()
 
-    async def render(
-        self,
-        spec: PromptSpec,
-        arguments: Mapping[str, str] | None,
-        fallback: Callable[[PromptSpec, dict[str, str] | None], Any],
-    ) -> RenderedPrompt:
-        """Render one prompt: a magic in documentation or live mode, anything else the usual way."""
+    async def render(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt | None:
+        """Render a magic prompt, in documentation or live mode; None for any other prompt (the server's to render)."""
         found = self.magics.magic_for(spec)
         if found is None:
-            rendered: RenderedPrompt = await fallback(spec, dict(arguments) if arguments is not None else None)
-            return rendered
+            return None
         info, live = found
         if not live:
             return render_magic_documentation(info, spec, arguments)
         render_prompt(replace(spec, messages=()), arguments)  # refuse bad arguments before anything runs
-        invocation = build_invocation(info, dict(arguments or {}))
+        invocation = build_invocation(info, dict(arguments))
         if self._scheduler is None:
             message = "live magics need a Jupyter kernel (no main loop to run them on)"
             raise MagicExecutionError(info.title, message, spec.name)
@@ -203,6 +177,16 @@ class KernelServer:
             error.prompt = spec.name  # the client knows the prompt, not the magic
             raise
         return to_live_result(spec, invocation, captured)
+
+    async def complete(
+        self, spec: PromptSpec, argument: str, value: str, context: Mapping[str, str]
+    ) -> CompletionResult | None:
+        """Variable names of the kernel for an argument declared `NAME:var[…]`; None for any other argument."""
+        declared = spec.argument(argument)
+        types = variable_types(declared) if declared is not None else None
+        if types is None:
+            return None
+        return self.namespace().complete(value, types)
 
     # -- lifecycle (main thread) -------------------------------------------------------------------------------------
 
@@ -247,9 +231,10 @@ class KernelServer:
         self.notebook = _kernel_notebook(self.shell, self.options.notebook)
         if self.notebook is not None:
             self._serve_notebook(self.notebook)
-        server = _kernel_prompt_server_class()(
+        server = _create_prompt_server(
             self.state.registry,
-            kernel=self,
+            render=self.render,
+            complete=self.complete,
             resources=self._folder,
             read_file=self._folder.read_file if self._folder is not None else None,
             name=f"mcp-notebook kernel {self.kernel_id[:8]}",
