@@ -13,10 +13,13 @@ registry): running a cell replaces its prompt, `--append` adds a message, and
 `unpublish` removes a prompt. The body is a template only: it is never
 executed, and argument values are inserted literally at render time.
 
-Arguments are declared with `--arg NAME[="description"]` (required) and
-`--optional NAME[=default]`; without any declaration they are inferred from
-the `{{placeholders}}`, all required. `NAME:var` (or `NAME:var[Type,…]`) marks
-an argument whose value names a variable of the kernel, so clients can
+Arguments are declared with `--arg NAME[="description"]` (required),
+`--ask NAME[="question"]` (required, and asked of the user when a client
+leaves it out: the notebook format's `ask`) and `--optional NAME[=default]`;
+without any declaration they are inferred from the `{{placeholders}}`, all
+required. `--arg` and `--ask` may name the same argument: the first gives its
+description, the second its question. `NAME:var` (or `NAME:var[Type,…]`)
+marks an argument whose value names a variable of the kernel, so clients can
 complete it from the kernel's namespace (only variables of those types when
 types are given).
 """
@@ -27,6 +30,7 @@ import argparse
 import re
 import shlex
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -96,30 +100,86 @@ def _create_line_parser() -> _LineParser:
     parser.add_argument("--title")
     parser.add_argument("--description")
     parser.add_argument("--role", choices=("user", "assistant"), default="user")
-    parser.add_argument("--arg", action="append", default=[], dest="required")
-    parser.add_argument("--optional", action="append", default=[])
+    # --arg and --ask share one list so that required arguments keep the order they were written in.
+    parser.add_argument("--arg", action="append", default=[], dest="required", type=_tagged("--arg"))
+    parser.add_argument("--ask", action="append", default=[], dest="required", type=_tagged("--ask"))
+    parser.add_argument("--optional", action="append", default=[], type=_tagged("--optional"))
     parser.add_argument("--append", action="store_true")
     return parser
 
 
-def parse_argument_spec(spec: str, *, required: bool) -> PromptArgument:
-    """A `--arg`/`--optional` value as a `PromptArgument`.
+def _tagged(flag: str) -> Callable[[str], tuple[str, str]]:
+    """An argparse `type` that remembers which option a value came with."""
 
-    `--arg NAME[:var[Types]][=description]` declares a required argument;
-    `--optional NAME[:var[Types]][=default]` an optional one.
-    """
+    def tag(value: str) -> tuple[str, str]:
+        return flag, value
+
+    return tag
+
+
+@dataclass(frozen=True, slots=True)
+class _Declaration:
+    """One `--arg`, `--ask` or `--optional` value, read but not yet turned into an argument."""
+
+    flag: str
+    name: str
+    source: str | None
+    value: str | None
+
+
+def _read_declaration(flag: str, spec: str) -> _Declaration:
     match = _ARGUMENT_SPEC.match(spec)
     if match is None:
-        flag = "--arg" if required else "--optional"
         raise PromptCellError(f"%%prompt: {flag} {spec!r} is not NAME, NAME=value, NAME:var or NAME:var[Type]")
     source: str | None = None
     if match.group("source"):
         types = [t.strip() for t in (match.group("types") or "").split(",") if t.strip()]
         source = "var:" + ",".join(types) if types else "var"
-    value = match.group("value")
-    if required:
-        return PromptArgument(name=match.group("name"), description=value or None, required=True, source=source)
-    return PromptArgument(name=match.group("name"), required=False, default=value, source=source)
+    return _Declaration(flag=flag, name=match.group("name"), source=source, value=match.group("value"))
+
+
+def _default_question(name: str, description: str | None) -> str:
+    # The notebook format's `"ask": true`: the description, else a question made from the name.
+    return description or f"Value for {name}"
+
+
+def _to_argument(declarations: Sequence[_Declaration]) -> PromptArgument:
+    """The argument that one name's declarations make: one of them, or an `--arg` and an `--ask` together."""
+    first = declarations[0]
+    name = first.name
+    flags = sorted(d.flag for d in declarations)
+    if len(declarations) == 1:
+        if first.flag == "--optional":
+            return PromptArgument(name=name, required=False, default=first.value, source=first.source)
+        if first.flag == "--ask":
+            question = first.value or _default_question(name, None)
+            return PromptArgument(name=name, required=True, source=first.source, ask=question)
+        return PromptArgument(name=name, description=first.value or None, required=True, source=first.source)
+    if flags == ["--arg", "--ask"]:
+        declared, asked = sorted(declarations, key=lambda d: d.flag)
+        description = declared.value or None
+        question = asked.value or _default_question(name, description)
+        source = asked.source or declared.source
+        return PromptArgument(name=name, description=description, required=True, source=source, ask=question)
+    if "--ask" in flags and "--optional" in flags:
+        raise PromptCellError(
+            f"%%prompt: argument {name!r} cannot be both --optional and --ask: only a required argument is asked for"
+        )
+    raise PromptCellError(f"%%prompt: argument {name!r} is declared twice")
+
+
+def parse_argument_spec(spec: str, *, required: bool, ask: bool = False) -> PromptArgument:
+    """An `--arg`/`--ask`/`--optional` value as a `PromptArgument`.
+
+    `--arg NAME[:var[Types]][=description]` declares a required argument;
+    `--ask NAME[:var[Types]][=question]` (`ask=True`) a required one the server
+    asks the user for when a client leaves it out ("Value for NAME" without a
+    question); `--optional NAME[:var[Types]][=default]` an optional one.
+    """
+    if ask and not required:
+        raise ValueError("only a required argument can be asked for")
+    flag = "--ask" if ask else "--arg" if required else "--optional"
+    return _to_argument([_read_declaration(flag, spec)])
 
 
 def variable_types(argument: PromptArgument) -> tuple[str, ...] | None:
@@ -145,12 +205,10 @@ def parse_prompt_cell(line: str, body: str) -> PromptCell:
         raise PromptCellError(
             f"%%prompt: {options.name!r} is not a valid prompt name (use letters, digits, '_', '.', '-'; at most 64)"
         )
-    arguments: dict[str, PromptArgument] = {}
-    for spec, required in [*((s, True) for s in options.required), *((s, False) for s in options.optional)]:
-        argument = parse_argument_spec(spec, required=required)
-        if argument.name in arguments:
-            raise PromptCellError(f"%%prompt: argument {argument.name!r} is declared twice")
-        arguments[argument.name] = argument
+    declarations: dict[str, list[_Declaration]] = {}
+    for flag, spec in [*options.required, *options.optional]:
+        declaration = _read_declaration(flag, spec)
+        declarations.setdefault(declaration.name, []).append(declaration)
     # The line's own newline is not part of the template; trailing blank lines are noise.
     return PromptCell(
         name=options.name,
@@ -158,7 +216,7 @@ def parse_prompt_cell(line: str, body: str) -> PromptCell:
         title=options.title,
         description=options.description,
         role=options.role,
-        arguments=tuple(arguments.values()),
+        arguments=tuple(_to_argument(each) for each in declarations.values()),
         append=options.append,
     )
 

@@ -81,6 +81,10 @@ def test_variable_types_are_read_back_from_the_argument_source() -> None:
         ("p --role system", "invalid choice"),
         ("p --arg 1x", "is not NAME"),
         ("p --arg a --optional a", "declared twice"),
+        ("p --ask a --ask a", "declared twice"),
+        ("p --arg a --arg a --ask a", "declared twice"),
+        ("p --optional a --ask a", "cannot be both --optional and --ask"),
+        ("p --ask 1x", "--ask '1x' is not NAME"),
         ('p --title "unclosed', "No closing quotation"),
         ("p --frobnicate", "unrecognized arguments"),
     ],
@@ -88,6 +92,61 @@ def test_variable_types_are_read_back_from_the_argument_source() -> None:
 def test_a_malformed_prompt_line_is_a_prompt_cell_error(line: str, message: str) -> None:
     with pytest.raises(PromptCellError, match=message):
         parse_prompt_cell(line, "body")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('p --ask code="Paste the code"', PromptArgument(name="code", ask="Paste the code")),
+        ("p --ask code", PromptArgument(name="code", ask="Value for code")),
+        (
+            'p --ask df:var[DataFrame]="Which table?"',
+            PromptArgument(name="df", source="var:DataFrame", ask="Which table?"),
+        ),
+        (
+            'p --arg code="the code to review" --ask code="Paste the code"',
+            PromptArgument(name="code", description="the code to review", ask="Paste the code"),
+        ),
+        (
+            'p --ask code --arg code:var="the code to review"',
+            PromptArgument(name="code", description="the code to review", source="var", ask="the code to review"),
+        ),
+    ],
+)
+def test_ask_declares_a_required_argument_with_the_question_put_to_the_user(
+    line: str, expected: PromptArgument
+) -> None:
+    assert parse_prompt_cell(line, "{{code}}").arguments == (expected,)
+
+
+def test_ask_alone_is_read_by_the_argument_spec_parser_too() -> None:
+    assert parse_argument_spec("code=Paste it", required=True, ask=True) == PromptArgument(
+        name="code", ask="Paste it"
+    )
+    with pytest.raises(ValueError, match="only a required argument"):
+        parse_argument_spec("code", required=False, ask=True)
+
+
+def test_required_arguments_keep_the_order_of_the_line_and_optional_ones_follow() -> None:
+    cell = parse_prompt_cell("p --optional tone --ask code --arg focus --ask context", "x")
+    assert [(a.name, a.required, a.ask) for a in cell.arguments] == [
+        ("code", True, "Value for code"),
+        ("focus", True, None),
+        ("context", True, "Value for context"),
+        ("tone", False, None),
+    ]
+
+
+def test_a_published_prompt_keeps_the_question_and_the_renderer_still_requires_the_argument() -> None:
+    registry = PromptRegistry()
+    spec, warnings = KernelPromptSource(registry).define(
+        parse_prompt_cell('p --ask code="Paste the code" --optional tone=kind', "{{code}} {{tone}}")
+    )
+    assert warnings == ()
+    assert spec.arguments[0] == PromptArgument(name="code", ask="Paste the code")
+    with pytest.raises(MissingArgumentsError):  # asking is the server's business; a render without it fails
+        _texts("p", registry)
+    assert _texts("p", registry, code="x = 1") == ["x = 1 kind"]
 
 
 def test_defining_a_prompt_publishes_it_with_inferred_required_arguments() -> None:
