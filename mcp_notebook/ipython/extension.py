@@ -106,7 +106,8 @@ def _prompt_cell_magic(shell: Any) -> Any:
     prompt.__doc__ = (
         "Publish this cell's text as an MCP prompt of this kernel; the cell itself never runs.\n\n"
         "    %%prompt NAME [--title T] [--description D] [--role user|assistant]\n"
-        '                  [--arg NAME[="description"]] [--optional NAME[=default]] [--append]\n\n'
+        '                  [--arg NAME[="description"]] [--ask NAME[="question"]]\n'
+        "                  [--optional NAME[=default]] [--append]\n\n"
         "`{{name}}` placeholders in the body become the prompt's arguments. `%mcp serve` serves the prompts.\n"
         "Example::\n\n    %%prompt explain --optional style=short\n    Explain {{topic}} in a {{style}} answer.\n"
     )

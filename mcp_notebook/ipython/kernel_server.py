@@ -213,20 +213,28 @@ class PromptMagics(Magics):
         """Publish this cell's text as an MCP prompt; the cell itself never runs.
 
         %%prompt NAME [--title T] [--description D] [--role user|assistant]
-                      [--arg NAME[="description"]] [--optional NAME[=default]] [--append]
+                      [--arg NAME[="description"]] [--ask NAME[="question"]]
+                      [--optional NAME[=default]] [--append]
 
         The body is the prompt's template: `{{name}}` placeholders are filled with
-        the client's argument values, literally. Without --arg/--optional every
-        placeholder is a required argument. `--arg df:var` (or `df:var[DataFrame]`)
-        declares an argument that names a kernel variable: clients complete it
-        from this kernel's variables (of that type). Re-running the cell
-        replaces the prompt; --append adds this cell as another message.
-        `%mcp serve` serves the prompts; `%mcp unpublish NAME` withdraws one.
+        the client's argument values, literally. Without --arg/--ask/--optional
+        every placeholder is a required argument. `--ask NAME="question"` declares
+        a required argument that the server asks the user for (the question, in a
+        form the client shows) when a client leaves it out; give it a description
+        too with `--arg NAME="description"`. `--arg df:var` (or
+        `df:var[DataFrame]`, also with --ask) declares an argument that names a
+        kernel variable: clients complete it from this kernel's variables (of
+        that type). Re-running the cell replaces the prompt; --append adds this
+        cell as another message. `%mcp serve` serves the prompts; `%mcp
+        unpublish NAME` withdraws one.
 
-        Example::
+        Examples::
 
             %%prompt explain --arg df:var[DataFrame]="the table" --optional style=short
             Explain the columns of {{df}} in a {{style}} answer.
+
+            %%prompt review --ask code="Paste the code to review"
+            Review this code: {{code}}
         """
         try:
             parsed = parse_prompt_cell(line, cell)
@@ -237,6 +245,8 @@ class PromptMagics(Magics):
         arguments = ", ".join(a.name if a.required else f"[{a.name}]" for a in spec.arguments) or "no arguments"
         verb = "Added a message to" if parsed.append else "Published"
         serving = "" if state.server is not None else " (not served yet: run %mcp serve)"
-        print(f"{verb} prompt {spec.name!r} ({arguments}){serving}")
+        asked = ", ".join(a.name for a in spec.arguments if a.ask is not None)
+        asking = f"; asks the user for {asked} when a client leaves it out" if asked else ""
+        print(f"{verb} prompt {spec.name!r} ({arguments}){asking}{serving}")
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
