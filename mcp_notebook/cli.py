@@ -47,6 +47,21 @@ def _say(message: str) -> None:
 # --- commands ------------------------------------------------------------------------------------------------------
 
 
+def _load_quietly(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
+    """`_load` for one-shot commands, which report every notebook error themselves, once."""
+    import logging
+
+    sources = logging.getLogger("mcp_notebook.sources")
+    propagate, sources.propagate = sources.propagate, False
+    silent = logging.NullHandler()
+    sources.addHandler(silent)
+    try:
+        return _load(paths)
+    finally:
+        sources.removeHandler(silent)
+        sources.propagate = propagate
+
+
 def _load(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
@@ -137,7 +152,7 @@ def _spec_record(spec: PromptSpec) -> dict[str, Any]:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    registry, source = _load(args.paths)
+    registry, source = _load_quietly(args.paths)
     snapshot = registry.snapshot()
     if args.json:
         records = [_spec_record(spec) for spec in snapshot.prompts]
@@ -197,7 +212,7 @@ def run_render(args: argparse.Namespace) -> int:
     if len(items) < 2:
         raise UsageProblem("render needs at least one notebook or folder, then a prompt name (see --help)")
     *paths, name = items
-    registry, source = _load(paths)
+    registry, source = _load_quietly(paths)
     snapshot = registry.snapshot()
     spec = snapshot.get(name)
     try:
@@ -212,6 +227,8 @@ def run_render(args: argparse.Namespace) -> int:
     except UnknownPromptError as error:
         _say(str(error))
         _say(f"available: {', '.join(snapshot.by_name) or '(none)'}")
+        for problem in source.errors.values():
+            _say(f"not read, so its prompts are missing: {problem}")
         return EXIT_USAGE
     except MCPNotebookError as error:
         _say(str(error))

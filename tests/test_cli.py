@@ -142,6 +142,27 @@ def test_list_reports_a_broken_notebook_and_exits_1(folder: Path, capsys: pytest
     assert any("broken.ipynb" in warning for warning in document["warnings"])
 
 
+def test_list_names_a_broken_notebook_once_and_keeps_the_others(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "broken.ipynb").write_text("{ this is not json")
+    assert main(["list", str(folder)]) == 1
+    out, err = capsys.readouterr()
+    assert "greet — Greeting  (greet.ipynb)" in out
+    assert err.count("broken.ipynb") == 1, err
+    assert "warning: broken.ipynb: is not valid JSON" in err
+
+
+def test_an_unknown_prompt_suggests_a_close_name_and_says_which_notebooks_were_not_read(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "broken.ipynb").write_text("{ this is not json")
+    assert main(["render", str(folder), "gret"]) == 2
+    err = capsys.readouterr().err
+    assert "Unknown prompt: gret; did you mean greet?" in err
+    assert "not read, so its prompts are missing: broken.ipynb: is not valid JSON" in err
+
+
 def test_render_prints_each_message_under_its_role(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["render", str(folder), "greet", "who=Ada"]) == 0
     out = capsys.readouterr().out

@@ -162,8 +162,9 @@ class NotebookFolderSource:
         except NotebookFormatError as error:
             kept = previous.loaded if previous else None
             note = "; its last good prompts stay served" if kept and kept.prompts else ""
-            log.warning("notebook %s failed to load: %s%s", key, error, note)
-            return _NotebookState(path=path, loaded=kept, error=f"{key}: {error}{note}")
+            reason = str(error).removeprefix(f"{error.path}: ")  # the key already names the file
+            log.warning("notebook %s failed to load: %s%s", key, reason, note)
+            return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}")
         return _NotebookState(path=path, loaded=loaded, stamp=stamp)
 
     def _apply(self, found: Mapping[str, Path], gone: Iterable[str], *, rescanned: Collection[str] = ()) -> bool:
