@@ -82,13 +82,22 @@ def resolve_clashes(groups: Mapping[str, Sequence[PromptSpec]]) -> tuple[tuple[P
 
 
 def suggest_names(name: str, known: Iterable[str], limit: int = 3) -> tuple[str, ...]:
-    """Close matches for an unknown prompt name, best first."""
-    known = list(known)
-    lowered = {k.lower(): k for k in known}
-    hits = difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.6)
-    by_suffix = [k for k in known if k.lower().endswith("." + name.lower()) or k.lower().endswith(":" + name.lower())]
-    out: list[str] = []
-    for k in [*by_suffix, *(lowered[h] for h in hits)]:
-        if k not in out:
-            out.append(k)
-    return tuple(out[:limit])
+    """Close matches for an unknown prompt name, best first.
+
+    A name matches when it is close as a whole, when its start is close to what
+    was typed (a typo in a long name: `clasify` for `classify_sentiment`), or
+    when it is the qualified form of it (`notes.summarize` for `summarize`).
+    """
+    typed = name.lower()
+    scored: list[tuple[float, str]] = []
+    for candidate in known:
+        lowered = candidate.lower()
+        if lowered.endswith(("." + typed, ":" + typed)):
+            scored.append((2.0, candidate))
+            continue
+        whole = difflib.SequenceMatcher(None, typed, lowered).ratio()
+        start = difflib.SequenceMatcher(None, typed, lowered[: len(typed) + 1]).ratio() if typed else 0.0
+        if whole >= 0.6 or start >= 0.8:
+            scored.append((max(whole, start), candidate))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return tuple(candidate for _, candidate in scored[:limit])

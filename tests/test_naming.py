@@ -60,3 +60,7 @@ def test_a_bare_name_suggests_its_qualified_forms() -> None:
         "notes.summarize",
         "review.summarize",
     )
+
+
+def test_a_typo_at_the_start_of_a_long_name_is_suggested() -> None:
+    assert suggest_names("clasify", ["classify_sentiment", "code_review"]) == ("classify_sentiment",)
