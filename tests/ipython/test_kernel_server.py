@@ -14,78 +14,31 @@ from pathlib import Path
 import httpx2
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
-from kernel_server_harness import MainLoop, Notifications, connect
+from kernel_server_harness import Kernel, Notifications, connect, isolate_runtime_dir, running_kernel
 from mcp import MCPError
 
 from mcp_notebook.discovery import list_kernel_connections
 from mcp_notebook.ipython.kernel_server import (
-    KernelServer,
-    PromptMagics,
     ServeOptions,
     kernel_prompt_state,
     parse_serve_options,
     serve_command,
-    stop_command,
     unload_kernel_server,
     unpublish_command,
 )
-from mcp_notebook.ipython.live_magics import MainThreadScheduler
 
 pytestmark = pytest.mark.slow  # real HTTP servers (in this process)
 
 
-class Kernel:
-    """A shell driven on a stand-in main thread, as a kernel would run it."""
-
-    def __init__(self, shell: InteractiveShell, main: MainLoop) -> None:
-        self.shell = shell
-        self.main = main
-        self.scheduler: MainThreadScheduler = main.run(lambda: MainThreadScheduler(shell, main.post))
-
-    def cell(self, source: str) -> str:
-        """Run a cell on the main thread; returns what it printed."""
-        out = io.StringIO()
-
-        def run() -> None:
-            with contextlib.redirect_stdout(out):
-                self.shell.run_cell(source)
-
-        self.main.run(run)
-        return out.getvalue()
-
-    def serve(self, *argv: str) -> KernelServer:
-        with contextlib.redirect_stdout(io.StringIO()):
-            self.main.run(lambda: serve_command(self.shell, argv, scheduler=self.scheduler))
-        server = kernel_prompt_state(self.shell).server
-        assert server is not None
-        return server
-
-    def stop(self) -> None:
-        with contextlib.redirect_stdout(io.StringIO()):
-            self.main.run(lambda: stop_command(self.shell))
-
-
 @pytest.fixture
 def runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "runtime"
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(folder))
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    return folder
+    return isolate_runtime_dir(tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def kernel(runtime_dir: Path) -> Iterator[Kernel]:
-    shell = InteractiveShell.instance()
-    shell.register_magics(PromptMagics)
-    main = MainLoop()
-    kernel = Kernel(shell, main)
-    yield kernel
-    main.run(lambda: unload_kernel_server(shell))
-    kernel.scheduler.close()
-    main.close()
-    for name in [n for n in shell.user_ns if n.startswith("ks_")]:
-        del shell.user_ns[name]
+    with running_kernel() as kernel:
+        yield kernel
 
 
 def test_serve_options_read_port_token_live_list_notebook_and_proxy_flag() -> None:
