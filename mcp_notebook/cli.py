@@ -429,7 +429,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        parser.print_help(sys.stderr)  # a bare `mcp-notebook` is a request for help, not a mistake
+        return EXIT_USAGE
+    args = parser.parse_args(argv)
     run: Command = args.run
     try:
         return run(args)

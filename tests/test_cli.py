@@ -93,6 +93,12 @@ def test_every_command_help_explains_itself_with_examples(command: str, capsys: 
     assert f"mcp-notebook {command} " in text
 
 
+def test_no_command_prints_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert "serve     serve notebooks as MCP prompts" in err
+
+
 def test_every_serve_option_is_explained(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
