@@ -73,7 +73,12 @@ def create_parser() -> argparse.ArgumentParser:
     parser.add_argument("--images", choices=["placeholder", "data-uri"], default="placeholder")
     parser.add_argument("--max-items", type=int, default=100, help="slash commands per completion answer")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a server to start or answer")
-    parser.add_argument("--health-interval", type=float, default=5.0, help="seconds between checks that servers live")
+    parser.add_argument(
+        "--health-interval",
+        type=float,
+        default=5.0,
+        help="seconds between checks that HTTP servers (kernels) are still there; stdio servers are noticed at once",
+    )
     parser.add_argument("--log-file", type=Path, help="write logs here instead of stderr")
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     # Some editors' generic clients add this; stdio is the only transport anyway.
