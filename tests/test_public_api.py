@@ -1,0 +1,106 @@
+"""The public surface of the core modules, pinned so that it only changes on purpose.
+
+Subpackages pin their own (tests/protocol, tests/sources, tests/ipython, tests/lsp_bridge).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC = {
+    "mcp_notebook": ["__version__", "connect", "load_ipython_extension", "unload_ipython_extension"],
+    "mcp_notebook.models": [
+        "Annotations",
+        "AudioContent",
+        "CompletionResult",
+        "ContentBlock",
+        "EmbeddedResource",
+        "Icon",
+        "ImageContent",
+        "MessageTemplate",
+        "PromptArgument",
+        "PromptMessage",
+        "PromptSpec",
+        "RenderedPrompt",
+        "ResourceInfo",
+        "ResourceLink",
+        "Role",
+        "TextContent",
+    ],
+    "mcp_notebook.exceptions": [
+        "ArgumentTooLargeError",
+        "ConfigError",
+        "DeclinedArgumentsError",
+        "InvalidCursorError",
+        "MCPNotebookError",
+        "MissingArgumentsError",
+        "NotebookFormatError",
+        "PathOutsideRootError",
+        "PromptError",
+        "PromptExecutionError",
+        "ResourceError",
+        "ServerConnectionError",
+        "ServerError",
+        "UnknownArgumentsError",
+        "UnknownPromptError",
+    ],
+    "mcp_notebook.naming": ["NAME_PATTERN", "is_valid_name", "qualify", "resolve_clashes", "suggest_names"],
+    "mcp_notebook.registry": ["PromptRegistry", "RegistrySnapshot"],
+    "mcp_notebook.resources": ["ResourceProvider"],
+    "mcp_notebook.client": ["InputHandler", "InputRequest", "PromptClient", "import_sdk"],
+    "mcp_notebook.config": [
+        "CONFIG_ENV_VAR",
+        "ServerConfig",
+        "default_config_paths",
+        "load_config_file",
+        "load_server_configs",
+    ],
+    "mcp_notebook.runtime": ["BackgroundRuntime", "get_runtime", "run_in_caller"],
+    "mcp_notebook.api": [
+        "Connection",
+        "InputHandler",
+        "argument_text",
+        "ask_with_input",
+        "check_arguments",
+        "connect",
+        "resolve_server",
+    ],
+    "mcp_notebook.llm": ["to_anthropic_messages", "to_openai_messages"],
+    "mcp_notebook.discovery": [
+        "CONNECTION_FILE_PREFIX",
+        "KernelConnection",
+        "connection_file_name",
+        "is_process_alive",
+        "latest_kernel_connection",
+        "list_kernel_connections",
+        "read_connection_file",
+        "remove_connection_file",
+        "runtime_dir",
+        "write_connection_file",
+    ],
+    "mcp_notebook.cli": ["main"],
+    "mcp_notebook.kernel_proxy": [
+        "add_connect_arguments",
+        "find_kernel_connection",
+        "main",
+        "run_connect",
+        "run_proxy",
+    ],
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_the_public_names_are_the_pinned_ones_and_all_exist(module: str) -> None:
+    imported = importlib.import_module(module)
+    assert sorted(imported.__all__) == PUBLIC[module]
+    for name in imported.__all__:
+        assert hasattr(imported, name), f"{module}.{name} is exported but missing"
+
+
+def test_the_error_tree_has_one_root() -> None:
+    from mcp_notebook import exceptions
+
+    for name in exceptions.__all__:
+        assert issubclass(getattr(exceptions, name), exceptions.MCPNotebookError), name
