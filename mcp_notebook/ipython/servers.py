@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..client import InputRequest, PromptClient
     from ..runtime import BackgroundRuntime
 
-__all__ = ["AmbiguousPromptError", "ServerPool", "ask_on_caller_thread", "input_handler"]
+__all__ = ["AmbiguousPromptError", "ServerPool", "ask_on_caller_thread", "input_handler", "on_input_required"]
 
 
 async def ask_on_caller_thread(request: InputRequest) -> Mapping[str, Any] | None:
@@ -43,8 +43,12 @@ async def ask_on_caller_thread(request: InputRequest) -> Mapping[str, Any] | Non
 input_handler: Callable[[InputRequest], Awaitable[Mapping[str, Any] | None]] = ask_on_caller_thread
 
 
-async def _current_input_handler(request: InputRequest) -> Mapping[str, Any] | None:
-    # Looked up per request, so a handler swapped in later (widget forms) applies to open connections too.
+async def on_input_required(request: InputRequest) -> Mapping[str, Any] | None:
+    """Hand a server's input request to the session's current `input_handler`.
+
+    Give this to a `PromptClient` of the session: the handler is looked up per
+    request, so one swapped in later (widget forms) applies to open connections too.
+    """
     return await input_handler(request)
 
 
@@ -144,7 +148,7 @@ class ServerPool:
                 self.config(name),
                 mode=mode,
                 timeout=self.timeout,
-                on_input_required=_current_input_handler,  # the swappable hook, so widget forms can take over
+                on_input_required=on_input_required,  # the swappable hook, so widget forms can take over
                 runtime=self.runtime,
             )
             self._connections[name] = connection
