@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -45,11 +45,16 @@ from .kernel_endpoint import HttpEndpoint, start_endpoint, start_watch
 from .live_magics import MagicExecutionError, MainThreadScheduler, create_kernel_scheduler, run_magic
 from .namespace import NamespaceSnapshot, NamespaceWatcher
 
+if TYPE_CHECKING:
+    from ..client import PromptClient
+
 __all__ = ["LIVE_MAGIC_TIMEOUT", "KernelPromptState", "KernelServer", "ServeOptions"]
 
 log = logging.getLogger(__name__)
 
 LIVE_MAGIC_TIMEOUT = 60.0  # seconds a client waits for a live magic (it may queue behind a running cell)
+_CLIENT_CLOSE_TIMEOUT = 10.0
+_OWN_CLIENT_NAME = "this kernel"  # how the session's own forms name this server
 
 
 @dataclass(eq=False)
@@ -121,6 +126,17 @@ def _wait_for_sdk_warm_up(timeout: float = 60.0) -> None:
             thread.join(timeout)
 
 
+def _close_client(client: PromptClient) -> None:
+    from ..runtime import get_runtime
+
+    try:
+        get_runtime().call(client.close, timeout=_CLIENT_CLOSE_TIMEOUT)
+    except RuntimeError:
+        pass  # the runtime is already down (interpreter exit): nothing is left to close
+    except TimeoutError:
+        log.warning("closing this kernel's own client took over %s s; left to the runtime", _CLIENT_CLOSE_TIMEOUT)
+
+
 def _create_prompt_server(registry: PromptRegistry, **options: Any) -> Any:
     # Imported here, not at module level: the MCP SDK costs a second to import and `%load_ext` must stay fast.
     _wait_for_sdk_warm_up()
@@ -146,6 +162,7 @@ class KernelServer:
         self._scheduler: MainThreadScheduler | None = None
         self._folder: Any = None
         self._endpoint: HttpEndpoint | None = None
+        self._own_client: PromptClient | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._stopped = False
 
@@ -187,6 +204,30 @@ class KernelServer:
         if types is None:
             return None
         return self.namespace().complete(value, types)
+
+    # -- the session's own client (main thread) -------------------------------------------------------------------
+
+    def own_client(self) -> PromptClient:
+        """A client of this very server (its URL and token), for this session's own picker and forms.
+
+        Made on first use and closed by `stop`. Its requests take the path an
+        editor's take, over HTTP on the background runtime: nothing waits on
+        the main thread, which stays free to run live magics between cells.
+        """
+        if self._own_client is None:
+            if self.url is None or self._stopped:
+                raise RuntimeError("the kernel's MCP server is not running")
+            from ..client import PromptClient
+            from ..config import ServerConfig
+            from .servers import on_input_required
+
+            headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
+            config = ServerConfig(name=_OWN_CLIENT_NAME, url=self.url, headers=headers, source="%mcp serve")
+            client = PromptClient(config, on_input_required=on_input_required)
+            self._own_client = client
+            # Registered after the endpoint's stop, so it runs before it: the port closes on no open session.
+            self._cleanups.append(partial(_close_client, client))
+        return self._own_client
 
     # -- lifecycle (main thread) -------------------------------------------------------------------------------------
 

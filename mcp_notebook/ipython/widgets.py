@@ -9,6 +9,11 @@ Forms use what the magics use: the connected servers of `%mcp`, the `@name`
 rule for arguments, and the conversation display of `%mcp get`. While a form
 renders, a server's request for more input opens a form inside it (the
 session's input handler is wrapped once, on first use).
+
+While this kernel serves its own prompts (`%mcp serve`), the picker shows them
+too, as the group "this kernel": a client of the kernel's own server lists,
+completes and renders them over HTTP, exactly as an editor would, so the main
+thread is never waited on and stays free to run live magics.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ import dataclasses
 import os
 import re
 import shlex
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from IPython.core.error import UsageError
 
@@ -38,6 +44,9 @@ from .forms import PromptForm, PromptPicker, create_form_input_handler
 from .forms.terminal import ask_arguments, describe_prompts
 from .servers import ServerPool
 
+if TYPE_CHECKING:
+    from .kernel_host import KernelServer
+
 __all__ = [
     "create_prompt_form",
     "create_prompt_picker",
@@ -51,6 +60,11 @@ __all__ = [
 ]
 
 Ask = Callable[[str], str]
+
+CodeWriter = Callable[[str, str, Mapping[str, str]], str]
+
+_KERNEL_SERVER_MODULE = "mcp_notebook.ipython.kernel_server"
+_KERNEL_CONNECTION = "this_kernel"  # the %mcp name the copied code gives this kernel's own server
 
 
 def has_widget_frontend(shell: Any) -> bool:
@@ -81,6 +95,20 @@ def to_get_code(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
         else:
             words.append(f"{name}={shlex.quote(value)}")
     return "\n".join([*assignments, " ".join(words)])
+
+
+def _kernel_code_writer(kernel_id: str) -> CodeWriter:
+    """Copied code for this kernel's own prompts: connect to it through `mcp-notebook connect`, then `%mcp get`.
+
+    The stdio proxy reads the token from the connection file, so no token ends
+    up in the notebook.
+    """
+    connect = f"%mcp connect {_KERNEL_CONNECTION} -- mcp-notebook connect --kernel {kernel_id}"
+
+    def write(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
+        return "\n".join([connect, to_get_code(_KERNEL_CONNECTION, prompt, arguments)])
+
+    return write
 
 
 # -- the input handler --------------------------------------------------------------------------------
@@ -131,8 +159,13 @@ def create_prompt_form(
     server: str,
     runtime: BackgroundRuntime,
     values: Mapping[str, str] | None = None,
+    write_code: CodeWriter = to_get_code,
 ) -> PromptForm:
-    """A `PromptForm` wired to the session: `@name` values, `%mcp get` display and code, input requests."""
+    """A `PromptForm` wired to the session: `@name` values, `%mcp get` display and code, input requests.
+
+    `write_code(server, prompt, arguments)` writes what "Copy as code" shows
+    (a `%mcp get` line by default).
+    """
     install_form_input_handler()
     form = PromptForm(
         spec,
@@ -141,7 +174,7 @@ def create_prompt_form(
         server=server,
         display=to_display_bundle,
         resolve_value=lambda name, raw: _resolve_value(shell, name, raw),
-        write_code=to_get_code,
+        write_code=write_code,
         variables=lambda: _variables(shell),
     )
     for name, value in (values or {}).items():
@@ -150,17 +183,43 @@ def create_prompt_form(
 
 
 def create_prompt_picker(
-    shell: Any, clients: Mapping[str, PromptClient], *, runtime: BackgroundRuntime, search: str = ""
+    shell: Any,
+    clients: Mapping[str, PromptClient],
+    *,
+    runtime: BackgroundRuntime,
+    search: str = "",
+    kernel: KernelServer | None = None,
 ) -> PromptPicker:
-    """A `PromptPicker` over `clients` whose chosen prompts open session-wired forms; starts loading at once."""
+    """A `PromptPicker` over `clients` whose chosen prompts open session-wired forms; starts loading at once.
+
+    With `kernel` (this kernel's running server) its own prompts come first,
+    as the group "this kernel", listed, completed and rendered through a
+    client of that server.
+    """
+    services = dict(clients)
+    writers: dict[str, CodeWriter] = {}
+    if kernel is not None:
+        own = kernel.own_client()
+        services = {own.name: own, **{name: c for name, c in clients.items() if name != own.name}}
+        writers[own.name] = _kernel_code_writer(kernel.kernel_id)
 
     def create_form(server: str, spec: PromptSpec) -> PromptForm:
-        return create_prompt_form(shell, clients[server], spec, server=server, runtime=runtime)
+        write_code = writers.get(server, to_get_code)
+        return create_prompt_form(shell, services[server], spec, server=server, runtime=runtime, write_code=write_code)
 
-    picker = PromptPicker(clients, runtime, create_form)
+    picker = PromptPicker(services, runtime, create_form)
     picker.search.value = search
     picker.refresh()
     return picker
+
+
+def _serving_kernel(shell: Any) -> KernelServer | None:
+    """This kernel's own MCP server while `%mcp serve` runs; None otherwise."""
+    module = sys.modules.get(_KERNEL_SERVER_MODULE)
+    if module is None:
+        return None  # never imported, so never served: importing it here would only cost
+    server: KernelServer | None = module.kernel_prompt_state(shell).server
+    return server
 
 
 # -- the subcommands -------------------------------------------------------------------------------------
@@ -268,7 +327,8 @@ def picker_command(shell: Any, argv: Sequence[str]) -> PromptPicker | None:
     Prompts are grouped by server and filtered by name, title and description
     as you type; choosing one opens its form underneath. The list follows the
     servers' changes by itself. --all includes every configured server
-    (connecting to each), not only the connected ones.
+    (connecting to each), not only the connected ones. While this kernel
+    serves its own prompts (%mcp serve), they come first, as "this kernel".
 
       %mcp picker
       %mcp picker review
@@ -290,4 +350,5 @@ def picker_command(shell: Any, argv: Sequence[str]) -> PromptPicker | None:
         print(describe_prompts(dict(pool.listings(names)) if names else {}))
         return None
     clients = {name: pool.connection(name).client for name in names}
-    return create_prompt_picker(shell, clients, runtime=pool.runtime, search=" ".join(options.search))
+    search = " ".join(options.search)
+    return create_prompt_picker(shell, clients, runtime=pool.runtime, search=search, kernel=_serving_kernel(shell))
