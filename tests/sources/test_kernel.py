@@ -120,9 +120,7 @@ def test_ask_declares_a_required_argument_with_the_question_put_to_the_user(
 
 
 def test_ask_alone_is_read_by_the_argument_spec_parser_too() -> None:
-    assert parse_argument_spec("code=Paste it", required=True, ask=True) == PromptArgument(
-        name="code", ask="Paste it"
-    )
+    assert parse_argument_spec("code=Paste it", required=True, ask=True) == PromptArgument(name="code", ask="Paste it")
     with pytest.raises(ValueError, match="only a required argument"):
         parse_argument_spec("code", required=False, ask=True)
 
