@@ -1,0 +1,73 @@
+"""`%mcp picker` in a real kernel that serves: a live magic of this kernel, chosen and rendered through widget comms.
+
+The click reaches the kernel outside any cell; the render goes to the kernel's
+own server over HTTP, which hands the magic back to the kernel's main loop.
+That only completes if nothing on the main thread waits for the render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+from kernel_harness import Message, RealKernel
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKernel]:
+    with RealKernel(tmp_path_factory.mktemp("kernel")) as kernel:
+        yield kernel
+
+
+def opened(messages: Sequence[Message], model: str) -> list[Message]:
+    return [
+        m
+        for m in messages
+        if m["msg_type"] == "comm_open"
+        and m["content"]["target_name"] == "jupyter.widget"
+        and m["content"]["data"]["state"]["_model_name"] == model
+    ]
+
+
+def state_update(message: Message, comm_id: str) -> dict[str, Any] | None:
+    if message["msg_type"] != "comm_msg" or message["content"]["comm_id"] != comm_id:
+        return None
+    data = message["content"]["data"]
+    return data.get("state") if data.get("method") == "update" else None
+
+
+def send_state(kernel: RealKernel, comm_id: str, **state: Any) -> None:
+    kernel.send_comm(comm_id, {"method": "update", "state": state, "buffer_paths": []})
+
+
+def test_a_live_magic_of_this_kernel_renders_from_the_picker_on_a_click(kernel: RealKernel) -> None:
+    kernel.execute("%load_ext mcp_notebook")
+    kernel.execute("ks_live_value = 1")
+    kernel.execute("%mcp serve --live %who")
+    messages = kernel.execute("%mcp picker").outputs
+    (listing,) = [m["content"]["comm_id"] for m in opened(messages, "SelectModel")]  # no server connected
+
+    def labels(message: Message) -> list[str]:
+        return list((state_update(message, listing) or {}).get("_options_labels") or [])
+
+    listed = kernel.wait_for_message("this kernel's prompts", lambda m: "magic.who — %who" in labels(m))
+    send_state(kernel, listing, index=labels(listed).index("magic.who — %who"))
+    render = kernel.wait_for_message(
+        "the chosen prompt's form",
+        lambda m: bool(opened([m], "ButtonModel")) and m["content"]["data"]["state"].get("description") == "Render",
+    )
+    form = kernel.seen[kernel.seen.index(listed) : kernel.seen.index(render)]
+    line = opened(form, "ComboboxModel")[-1]["content"]["comm_id"]  # `%who` takes one argument, its line
+    send_state(kernel, line, value="int")
+    output = kernel.wait_for_message("the form's output", lambda m: bool(opened([m], "OutputModel")))
+
+    kernel.send_comm(render["content"]["comm_id"], {"method": "custom", "content": {"event": "click"}})
+
+    def shows_the_variable(message: Message) -> bool:
+        outputs = (state_update(message, output["content"]["comm_id"]) or {}).get("outputs") or []
+        return any("ks_live_value" in o["data"].get("text/markdown", "") for o in outputs)
+
+    kernel.wait_for_message("the live magic's output in the form", shows_the_variable)
