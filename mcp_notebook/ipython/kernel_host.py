@@ -225,7 +225,7 @@ class KernelServer:
             config = ServerConfig(name=_OWN_CLIENT_NAME, url=self.url, headers=headers, source="%mcp serve")
             client = PromptClient(config, on_input_required=on_input_required)
             self._own_client = client
-            # Registered after the endpoint's stop, so it runs before it: the port closes on no open session.
+            # Cleanups run last first: the client closes before the endpoint stops, not under an open session.
             self._cleanups.append(partial(_close_client, client))
         return self._own_client
 

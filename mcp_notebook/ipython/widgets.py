@@ -41,6 +41,7 @@ from .arguments import parse_arguments
 from .display import PromptConversation, conversation_markdown, conversation_text
 from .extension import loaded_pool
 from .forms import PromptForm, PromptPicker, create_form_input_handler
+from .forms.prompt_form import CodeWriter
 from .forms.terminal import ask_arguments, describe_prompts
 from .servers import ServerPool
 
@@ -60,8 +61,6 @@ __all__ = [
 ]
 
 Ask = Callable[[str], str]
-
-CodeWriter = Callable[[str, str, Mapping[str, str]], str]
 
 _KERNEL_SERVER_MODULE = "mcp_notebook.ipython.kernel_server"
 _KERNEL_CONNECTION = "this_kernel"  # the %mcp name the copied code gives this kernel's own server
