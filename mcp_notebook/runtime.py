@@ -45,6 +45,10 @@ class _Finished:
     """Put in a call's inbox when its task has ended (however it ended)."""
 
 
+class _Interrupted(Exception):
+    """How a call's task ends after Ctrl-C cancelled it (nobody reads it: the caller re-raises)."""
+
+
 _FINISHED = _Finished()
 _Work = tuple[concurrent.futures.Future[Any], Callable[..., Any], tuple[Any, ...]]
 _caller_inbox: contextvars.ContextVar[queue.SimpleQueue[_Work | _Finished] | None] = contextvars.ContextVar(
@@ -122,22 +126,36 @@ class BackgroundRuntime:
             raise RuntimeError("call() on the runtime's own thread would wait for itself; await the coroutine instead")
         portal = self._ensure_started()
         inbox: queue.SimpleQueue[_Work | _Finished] = queue.SimpleQueue()
+        # Ctrl-C can land anywhere on this thread, even before start_task_soon returns the
+        # future: cancelling through a scope the task publishes on the loop covers every moment.
+        scope: list[anyio.CancelScope] = []
+        interrupted = False
 
         async def run() -> T:
             import anyio
 
             _caller_inbox.set(inbox)
             try:
-                with anyio.fail_after(timeout):
+                with anyio.CancelScope() as cancel, anyio.fail_after(timeout):
+                    scope.append(cancel)
+                    if interrupted:
+                        cancel.cancel()
                     return await fn(*args)
+                raise _Interrupted  # the scope swallowed the cancellation Ctrl-C asked for
             finally:
                 inbox.put(_FINISHED)
 
-        future = portal.start_task_soon(run)
+        async def cancel_run() -> None:
+            nonlocal interrupted
+            interrupted = True  # on the loop, so run() sees it if it has not started yet
+            for cancel in scope:
+                cancel.cancel()
+
         try:
+            future = portal.start_task_soon(run)
             self._serve_until_finished(inbox)
         except KeyboardInterrupt:
-            future.cancel()
+            portal.start_task_soon(cancel_run)
             self._drain_after_cancel(inbox)
             raise
         return future.result()

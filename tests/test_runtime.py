@@ -6,6 +6,7 @@ import asyncio
 import signal
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -97,6 +98,42 @@ def test_ctrl_c_cancels_the_request_then_reraises(runtime: BackgroundRuntime) ->
     interrupter.join(DEADLINE)
 
     assert cancelled.is_set()
+    assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
+
+
+def test_ctrl_c_landing_before_the_call_has_its_future_still_cancels_the_request(
+    runtime: BackgroundRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started, cancelled = threading.Event(), threading.Event()
+
+    async def forever() -> None:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+
+    portal = runtime._ensure_started()
+    schedule = portal.start_task_soon
+    calls = 0
+
+    def schedule_then_interrupt(fn: Any, *args: Any) -> Any:
+        # The signal lands after the task was handed to the loop, before its future is returned.
+        nonlocal calls
+        calls += 1
+        future = schedule(fn, *args)
+        if calls == 1:
+            started.wait(DEADLINE)
+            raise KeyboardInterrupt
+        return future
+
+    monkeypatch.setattr(portal, "start_task_soon", schedule_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        runtime.call(forever)
+
+    assert cancelled.is_set()
+    monkeypatch.undo()
     assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
 
 
