@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 
 if TYPE_CHECKING:
-    from .models import ContentBlock, PromptSpec
+    from .models import PromptSpec
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
 
@@ -178,31 +178,11 @@ def _call_line(paths: Sequence[str], spec: PromptSpec) -> str:
     return " ".join([shlex.join([PROG, "render", *paths, spec.name]), *placeholders])
 
 
-def _size(data: str) -> int:
-    """Bytes encoded by a base64 string, without decoding it."""
-    return len(data) * 3 // 4 - data[-2:].count("=")
-
-
-def _describe(block: ContentBlock) -> str:
-    """A content block as readable text: binary data is named, not printed."""
-    from .models import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
-
-    if isinstance(block, TextContent):
-        return block.text
-    if isinstance(block, ImageContent | AudioContent):
-        return f"[{block.mime_type}, {_size(block.data)} bytes]"
-    if isinstance(block, ResourceLink):
-        return f"[link: {block.title or block.name} <{block.uri}>]"
-    assert isinstance(block, EmbeddedResource)
-    if block.text is not None:
-        return f"[resource {block.uri} ({block.mime_type or 'text'})]\n{block.text}"
-    return f"[resource {block.uri}, {block.mime_type or 'binary'}, {_size(block.blob or '')} bytes]"
-
-
 def run_render(args: argparse.Namespace) -> int:
     from .exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
     from .naming import suggest_names
     from .rendering import render_prompt
+    from .transcript import block_text
 
     items: list[str] = list(args.items)
     values: dict[str, str] = {}
@@ -236,7 +216,7 @@ def run_render(args: argparse.Namespace) -> int:
     if rendered.description:
         print(f"# {spec.name}: {rendered.description}\n")
     for message in rendered.messages:
-        print(f"## {message.role}\n\n{_describe(message.content)}\n")
+        print(f"## {message.role}\n\n{block_text(message.content)}\n")
     return 0
 
 

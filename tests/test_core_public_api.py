@@ -80,6 +80,7 @@ PUBLIC = {
         "runtime_dir",
         "write_connection_file",
     ],
+    "mcp_notebook.transcript": ["block_text", "data_size", "describe_size"],
     "mcp_notebook.cli": ["main"],
     "mcp_notebook.kernel_proxy": [
         "add_connect_arguments",

@@ -31,6 +31,7 @@ from ..models import (
     RenderedPrompt,
     TextContent,
 )
+from ..transcript import block_text, data_size, describe_size
 
 __all__ = [
     "PromptConversation",
@@ -88,33 +89,16 @@ def conversation_text(rendered: RenderedPrompt) -> str:
     for message in rendered.messages:
         lines.append("")
         lines.append(f"[{message.role}]")
-        lines.append(_block_text(message.content))
+        lines.append(block_text(message.content, clip=_TEXT_PREVIEW))
     return "\n".join(lines)
 
 
-def _block_text(block: ContentBlock) -> str:
-    if isinstance(block, TextContent):
-        return block.text
-    if isinstance(block, ImageContent | AudioContent):
-        return f"<{block.type} {block.mime_type}, {_decoded_size(block.data)}>"
-    if isinstance(block, EmbeddedResource):
-        head = f"<resource {block.uri}{f' ({block.mime_type})' if block.mime_type else ''}>"
-        if block.text is not None:
-            return f"{head}\n{_clip(block.text)}"
-        return f"{head} {_decoded_size(block.blob or '')}"
-    label = block.title or block.name
-    return f"<link {label}: {block.uri}>"
-
-
 def _clip(text: str) -> str:
-    return (
-        text if len(text) <= _TEXT_PREVIEW else f"{text[:_TEXT_PREVIEW]}… ({len(text) - _TEXT_PREVIEW} more characters)"
-    )
+    return block_text(TextContent(text=text), clip=_TEXT_PREVIEW)
 
 
 def _decoded_size(data: str) -> str:
-    size = len(data) * 3 // 4 - data[-2:].count("=")
-    return f"{size} bytes" if size < 10_000 else f"{size / 1024:.0f} KiB"
+    return describe_size(data_size(data))
 
 
 def conversation_markdown(rendered: RenderedPrompt) -> str:

@@ -70,8 +70,8 @@ def test_terminals_get_plain_text_with_roles() -> None:
     text = repr(PromptConversation.of(RENDERED))
 
     assert text.splitlines()[:4] == ["review: 6 messages", "Review some code", "", "[user]"]
-    assert "<image image/png, 8 bytes>" in text
-    assert "<link Style guide: https://example.com/style>" in text
+    assert "[image/png, 8 bytes]" in text
+    assert "[link: Style guide <https://example.com/style>]" in text
 
 
 def test_the_conversation_is_still_a_rendered_prompt() -> None:
