@@ -89,15 +89,31 @@ def suggest_names(name: str, known: Iterable[str], limit: int = 3) -> tuple[str,
     when it is the qualified form of it (`notes.summarize` for `summarize`).
     """
     typed = name.lower()
-    scored: list[tuple[float, str]] = []
+    exact: list[str] = []
+    # Cheap upper bounds first (SequenceMatcher caches what it learns about `typed`, its second
+    # sequence); the full ratio only for the most promising few, so a typo costs milliseconds
+    # even among tens of thousands of names.
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(typed)
+    bounds: list[tuple[float, str, str, float]] = []
     for candidate in known:
         lowered = candidate.lower()
         if lowered.endswith(("." + typed, ":" + typed)):
-            scored.append((2.0, candidate))
+            exact.append(candidate)
             continue
-        whole = difflib.SequenceMatcher(None, typed, lowered).ratio()
-        start = difflib.SequenceMatcher(None, typed, lowered[: len(typed) + 1]).ratio() if typed else 0.0
-        if whole >= 0.6 or start >= 0.8:
-            scored.append((max(whole, start), candidate))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    return tuple(candidate for _, candidate in scored[:limit])
+        for text, cutoff in ((lowered, 0.6), (lowered[: len(typed) + 1], 0.8)):
+            matcher.set_seq1(text)
+            if matcher.real_quick_ratio() >= cutoff and (bound := matcher.quick_ratio()) >= cutoff:
+                bounds.append((bound, candidate, text, cutoff))
+    bounds.sort(key=lambda item: -item[0])
+    best: dict[str, float] = {}
+    for _, candidate, text, cutoff in bounds[:_FULL_RATIOS]:
+        matcher.set_seq1(text)
+        if (ratio := matcher.ratio()) >= cutoff:
+            best[candidate] = max(ratio, best.get(candidate, 0.0))
+    ranked = sorted(best, key=lambda candidate: (-best[candidate], candidate))
+    return tuple([*sorted(exact), *ranked][:limit])
+
+
+# How many candidates, best bounds first, get a full similarity ratio.
+_FULL_RATIOS = 64
