@@ -1,5 +1,9 @@
 """Helpers of the browser tests: where things are, whether the browser stack is there, waiting for Lab.
 
+The Lab server also serves the Jupyter Notebook 7 UI (`/notebooks/<path>`) when
+the `notebook` package is installed: Notebook 7 is an extension of the same
+jupyter server, so one server session covers both front ends.
+
 A module of its own (not conftest) so test modules can import it by a name no
 other test folder uses.
 """
@@ -15,6 +19,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +30,9 @@ SERVED_EXAMPLES = ("plot_prompt.ipynb", "code_review.ipynb")  # the example note
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 SETUP_MARKER = ROOT / "test-artifacts" / "browser-setup.txt"
 LAB_START_DEADLINE = 90.0
+# What each Python module of the stack is installed as (a Notebook 6 would not serve the Notebook 7 UI).
+LAB_MODULES = {"jupyterlab": "jupyterlab", "playwright": "playwright"}
+NOTEBOOK7_MODULES = {**LAB_MODULES, "notebook": "'notebook>=7,<8'"}
 
 
 def find_chromium() -> str | None:
@@ -35,16 +43,23 @@ def find_chromium() -> str | None:
     return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
 
 
-def missing_stack() -> str | None:
-    """Why the browser stack is not usable here, or None when it is."""
+def missing_stack(modules: Mapping[str, str] = LAB_MODULES) -> str | None:
+    """Why the browser stack is not usable here, or None when it is.
+
+    `modules` maps each Python module the tests need to what pip installs it as.
+    """
     missing = []
     if find_chromium() is None:
         missing.append("chromium (apt-get install chromium)")
-    for module in ("jupyterlab", "playwright"):
+    for module, requirement in modules.items():
         try:
-            __import__(module)
+            imported = __import__(module)
         except ImportError:
-            missing.append(f"{module} (pip install {module})")
+            missing.append(f"{module} (pip install {requirement})")
+            continue
+        version = str(getattr(imported, "__version__", ""))
+        if module == "notebook" and not version.startswith("7."):
+            missing.append(f"notebook 7 (pip install {requirement}; found notebook {version})")
     if not missing:
         return None
     why = f" The setup script said: {SETUP_MARKER.read_text().strip()}" if SETUP_MARKER.exists() else ""
