@@ -1,10 +1,11 @@
 """Fixtures of the browser tests: a JupyterLab server and a headless Chromium page.
 
-The stack comes from `.ci/browser-setup.sh` (Debian's chromium, JupyterLab and
-Playwright in the venv; never `playwright install`). Without it the tests skip
-and say what is missing. Lab runs from a temporary folder with its own
-Jupyter/IPython directories, on 127.0.0.1 at a free port, and is stopped by
-its own process id.
+The stack comes from `.ci/browser-setup.sh` (Debian's chromium, JupyterLab,
+Notebook 7 and Playwright in the venv; never `playwright install`). Without it
+the tests skip and say what is missing. Lab runs from a temporary folder with
+its own Jupyter/IPython directories, on 127.0.0.1 at a free port, and is
+stopped by its own process id. The same server serves the Notebook 7 UI when
+the `notebook` package is there.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from lab_harness import (
     ARTIFACTS,
     EXAMPLES,
     FIXTURES,
+    NOTEBOOK7_MODULES,
     SERVED_EXAMPLES,
     Lab,
     find_chromium,
@@ -73,6 +75,8 @@ def lab(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         "--ServerApp.password=",
         "--ServerApp.disable_check_xsrf=True",
         "--LabApp.expose_app_in_browser=True",
+        # The Notebook 7 UI is another application of the same server: it exposes its app on its own setting.
+        "--JupyterNotebookApp.expose_app_in_browser=True",
         f"--ServerApp.root_dir={root}",
         "--allow-root",
     ]
@@ -88,6 +92,16 @@ def lab(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def notebook7(chromium_path: str, request: pytest.FixtureRequest) -> Lab:
+    """The Lab server, seen as the server of the Notebook 7 UI; skips (before starting it) without Notebook 7."""
+    reason = missing_stack(NOTEBOOK7_MODULES)
+    if reason is not None:
+        pytest.skip(reason)
+    lab: Lab = request.getfixturevalue("lab")
+    return lab
 
 
 @pytest.fixture
