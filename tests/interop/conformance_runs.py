@@ -41,6 +41,29 @@ class SuiteRun:
     def passed(self, scenario: str) -> int:
         return sum(1 for c in self.checks.get(scenario, ()) if c.get("status") == "SUCCESS")
 
+    def assert_scenario_passes(self, scenario: str) -> None:
+        """Every check of `scenario` passed, and at least one ran."""
+        assert scenario in self.checks, f"scenario {scenario} did not run:\n{self.run.describe()}"
+        assert self.failing_checks(scenario) == []
+        assert self.passed(scenario) >= 1
+
+    def assert_scenario_passes_but_for_baselined_checks(self, scenario: str, baseline: Baseline) -> None:
+        """`scenario` ran and every failed check of it is one baselined check by check (never the whole scenario)."""
+        assert scenario not in baseline.scenarios, f"{scenario} must pass: it may only be baselined check by check"
+        assert scenario in self.checks, f"scenario {scenario} did not run:\n{self.run.describe()}"
+        unexpected = [
+            failure
+            for failure in self.failing_checks(scenario)
+            if not baseline.covers(scenario, failure.split(":", 1)[0])
+        ]
+        assert unexpected == []
+        assert self.passed(scenario) >= 1
+
+    def assert_nothing_fails_outside_the_baseline(self) -> None:
+        """The suite's own verdict: every failure is baselined, and no baselined entry has gone stale."""
+        assert self.run.returncode == 0, self.run.describe()
+        assert "Baseline check passed" in self.run.stdout, self.run.describe()
+
     def summary(self) -> str:
         """ "N of M scenarios pass" over every scenario that ran (the others are left to the baseline)."""
         passing = sum(1 for name in self.checks if not self.failing_checks(name))
