@@ -28,7 +28,15 @@ from jupyter_client.blocking.client import BlockingKernelClient
 
 from mcp_notebook.discovery import KernelConnection, list_kernel_connections
 
-__all__ = ["KERNEL_DEADLINE", "ExecutionResult", "Message", "RealKernel", "jupyter_folders"]
+__all__ = [
+    "KERNEL_DEADLINE",
+    "ExecutionResult",
+    "Message",
+    "RealKernel",
+    "jupyter_folders",
+    "widget_opens",
+    "widget_state_update",
+]
 
 KERNEL_DEADLINE = 60.0  # seconds; generous for a loaded CI machine, never reached when things work
 # How often to look for a question on stdin while answers are waiting to be given.
@@ -43,6 +51,26 @@ _JUPYTER_FOLDERS = (
     ("JUPYTER_CONFIG_DIR", "config"),
     ("IPYTHONDIR", "ipython"),
 )
+
+
+def widget_opens(messages: Sequence[Message], model: str) -> list[Message]:
+    """The `comm_open` messages of the ipywidgets of `model` (e.g. "ButtonModel") among `messages`."""
+    return [
+        m
+        for m in messages
+        if m["msg_type"] == "comm_open"
+        and m["content"]["target_name"] == "jupyter.widget"
+        and m["content"]["data"]["state"]["_model_name"] == model
+    ]
+
+
+def widget_state_update(message: Message, comm_id: str) -> dict[str, Any] | None:
+    """The state a kernel-side widget change sends to the front end, when `message` is one for `comm_id`."""
+    if message["msg_type"] != "comm_msg" or message["content"]["comm_id"] != comm_id:
+        return None
+    data = message["content"]["data"]
+    state: dict[str, Any] | None = data.get("state") if data.get("method") == "update" else None
+    return state
 
 
 def jupyter_folders(base: Path, more: Iterable[tuple[str, str]] = ()) -> dict[str, str]:

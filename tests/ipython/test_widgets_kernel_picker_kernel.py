@@ -7,11 +7,11 @@ That only completes if nothing on the main thread waits for the render.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kernel_harness import Message, RealKernel
+from kernel_harness import Message, RealKernel, widget_opens, widget_state_update
 
 pytestmark = pytest.mark.slow
 
@@ -20,23 +20,6 @@ pytestmark = pytest.mark.slow
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKernel]:
     with RealKernel(tmp_path_factory.mktemp("kernel")) as kernel:
         yield kernel
-
-
-def opened(messages: Sequence[Message], model: str) -> list[Message]:
-    return [
-        m
-        for m in messages
-        if m["msg_type"] == "comm_open"
-        and m["content"]["target_name"] == "jupyter.widget"
-        and m["content"]["data"]["state"]["_model_name"] == model
-    ]
-
-
-def state_update(message: Message, comm_id: str) -> dict[str, Any] | None:
-    if message["msg_type"] != "comm_msg" or message["content"]["comm_id"] != comm_id:
-        return None
-    data = message["content"]["data"]
-    return data.get("state") if data.get("method") == "update" else None
 
 
 def send_state(kernel: RealKernel, comm_id: str, **state: Any) -> None:
@@ -48,26 +31,28 @@ def test_a_live_magic_of_this_kernel_renders_from_the_picker_on_a_click(kernel: 
     kernel.execute("ks_live_value = 1")
     kernel.execute("%mcp serve --live %who")
     messages = kernel.execute("%mcp picker").outputs
-    (listing,) = [m["content"]["comm_id"] for m in opened(messages, "SelectModel")]  # no server connected
+    (listing,) = [m["content"]["comm_id"] for m in widget_opens(messages, "SelectModel")]  # no server connected
 
     def labels(message: Message) -> list[str]:
-        return list((state_update(message, listing) or {}).get("_options_labels") or [])
+        return list((widget_state_update(message, listing) or {}).get("_options_labels") or [])
 
     listed = kernel.wait_for_message("this kernel's prompts", lambda m: "magic.who — %who" in labels(m))
     send_state(kernel, listing, index=labels(listed).index("magic.who — %who"))
     render = kernel.wait_for_message(
         "the chosen prompt's form",
-        lambda m: bool(opened([m], "ButtonModel")) and m["content"]["data"]["state"].get("description") == "Render",
+        lambda m: (
+            bool(widget_opens([m], "ButtonModel")) and m["content"]["data"]["state"].get("description") == "Render"
+        ),
     )
     form = kernel.seen[kernel.seen.index(listed) : kernel.seen.index(render)]
-    line = opened(form, "ComboboxModel")[-1]["content"]["comm_id"]  # `%who` takes one argument, its line
+    line = widget_opens(form, "ComboboxModel")[-1]["content"]["comm_id"]  # `%who` takes one argument, its line
     send_state(kernel, line, value="int")
-    output = kernel.wait_for_message("the form's output", lambda m: bool(opened([m], "OutputModel")))
+    output = kernel.wait_for_message("the form's output", lambda m: bool(widget_opens([m], "OutputModel")))
 
     kernel.send_comm(render["content"]["comm_id"], {"method": "custom", "content": {"event": "click"}})
 
     def shows_the_variable(message: Message) -> bool:
-        outputs = (state_update(message, output["content"]["comm_id"]) or {}).get("outputs") or []
+        outputs = (widget_state_update(message, output["content"]["comm_id"]) or {}).get("outputs") or []
         return any("ks_live_value" in o["data"].get("text/markdown", "") for o in outputs)
 
     kernel.wait_for_message("the live magic's output in the form", shows_the_variable)
