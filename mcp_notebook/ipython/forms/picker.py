@@ -60,7 +60,10 @@ class _ServerSection:
         self.server = server
         self.prompts: tuple[PromptSpec, ...] = ()
         self.failure: str | None = None
-        self._updating = False
+        # The thread (if any) that is replacing the options now: only its own changes of the
+        # selection are ignored; a pick made meanwhile on the kernel's main thread still counts.
+        self._updating_in: int | None = None
+        self._listed: tuple[tuple[str, str], ...] = ()
         self.header = widgets.HTML("")
         self.options = widgets.Select(options=(), value=None, rows=_LIST_ROWS, layout=widgets.Layout(width="auto"))
         self.options.add_class("mcp-picker-list")
@@ -72,13 +75,19 @@ class _ServerSection:
     def show(self, query: str) -> int:
         """Show the prompts that match `query`; returns how many."""
         shown = [spec for spec in self.prompts if matches_query(spec, query, self.server)]
-        self._updating = True
-        try:
-            self.options.index = None
-            self.options.options = tuple((_option_label(spec), spec.name) for spec in shown)
-            self.options.index = None
-        finally:
-            self._updating = False
+        listed = tuple((_option_label(spec), spec.name) for spec in shown)
+        if listed != self._listed:  # a reload that changes nothing leaves the user's selection alone
+            self._listed = listed
+            self._updating_in = threading.get_ident()
+            try:
+                # One message to the front end once the list has settled: a pick made in between
+                # would otherwise be checked against options this thread is still replacing.
+                with self.options.hold_sync():
+                    self.options.index = None
+                    self.options.options = listed
+                    self.options.index = None
+            finally:
+                self._updating_in = None
         self.options.rows = max(2, min(_LIST_ROWS, len(shown)))
         self.options.layout.display = "" if shown else "none"
         name = html.escape(self.server)
@@ -92,7 +101,7 @@ class _ServerSection:
         return len(shown)
 
     def _on_select(self, change: dict[str, Any]) -> None:
-        if self._updating or change["new"] is None:
+        if self._updating_in == threading.get_ident() or change["new"] is None:
             return
         self._on_pick(self.server, str(change["new"]))
 
