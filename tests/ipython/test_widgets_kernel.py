@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_harness import Message, RealKernel
+from kernel_harness import Message, RealKernel, widget_opens, widget_state_update
 
 pytestmark = pytest.mark.slow
 
@@ -21,28 +21,11 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKernel]:
         yield kernel
 
 
-def comm_opens(messages: Sequence[Message], model: str) -> list[Message]:
-    return [
-        m
-        for m in messages
-        if m["msg_type"] == "comm_open"
-        and m["content"]["target_name"] == "jupyter.widget"
-        and m["content"]["data"]["state"]["_model_name"] == model
-    ]
-
-
-def state_update(message: Message, comm_id: str) -> dict[str, Any] | None:
-    if message["msg_type"] != "comm_msg" or message["content"]["comm_id"] != comm_id:
-        return None
-    data = message["content"]["data"]
-    return data.get("state") if data.get("method") == "update" else None
-
-
 def comm_id_of(messages: Sequence[Message], model: str, **state: Any) -> str:
     """The comm id of the one widget of `model` whose state has the given values."""
     (found,) = [
         m["content"]["comm_id"]
-        for m in comm_opens(messages, model)
+        for m in widget_opens(messages, model)
         if all(m["content"]["data"]["state"].get(k) == v for k, v in state.items())
     ]
     return str(found)
@@ -60,11 +43,11 @@ def output_text(kernel: RealKernel, output: str, what: str, text: str) -> str:
     """Wait until the Output widget `output` shows `text`; return its Markdown."""
 
     def shows(message: Message) -> bool:
-        outputs = (state_update(message, output) or {}).get("outputs") or []
+        outputs = (widget_state_update(message, output) or {}).get("outputs") or []
         return any(text in o["data"].get("text/markdown", "") for o in outputs)
 
     message = kernel.wait_for_message(what, shows)
-    return str((state_update(message, output) or {})["outputs"][0]["data"]["text/markdown"])
+    return str((widget_state_update(message, output) or {})["outputs"][0]["data"]["text/markdown"])
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +67,11 @@ def test_mcp_form_in_a_kernel_suggests_what_the_front_end_types_and_renders_on_c
     name = comm_id_of(messages, "ComboboxModel", tooltip="who to greet")
     lang = comm_id_of(messages, "ComboboxModel", tooltip="a programming language")
     render = comm_id_of(messages, "ButtonModel", description="Render")
-    (output,) = [m["content"]["comm_id"] for m in comm_opens(messages, "OutputModel")]
+    (output,) = [m["content"]["comm_id"] for m in widget_opens(messages, "OutputModel")]
 
     type_into(kernel, lang, "r")
     suggested = kernel.wait_for_message(
-        "suggestions for 'r'", lambda m: (state_update(m, lang) or {}).get("options") == ["rust", "ruby"]
+        "suggestions for 'r'", lambda m: (widget_state_update(m, lang) or {}).get("options") == ["rust", "ruby"]
     )
     assert suggested["content"]["comm_id"] == lang
 
@@ -102,21 +85,29 @@ def test_the_servers_question_appears_in_the_form_and_the_answer_completes_the_r
     kernel = connected
     messages = kernel.execute("%mcp form sdk:ask").outputs
     render = comm_id_of(messages, "ButtonModel", description="Render")
-    (output,) = [m["content"]["comm_id"] for m in comm_opens(messages, "OutputModel")]
+    (output,) = [m["content"]["comm_id"] for m in widget_opens(messages, "OutputModel")]
+
+    (status,) = [
+        m["content"]["comm_id"]
+        for m in messages
+        if m["msg_type"] == "comm_msg"
+        and (widget_state_update(m, m["content"]["comm_id"]) or {}).get("_dom_classes") == ["mcp-form-status"]
+    ]
 
     click(kernel, render)
-    # The question's widgets are made while the render waits, outside any cell.
-    submit = kernel.wait_for_message(
-        "the Submit button of the server's question",
-        lambda m: (
-            m["msg_type"] == "comm_open"
-            and m["content"]["data"]["state"].get("_model_name") == "ButtonModel"
-            and m["content"]["data"]["state"].get("description") == "Submit"
-        ),
+    # The question's widgets are made while the render waits, outside any cell. A front end
+    # shows them once the form is whole (its status says so last), and a person answers only
+    # then: answering earlier could reach a button before its click handler is attached.
+    kernel.wait_for_message(
+        "the server's question, shown whole",
+        lambda m: "needs more input" in str((widget_state_update(m, status) or {}).get("value", "")),
     )
+    (submit,) = [
+        m for m in widget_opens(kernel.seen, "ButtonModel") if m["content"]["data"]["state"]["description"] == "Submit"
+    ]
     # The question's one text field was opened just before its buttons.
     before = kernel.seen[: kernel.seen.index(submit)]
-    colour = comm_opens(before, "TextModel")[-1]["content"]["comm_id"]
+    colour = widget_opens(before, "TextModel")[-1]["content"]["comm_id"]
     type_into(kernel, colour, "teal")
     click(kernel, submit["content"]["comm_id"])
 
@@ -127,10 +118,10 @@ def test_mcp_picker_in_a_kernel_lists_searches_and_opens_a_form(connected: RealK
     kernel = connected
     messages = kernel.execute("%mcp picker").outputs
     search = comm_id_of(messages, "TextModel", placeholder="Search prompts by name, title or description")
-    (listing,) = [m["content"]["comm_id"] for m in comm_opens(messages, "SelectModel")]  # one server, one list
+    (listing,) = [m["content"]["comm_id"] for m in widget_opens(messages, "SelectModel")]  # one server, one list
 
     def labels(message: Message) -> list[str] | None:
-        return (state_update(message, listing) or {}).get("_options_labels")
+        return (widget_state_update(message, listing) or {}).get("_options_labels")
 
     kernel.wait_for_message("the listing", lambda m: "greet — Greeting" in (labels(m) or []))
 
