@@ -46,6 +46,14 @@ REQUIRED_2026 = (
     "dns-rebinding-protection",
 )
 
+# The compatibility-table rows these tests record, one per suite run.
+ROW_2025 = {"client": "MCP conformance 0.1.16 (server suite)", "protocol": "2025-11-25", "transport": "Streamable HTTP"}
+ROW_2026 = {
+    "client": "MCP conformance 0.2.0-alpha.12 (server suite)",
+    "protocol": "2026-07-28",
+    "transport": "Streamable HTTP",
+}
+
 
 @pytest.fixture(scope="module")
 def suite_2025(tools: InteropTools) -> Iterator[SuiteRun]:
@@ -62,36 +70,21 @@ def suite_2026(tools: InteropTools) -> Iterator[SuiteRun]:
 
 
 def test_conformance_0_1_16_fails_nothing_outside_the_baseline(suite_2025: SuiteRun, compat: CompatRecorder) -> None:
-    compat.describe(
-        client="MCP conformance 0.1.16 (server suite)",
-        protocol="2025-11-25",
-        transport="Streamable HTTP",
-        check="active suite against the baseline",
-    )
+    compat.describe(**ROW_2025, check="active suite against the baseline")
     compat.note(suite_2025.summary())
     suite_2025.assert_nothing_fails_outside_the_baseline()
 
 
 @pytest.mark.parametrize("scenario", REQUIRED_2025)
 def test_conformance_0_1_16_scenario_passes(scenario: str, suite_2025: SuiteRun, compat: CompatRecorder) -> None:
-    compat.describe(
-        client="MCP conformance 0.1.16 (server suite)",
-        protocol="2025-11-25",
-        transport="Streamable HTTP",
-        check=scenario,
-    )
+    compat.describe(**ROW_2025, check=scenario)
     suite_2025.assert_scenario_passes(scenario)
 
 
 def test_conformance_2026_requirements_fail_nothing_outside_the_baseline(
     suite_2026: SuiteRun, compat: CompatRecorder
 ) -> None:
-    compat.describe(
-        client="MCP conformance 0.2.0-alpha.12 (server suite)",
-        protocol="2026-07-28",
-        transport="Streamable HTTP",
-        check="--requirements 2026-07-28 against the baseline",
-    )
+    compat.describe(**ROW_2026, check="--requirements 2026-07-28 against the baseline")
     compat.note(suite_2026.summary())
     suite_2026.assert_nothing_fails_outside_the_baseline()
 
@@ -100,10 +93,5 @@ def test_conformance_2026_requirements_fail_nothing_outside_the_baseline(
 def test_conformance_2026_scenario_passes_but_for_baselined_checks(
     scenario: str, suite_2026: SuiteRun, compat: CompatRecorder
 ) -> None:
-    compat.describe(
-        client="MCP conformance 0.2.0-alpha.12 (server suite)",
-        protocol="2026-07-28",
-        transport="Streamable HTTP",
-        check=scenario,
-    )
+    compat.describe(**ROW_2026, check=scenario)
     suite_2026.assert_scenario_passes_but_for_baselined_checks(scenario, load_baseline("server"))

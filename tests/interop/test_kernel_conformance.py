@@ -47,6 +47,18 @@ REQUIRED_2026 = (
     "input-required-result-non-tool-request",
 )
 
+# The compatibility-table rows these tests record, one per suite run.
+ROW_2025 = {
+    "client": "MCP conformance 0.1.16 (server suite), kernel server",
+    "protocol": "2025-11-25",
+    "transport": "Streamable HTTP (%mcp serve)",
+}
+ROW_2026 = {
+    "client": "MCP conformance 0.2.0-alpha.12 (server suite), kernel server",
+    "protocol": "2026-07-28",
+    "transport": "Streamable HTTP (%mcp serve)",
+}
+
 
 @pytest.fixture(scope="module")
 def kernel_url(tools: InteropTools, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -79,24 +91,14 @@ def suite_2026(tools: InteropTools, kernel_url: str) -> SuiteRun:
 def test_the_kernel_server_passes_conformance_0_1_16_scenario(
     scenario: str, suite_2025: SuiteRun, compat: CompatRecorder
 ) -> None:
-    compat.describe(
-        client="MCP conformance 0.1.16 (server suite), kernel server",
-        protocol="2025-11-25",
-        transport="Streamable HTTP (%mcp serve)",
-        check=scenario,
-    )
+    compat.describe(**ROW_2025, check=scenario)
     suite_2025.assert_scenario_passes(scenario)
 
 
 def test_the_kernel_server_fails_no_0_1_16_scenario_outside_the_baseline(
     suite_2025: SuiteRun, compat: CompatRecorder
 ) -> None:
-    compat.describe(
-        client="MCP conformance 0.1.16 (server suite), kernel server",
-        protocol="2025-11-25",
-        transport="Streamable HTTP (%mcp serve)",
-        check="active suite against the baseline",
-    )
+    compat.describe(**ROW_2025, check="active suite against the baseline")
     compat.note(suite_2025.summary())
     suite_2025.assert_nothing_fails_outside_the_baseline()
 
@@ -105,23 +107,13 @@ def test_the_kernel_server_fails_no_0_1_16_scenario_outside_the_baseline(
 def test_the_kernel_server_passes_conformance_2026_scenario_but_for_baselined_checks(
     scenario: str, suite_2026: SuiteRun, compat: CompatRecorder
 ) -> None:
-    compat.describe(
-        client="MCP conformance 0.2.0-alpha.12 (server suite), kernel server",
-        protocol="2026-07-28",
-        transport="Streamable HTTP (%mcp serve)",
-        check=scenario,
-    )
+    compat.describe(**ROW_2026, check=scenario)
     suite_2026.assert_scenario_passes_but_for_baselined_checks(scenario, load_baseline("server"))
 
 
 def test_the_kernel_server_fails_no_2026_requirement_outside_the_baseline(
     suite_2026: SuiteRun, compat: CompatRecorder
 ) -> None:
-    compat.describe(
-        client="MCP conformance 0.2.0-alpha.12 (server suite), kernel server",
-        protocol="2026-07-28",
-        transport="Streamable HTTP (%mcp serve)",
-        check="--requirements 2026-07-28 against the baseline",
-    )
+    compat.describe(**ROW_2026, check="--requirements 2026-07-28 against the baseline")
     compat.note(suite_2026.summary())
     suite_2026.assert_nothing_fails_outside_the_baseline()
