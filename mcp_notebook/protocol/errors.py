@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any, Final, TypeVar
 
-from mcp import MCPError
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..exceptions import PathOutsideRootError, PromptError, PromptExecutionError, ResourceError

@@ -32,11 +32,11 @@ from typing import Any, Literal
 
 import anyio.to_thread
 import mcp_types as types
-from mcp import MCPError
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from ..exceptions import UnknownPromptError
