@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from contextlib import suppress
+from contextlib import AbstractAsyncContextManager, suppress
 from types import TracebackType
 from typing import Any
 
@@ -24,6 +24,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from .pipes import pipe_streams, pipes_supported
 
 __all__ = ["BackgroundTask", "error_reply_for", "serve_stdio"]
 
@@ -115,7 +117,12 @@ async def serve_stdio(
     goes away. While serving, stray writes to fd 1 land on stderr (the SDK
     diverts them), so nothing but protocol messages reaches stdout.
     """
-    async with stdio_server(stdin, stdout) as (read_stream, write_stream), anyio.create_task_group() as group:
+    transport: AbstractAsyncContextManager[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]
+    if stdin is None and stdout is None and pipes_supported():
+        transport = pipe_streams()  # the event loop waits on the pipes: no worker thread per message
+    else:
+        transport = stdio_server(stdin, stdout)
+    async with transport as (read_stream, write_stream), anyio.create_task_group() as group:
         for task in tasks:
             group.start_soon(task)
         await server.run(

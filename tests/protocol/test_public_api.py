@@ -62,6 +62,14 @@ PUBLIC = {
         "serve_http",
         "url_for",
     ],
+    "mcp_notebook.transports.pipes": [
+        "InFlight",
+        "PipeStreams",
+        "pipe_streams",
+        "pipes_supported",
+        "read_messages",
+        "write_messages",
+    ],
     "mcp_notebook.cli": ["main"],
 }
 

@@ -1,0 +1,261 @@
+"""Stdio on the event loop itself: the process's pipes read and written without worker threads.
+
+The SDK's stdio transport reads each line and writes (then flushes) each
+message in a worker thread: three thread hand-offs per request, the
+largest part of a `prompts/get` round trip. Here the event loop waits on
+the descriptors directly (POSIX pipes, sockets and terminals), which
+answers the same messages with less CPU and less latency, and never blocks
+the loop: data is read only once the descriptor is readable, and written
+in chunks no larger than `PIPE_BUF`, each only once the descriptor is
+writable, so a client that stops reading stalls this connection, not the
+server's other work.
+
+As in the SDK transport, the connection is claimed for the duration: the
+wire moves to private descriptors, fd 0 reads the null device and fd 1
+writes to stderr, so stray `print`s and child processes cannot corrupt the
+protocol; both are restored on exit. Lines are UTF-8 JSON-RPC messages
+separated by `\\n` (a `\\r` before it is ignored); undecodable bytes are
+replaced, as the SDK does, and a line that is not a message is passed on as
+the exception the SDK would pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import stat
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from typing import TextIO
+
+import anyio
+import anyio.lowlevel
+import mcp_types as types
+from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
+
+__all__ = ["InFlight", "PipeStreams", "pipe_streams", "pipes_supported", "read_messages", "write_messages"]
+
+log = logging.getLogger(__name__)
+
+PipeStreams = tuple[ContextReceiveStream[SessionMessage | Exception], ContextSendStream[SessionMessage]]
+
+READ_SIZE = 1 << 16
+WRITE_CHUNK = select.PIPE_BUF if hasattr(select, "PIPE_BUF") else 512
+"""A write no larger than this never blocks once the descriptor reports writable."""
+
+
+def _waits(fd: int) -> bool:
+    """Whether reads and writes on `fd` can block (pipes, sockets, terminals), so the loop must wait on it."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+
+
+def _backed_by(stream: TextIO | None, fd: int) -> bool:
+    try:
+        return stream is not None and stream.buffer.fileno() == fd
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def pipes_supported() -> bool:
+    """Whether this process's stdin and stdout can be served here (POSIX, `sys` streams on fds 0 and 1)."""
+    if sys.platform == "win32":
+        return False
+    try:
+        os.fstat(0), os.fstat(1)
+    except OSError:
+        return False
+    return _backed_by(sys.stdin, 0) and _backed_by(sys.stdout, 1)
+
+
+def _claim(fd: int, open_diversion: Callable[[], int]) -> tuple[int, Callable[[], None]]:
+    """Move the wire on `fd` to a private descriptor and point `fd` elsewhere; returns it and the undo."""
+    import fcntl
+
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        diversion = open_diversion()
+        try:
+            os.dup2(diversion, fd)
+        finally:
+            os.close(diversion)
+    except OSError:
+        os.close(private)
+        raise
+
+    def restore() -> None:
+        with suppress(OSError):
+            os.dup2(private, fd)
+        with suppress(OSError):
+            os.close(private)
+
+    return private, restore
+
+
+def _stdout_diversion() -> int:
+    try:
+        return os.dup(2)
+    except OSError:
+        return os.open(os.devnull, os.O_WRONLY)
+
+
+class InFlight:
+    """The client's requests not answered yet: when stdin ends, their replies are still written before closing.
+
+    A client may close stdin right after its last request (`mcp-notebook
+    serve < requests.jsonl`); without this, the server would stop and cancel
+    what it had not answered yet. The wait is bounded: a request that waits
+    on the client itself (asking the user) cannot finish once it is gone.
+    """
+
+    LONG_LIVED = frozenset({"subscriptions/listen"})  # open until the client leaves, by design
+
+    def __init__(self) -> None:
+        self._ids: set[types.RequestId] = set()
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def read(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCRequest) and message.method not in self.LONG_LIVED:
+            if not self._ids:
+                self._idle = anyio.Event()
+            self._ids.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._answered((message.params or {}).get("requestId"))
+
+    def written(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._answered(message.id)
+
+    def _answered(self, request_id: object) -> None:
+        if request_id in self._ids:
+            self._ids.discard(request_id)
+            if not self._ids:
+                self._idle.set()
+
+    async def drain(self, seconds: float) -> None:
+        """Wait until every request read so far is answered, or `seconds` pass."""
+        with anyio.move_on_after(seconds):
+            await self._idle.wait()
+        if self._ids:
+            log.warning("stdin closed with %d request(s) still unanswered after %.0f s", len(self._ids), seconds)
+
+
+DRAIN_SECONDS = 10.0
+
+
+async def _deliver(line: bytes, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None) -> None:
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(line.decode("utf-8", errors="replace"), by_name=False)
+    except Exception as problem:  # the SDK's contract: a line that is not a message arrives as its exception
+        await send.send(problem)
+        return
+    if in_flight is not None:
+        in_flight.read(message)
+    await send.send(SessionMessage(message))
+
+
+async def read_messages(
+    fd: int, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None = None
+) -> None:
+    """Read lines from `fd` until it ends, passing each on as a message (or the error it is); closes `send`.
+
+    With `in_flight`, the end of `fd` waits for the replies to the requests read (bounded) before closing.
+    """
+    waits = _waits(fd)
+    buffer = bytearray()
+    async with send:
+        while True:
+            if waits:
+                await anyio.wait_readable(fd)
+            else:
+                await anyio.lowlevel.checkpoint()
+            try:
+                chunk = os.read(fd, READ_SIZE)
+            except OSError as error:
+                log.warning("stdin failed (%s): closing the connection", error)
+                break
+            if not chunk:
+                break
+            start = len(buffer)
+            buffer += chunk
+            end = buffer.find(b"\n", start)
+            if end < 0:
+                continue
+            begin = 0
+            while end >= 0:
+                await _deliver(bytes(buffer[begin:end]), send, in_flight)
+                begin = end + 1
+                end = buffer.find(b"\n", begin)
+            del buffer[:begin]
+        if buffer.strip():
+            await _deliver(bytes(buffer), send, in_flight)  # a last message without its newline
+        if in_flight is not None:
+            await in_flight.drain(DRAIN_SECONDS)
+
+
+async def _write_all(fd: int, data: bytes, writable: select.poll | None) -> None:
+    view = memoryview(data)
+    while view:
+        if writable is not None:
+            if not writable.poll(0):
+                await anyio.wait_writable(fd)
+            written = os.write(fd, view[:WRITE_CHUNK])
+        else:
+            written = os.write(fd, view)
+        view = view[written:]
+
+
+async def write_messages(fd: int, receive: ReadStream[SessionMessage], in_flight: InFlight | None = None) -> None:
+    """Write each message from `receive` to `fd` as one line, until the stream closes; drops them if `fd` is gone."""
+    writable: select.poll | None = None
+    if _waits(fd):
+        writable = select.poll()
+        writable.register(fd, select.POLLOUT)
+    client_gone = False
+    async with receive:
+        async for session_message in receive:
+            if client_gone:
+                if in_flight is not None:
+                    in_flight.written(session_message.message)
+                continue  # keep taking messages so the server never waits on a reader that left
+            data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+            try:
+                await _write_all(fd, data, writable)
+            except OSError as error:
+                log.info("stdout closed (%s): dropping further messages", error)
+                client_gone = True
+            if in_flight is not None:
+                in_flight.written(session_message.message)
+
+
+@asynccontextmanager
+async def pipe_streams() -> AsyncIterator[PipeStreams]:
+    """Serve messages on this process's stdin/stdout: yields (messages read, messages to write).
+
+    Only when `pipes_supported()`; the streams close when stdin ends.
+    """
+    in_fd, restore_stdin = _claim(0, lambda: os.open(os.devnull, os.O_RDONLY))
+    try:
+        out_fd, restore_stdout = _claim(1, _stdout_diversion)
+    except OSError:
+        restore_stdin()
+        raise
+    try:
+        read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+        write_stream, write_reader = create_context_streams[SessionMessage](0)
+        in_flight = InFlight()
+        async with anyio.create_task_group() as group:
+            group.start_soon(read_messages, in_fd, read_writer, in_flight)
+            group.start_soon(write_messages, out_fd, write_reader, in_flight)
+            yield read_stream, write_stream
+    finally:
+        restore_stdout()
+        restore_stdin()
