@@ -272,10 +272,12 @@ _SERVE_HELP = """\
 Serve the prompts of notebooks (files or folders, searched recursively) over
 stdio, for an MCP client that starts this command, or over Streamable HTTP.
 Saving a notebook reloads it and tells connected clients (list_changed).
-Logs and the summary go to stderr; stdout carries only MCP messages.
+Logs and the summary go to stderr; stdout carries only MCP messages. Over
+stdio, serving ends when stdin closes, once the requests read are answered.
 
 examples:
   mcp-notebook serve prompts/                   # stdio, for a client config
+  mcp-notebook serve prompts/ < requests.jsonl  # one JSON-RPC message a line
   mcp-notebook serve prompts/ --http            # http://127.0.0.1:<free port>/mcp
   mcp-notebook serve a.ipynb --http --port 8765 --token s3cret
 """
