@@ -157,7 +157,11 @@ async def run_connect(connection: KernelConnection) -> None:
     """Proxy this process's stdin/stdout to the kernel's server."""
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
+    from .transports.pipes import pipe_streams, pipes_supported
+
+    # On the event loop where it can be (no worker thread per message; replies to requests read are
+    # still written when stdin closes), else the SDK's transport.
+    async with pipe_streams() if pipes_supported() else stdio_server() as (read, write):
         # Closing `write` once stdin has ended lets the transport's stdout writer finish, so the process exits.
         try:
             await run_proxy(connection, read, write)

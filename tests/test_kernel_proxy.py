@@ -126,6 +126,35 @@ def test_a_line_that_is_not_json_gets_a_parse_error(served: tuple[InteractiveShe
     assert reply["id"] is None
 
 
+@pytest.mark.slow
+def test_requests_piped_in_are_all_answered_before_the_proxy_exits(
+    served: tuple[InteractiveShell, KernelServer, Path],
+) -> None:
+    _, server, runtime = served
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "prompts/get",
+            "params": {"name": "kx_greet", "arguments": {"who": "Ada"}},
+        },
+    ]
+    done = subprocess.run(
+        _connect_command("--kernel", server.kernel_id, "--runtime-dir", str(runtime)),
+        input="".join(json.dumps(request) + "\n" for request in requests),  # stdin ends right after the last one
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert done.returncode == 0, done.stderr
+    replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    assert sorted(replies) == [1, 2]
+    assert replies[2]["result"]["messages"][0]["content"]["text"] == "Hello Ada"
+
+
 def test_the_public_surface_is_pinned() -> None:
     import mcp_notebook.kernel_proxy as module
 
