@@ -122,9 +122,8 @@ async def run_proxy(
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.message import SessionMessage
-    from pydantic import ValidationError
 
-    from .transports.stdio import error_reply_for
+    from .transports.stdio import RepliesToBadLines
 
     headers = _Headers()
     auth = {"Authorization": f"Bearer {connection.token}"} if connection.token else None
@@ -143,11 +142,8 @@ async def run_proxy(
                 await client_write.send(item)
 
         tasks.start_soon(to_client)
-        async for item in client_read:
+        async for item in RepliesToBadLines(client_read, client_write):  # unreadable lines are answered there
             if isinstance(item, Exception):
-                reply = error_reply_for(item) if isinstance(item, ValidationError) else None
-                if reply is not None:
-                    await client_write.send(SessionMessage(reply))
                 continue
             await server_write.send(SessionMessage(item.message, metadata=headers.for_message(item.message)))
         tasks.cancel_scope.cancel()  # stdin closed: the client is gone
@@ -155,13 +151,9 @@ async def run_proxy(
 
 async def run_connect(connection: KernelConnection) -> None:
     """Proxy this process's stdin/stdout to the kernel's server."""
-    from mcp.server.stdio import stdio_server
+    from .transports.stdio import stdio_transport
 
-    from .transports.pipes import pipe_streams, pipes_supported
-
-    # On the event loop where it can be (no worker thread per message; replies to requests read are
-    # still written when stdin closes), else the SDK's transport.
-    async with pipe_streams() if pipes_supported() else stdio_server() as (read, write):
+    async with stdio_transport() as (read, write):
         # Closing `write` once stdin has ended lets the transport's stdout writer finish, so the process exits.
         try:
             await run_proxy(connection, read, write)

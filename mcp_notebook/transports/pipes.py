@@ -184,12 +184,9 @@ async def read_messages(
                 break
             if not chunk:
                 break
-            start = len(buffer)
+            begin, scanned = 0, len(buffer)  # what is left of the last read holds no newline
             buffer += chunk
-            end = buffer.find(b"\n", start)
-            if end < 0:
-                continue
-            begin = 0
+            end = buffer.find(b"\n", scanned)
             while end >= 0:
                 await _deliver(bytes(buffer[begin:end]), send, in_flight)
                 begin = end + 1
@@ -219,19 +216,16 @@ async def write_messages(fd: int, receive: ReadStream[SessionMessage], in_flight
     if _waits(fd):
         writable = select.poll()
         writable.register(fd, select.POLLOUT)
-    client_gone = False
+    client_gone = False  # then messages are still taken, so the server never waits on a reader that left
     async with receive:
         async for session_message in receive:
-            if client_gone:
-                if in_flight is not None:
-                    in_flight.written(session_message.message)
-                continue  # keep taking messages so the server never waits on a reader that left
-            data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-            try:
-                await _write_all(fd, data, writable)
-            except OSError as error:
-                log.info("stdout closed (%s): dropping further messages", error)
-                client_gone = True
+            if not client_gone:
+                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                try:
+                    await _write_all(fd, data, writable)
+                except OSError as error:
+                    log.info("stdout closed (%s): dropping further messages", error)
+                    client_gone = True
             if in_flight is not None:
                 in_flight.written(session_message.message)
 

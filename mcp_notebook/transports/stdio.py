@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from .pipes import pipe_streams, pipes_supported
 
-__all__ = ["BackgroundTask", "error_reply_for", "serve_stdio"]
+__all__ = ["BackgroundTask", "RepliesToBadLines", "StdioStreams", "error_reply_for", "serve_stdio", "stdio_transport"]
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,24 @@ class RepliesToBadLines:
         await self.aclose()
 
 
+StdioStreams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
+
+
+def stdio_transport(
+    stdin: anyio.AsyncFile[str] | None = None, stdout: anyio.AsyncFile[str] | None = None
+) -> AbstractAsyncContextManager[StdioStreams]:
+    """This process's stdin/stdout (or the given files) as message streams, fds 0 and 1 diverted meanwhile.
+
+    The event loop waits on the pipes itself where it can (`pipes`: no
+    worker thread per message, replies to requests already read are written
+    when stdin ends); otherwise (Windows, given files, `sys` streams replaced)
+    the SDK's transport.
+    """
+    if stdin is None and stdout is None and pipes_supported():
+        return pipe_streams()
+    return stdio_server(stdin, stdout)
+
+
 async def serve_stdio(
     server: Server[Any],
     *,
@@ -114,15 +132,10 @@ async def serve_stdio(
     """Serve `server` on this process's stdin/stdout (or the given files) until stdin closes.
 
     `tasks` run in the same task group and are cancelled when the client
-    goes away. While serving, stray writes to fd 1 land on stderr (the SDK
-    diverts them), so nothing but protocol messages reaches stdout.
+    goes away. While serving, stray writes to fd 1 land on stderr (the
+    transport diverts them), so nothing but protocol messages reaches stdout.
     """
-    transport: AbstractAsyncContextManager[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]
-    if stdin is None and stdout is None and pipes_supported():
-        transport = pipe_streams()  # the event loop waits on the pipes: no worker thread per message
-    else:
-        transport = stdio_server(stdin, stdout)
-    async with transport as (read_stream, write_stream), anyio.create_task_group() as group:
+    async with stdio_transport(stdin, stdout) as (read_stream, write_stream), anyio.create_task_group() as group:
         for task in tasks:
             group.start_soon(task)
         await server.run(

@@ -51,7 +51,14 @@ PUBLIC = {
         "is_modern",
         "supports",
     ],
-    "mcp_notebook.transports.stdio": ["BackgroundTask", "error_reply_for", "serve_stdio"],
+    "mcp_notebook.transports.stdio": [
+        "BackgroundTask",
+        "RepliesToBadLines",
+        "StdioStreams",
+        "error_reply_for",
+        "serve_stdio",
+        "stdio_transport",
+    ],
     "mcp_notebook.transports.http": [
         "MAX_BODY_BYTES",
         "MCP_PATH",
