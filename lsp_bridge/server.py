@@ -13,6 +13,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
@@ -41,6 +42,20 @@ log = logging.getLogger(__name__)
 
 Hook = Callable[[], Awaitable[None]]
 _EMPTY = types.CompletionList(is_incomplete=False, items=[])
+
+
+@dataclass(frozen=True)
+class _Cursor:
+    """Where the editor's cursor is: its document, the line (number and text) and the column in Python units."""
+
+    document: TextDocument
+    number: int
+    line: str
+    column: int
+
+    def range(self, start: int, end: int) -> types.Range:
+        """The editor range of `line[start:end]`."""
+        return BridgeServer.range_of(self.document, self.line, self.number, start, end)
 
 
 class BridgeServer(LanguageServer):
@@ -78,6 +93,15 @@ class BridgeServer(LanguageServer):
         """The Python column of an editor position (editors count UTF-16 or UTF-8 units)."""
         copy = types.Position(line=position.line, character=position.character)
         return document.position_codec.position_from_client_units(lines, copy).character
+
+    def cursor(self, uri: str, position: types.Position) -> _Cursor | None:
+        """The cursor at `position` in `uri`; None where the bridge does not apply to the document's language."""
+        document = self.document(uri)
+        if not self.active(document):
+            return None
+        lines = document.lines
+        line = self.line_at(lines, position.line)
+        return _Cursor(document, position.line, line, self.column_of(document, lines, position))
 
     @staticmethod
     def range_of(document: TextDocument, line: str, number: int, start: int, end: int) -> types.Range:
@@ -167,32 +191,24 @@ class BridgeServer(LanguageServer):
     # -- completion --------------------------------------------------------------------------------
 
     async def on_completion(self, params: types.CompletionParams) -> types.CompletionList:
-        document = self.document(params.text_document.uri)
-        if not self.active(document):
+        cursor = self.cursor(params.text_document.uri, params.position)
+        if cursor is None:
             return _EMPTY
-        lines = document.lines
-        number = params.position.line
-        line = self.line_at(lines, number)
-        column = self.column_of(document, lines, params.position)
         trigger = self.settings.trigger
-        context = context_at(line, column, trigger)
+        context = context_at(cursor.line, cursor.column, trigger)
         if context is None:
             return _EMPTY
-
-        def make_range(start: int, end: int) -> types.Range:
-            return self.range_of(document, line, number, start, end)
-
         snapshot = self.catalog.snapshot()
         if isinstance(context, CommandNameContext):
             limit = self.settings.max_items
             return to_command_list(
-                snapshot, context, trigger=trigger, limit=limit, style=self.style, make_range=make_range
+                snapshot, context, trigger=trigger, limit=limit, style=self.style, make_range=cursor.range
             )
         entry = resolve_command(snapshot, context.command)
         if entry is None:
             return _EMPTY
         if isinstance(context, ArgumentNameContext):
-            return to_argument_name_list(entry.spec, context, style=self.style, make_range=make_range)
+            return to_argument_name_list(entry.spec, context, style=self.style, make_range=cursor.range)
         assert isinstance(context, ArgumentValueContext)
         try:
             result = await self.catalog.complete(
@@ -201,8 +217,8 @@ class BridgeServer(LanguageServer):
         except Exception as error:  # completion is best effort: an empty list, and a note in the log
             log.info("completion/complete on %s failed: %s", entry.server, error)
             return types.CompletionList(is_incomplete=True, items=[])
-        typed = line[context.start : column]
-        return to_argument_value_list(result, context, typed=typed, make_range=make_range)
+        typed = cursor.line[context.start : cursor.column]
+        return to_argument_value_list(result, context, typed=typed, make_range=cursor.range)
 
     def on_completion_resolve(self, item: types.CompletionItem) -> types.CompletionItem:
         key = item.data.get("key") if isinstance(item.data, dict) else None
@@ -215,16 +231,13 @@ class BridgeServer(LanguageServer):
     # -- hover -------------------------------------------------------------------------------------
 
     def on_hover(self, params: types.HoverParams) -> types.Hover | None:
-        document = self.document(params.text_document.uri)
-        if not self.active(document):
+        cursor = self.cursor(params.text_document.uri, params.position)
+        if cursor is None:
             return None
-        lines = document.lines
-        number = params.position.line
-        line = self.line_at(lines, number)
-        column = self.column_of(document, lines, params.position)
+        column = cursor.column
         trigger = self.settings.trigger
         snapshot = self.catalog.snapshot()
-        for command in find_commands(line, trigger):
+        for command in find_commands(cursor.line, trigger):
             if not command.start <= column <= command.end:
                 continue
             entry = resolve_command(snapshot, command)
@@ -238,12 +251,12 @@ class BridgeServer(LanguageServer):
                     )
                 else:
                     return None
-                where = self.range_of(document, line, number, command.start, command.name_end)
+                where = cursor.range(command.start, command.name_end)
                 return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text), where)
             argument = command.argument_at(column)
             spec_argument = entry.spec.argument(argument.name) if entry and argument else None
             if argument is not None and spec_argument is not None and column <= argument.value_start:
-                where = self.range_of(document, line, number, argument.start, argument.value_start)
+                where = cursor.range(argument.start, argument.value_start)
                 content = types.MarkupContent(types.MarkupKind.Markdown, to_argument_markdown(spec_argument))
                 return types.Hover(content, where)
         return None
