@@ -11,14 +11,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .models import PromptSpec
 from .naming import resolve_clashes
 
-__all__ = ["PromptRegistry", "RegistrySnapshot"]
+__all__ = ["PromptRegistry", "RegistrySnapshot", "digest_of"]
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +39,11 @@ class RegistrySnapshot:
         return self.by_name.get(name)
 
 
-def _group_digest(prompts: Sequence[PromptSpec]) -> bytes:
+def digest_of(items: Iterable[object]) -> bytes:
+    """A short digest of a sequence of value objects (their `repr`): the same items, the same digest."""
     digest = hashlib.blake2b(digest_size=8)
-    for spec in prompts:
-        digest.update(repr(spec).encode("utf-8", "surrogatepass"))
+    for item in items:
+        digest.update(repr(item).encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
     return digest.digest()
 
@@ -101,7 +102,7 @@ class PromptRegistry:
                     self._groups[key] = tuple(change[0])
                     self._group_warnings[key] = tuple(change[1])
                     if self._groups[key]:  # a notebook without prompts changes nothing clients see
-                        self._group_digests[key] = _group_digest(self._groups[key])
+                        self._group_digests[key] = digest_of(self._groups[key])
                     else:
                         self._group_digests.pop(key, None)
             old = self._snapshot

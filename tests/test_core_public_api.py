@@ -47,7 +47,7 @@ PUBLIC = {
         "UnknownPromptError",
     ],
     "mcp_notebook.naming": ["NAME_PATTERN", "is_valid_name", "qualify", "resolve_clashes", "suggest_names"],
-    "mcp_notebook.registry": ["PromptRegistry", "RegistrySnapshot"],
+    "mcp_notebook.registry": ["PromptRegistry", "RegistrySnapshot", "digest_of"],
     "mcp_notebook.resources": ["ResourceProvider"],
     "mcp_notebook.client": ["InputHandler", "InputRequest", "PromptClient", "import_sdk"],
     "mcp_notebook.config": [

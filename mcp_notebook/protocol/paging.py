@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from ..exceptions import InvalidCursorError
+from ..registry import digest_of
 
 __all__ = ["DEFAULT_PAGE_SIZE", "CursorCodec", "Page", "Paginator", "fingerprint_of"]
 
@@ -35,11 +36,7 @@ T = TypeVar("T")
 
 def fingerprint_of(items: Iterable[object]) -> str:
     """A short digest of a sequence of value objects (their `repr`), for listings without one."""
-    digest = hashlib.blake2b(digest_size=8)
-    for item in items:
-        digest.update(repr(item).encode("utf-8", "surrogatepass"))
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return digest_of(items).hex()
 
 
 def _b64(data: bytes) -> str:
