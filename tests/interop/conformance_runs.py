@@ -15,9 +15,30 @@ from typing import Any
 
 from interop_harness import RESULTS, InteropTools, ToolRun, load_json, run_tool
 
-__all__ = ["BASELINE", "Baseline", "SuiteRun", "load_baseline", "run_conformance"]
+__all__ = [
+    "BASELINE",
+    "HANDSHAKE_SERVER_SCENARIOS",
+    "Baseline",
+    "SuiteRun",
+    "load_baseline",
+    "run_conformance",
+    "run_server_suite",
+]
 
 BASELINE = Path(__file__).resolve().parent / "expected-failures.yml"
+
+# What any notebook prompts server (files or a kernel) must pass at the handshake revisions (conformance 0.1.16).
+HANDSHAKE_SERVER_SCENARIOS = (
+    "server-initialize",
+    "ping",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
+    "dns-rebinding-protection",
+)
 
 _RESULT_DIR = re.compile(r"^(?:server-|client-)?(?P<scenario>.+)-\d{4}-\d\d-\d\dT[\d-]+Z$")
 FAILING = frozenset({"FAILURE", "WARNING"})
@@ -129,3 +150,12 @@ def run_conformance(
         if match:
             checks[match.group("scenario")] = tuple(load_json(checks_file))
     return SuiteRun(run, checks)
+
+
+def run_server_suite(tools: InteropTools, url: str, *, modern: bool, output: str) -> SuiteRun:
+    """The server suite against `url`, baselined: conformance 0.1.16, or with `modern` 0.2.0-alpha.12's
+    `--requirements 2026-07-28`."""
+    entry = tools.conformance_alpha if modern else tools.conformance
+    requirements = ["--requirements", "2026-07-28"] if modern else []
+    args = ["server", "--url", url, *requirements, "--expected-failures", str(BASELINE)]
+    return run_conformance(tools, entry, args, output=output)

@@ -11,25 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from conformance_runs import BASELINE, SuiteRun, load_baseline, run_conformance
+from conformance_runs import HANDSHAKE_SERVER_SCENARIOS, SuiteRun, load_baseline, run_server_suite
 from interop_harness import FIXTURES, CompatRecorder, InteropTools, serve_http
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 FIXTURE = str(FIXTURES / "conformance.ipynb")
 
-# What a notebook prompts server must pass at the handshake revisions (conformance 0.1.16).
-REQUIRED_2025 = (
-    "server-initialize",
-    "ping",
-    "prompts-list",
-    "prompts-get-simple",
-    "prompts-get-with-args",
-    "prompts-get-embedded-resource",
-    "prompts-get-with-image",
-    "completion-complete",
-    "dns-rebinding-protection",
-)
+# What a notebook prompts server must pass at the handshake revisions (conformance 0.1.16) ...
+REQUIRED_2025 = HANDSHAKE_SERVER_SCENARIOS
 # ... and at the stateless revision 2026-07-28 (conformance 0.2.0-alpha.12, `--requirements 2026-07-28`).
 # Checks listed one by one (`scenario:check-id`) in the baseline are exempt; every other check must pass.
 REQUIRED_2026 = (
@@ -58,15 +48,13 @@ ROW_2026 = {
 @pytest.fixture(scope="module")
 def suite_2025(tools: InteropTools) -> Iterator[SuiteRun]:
     with serve_http(FIXTURE) as url:
-        args = ["server", "--url", url, "--expected-failures", str(BASELINE)]
-        yield run_conformance(tools, tools.conformance, args, output="conformance-0.1.16-server")
+        yield run_server_suite(tools, url, modern=False, output="conformance-0.1.16-server")
 
 
 @pytest.fixture(scope="module")
 def suite_2026(tools: InteropTools) -> Iterator[SuiteRun]:
     with serve_http(FIXTURE) as url:
-        args = ["server", "--url", url, "--requirements", "2026-07-28", "--expected-failures", str(BASELINE)]
-        yield run_conformance(tools, tools.conformance_alpha, args, output="conformance-0.2.0-alpha.12-server")
+        yield run_server_suite(tools, url, modern=True, output="conformance-0.2.0-alpha.12-server")
 
 
 def test_conformance_0_1_16_fails_nothing_outside_the_baseline(suite_2025: SuiteRun, compat: CompatRecorder) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conformance_runs import BASELINE, SuiteRun, load_baseline, run_conformance
+from conformance_runs import HANDSHAKE_SERVER_SCENARIOS, SuiteRun, load_baseline, run_server_suite
 from interop_harness import FIXTURES, CompatRecorder, InteropTools
 from kernel_harness import RealKernel
 
@@ -24,17 +24,7 @@ pytestmark = [pytest.mark.interop, pytest.mark.slow]
 FIXTURE = FIXTURES / "kernel_conformance.ipynb"
 
 # The scenarios of the brief: prompts, completion, lifecycle and DNS-rebinding protection.
-REQUIRED_2025 = (
-    "server-initialize",
-    "ping",
-    "prompts-list",
-    "prompts-get-simple",
-    "prompts-get-with-args",
-    "prompts-get-embedded-resource",
-    "prompts-get-with-image",
-    "completion-complete",
-    "dns-rebinding-protection",
-)
+REQUIRED_2025 = HANDSHAKE_SERVER_SCENARIOS
 REQUIRED_2026 = (
     "prompts-list",
     "prompts-get-simple",
@@ -77,14 +67,12 @@ def kernel_url(tools: InteropTools, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="module")
 def suite_2025(tools: InteropTools, kernel_url: str) -> SuiteRun:
-    args = ["server", "--url", kernel_url, "--expected-failures", str(BASELINE)]
-    return run_conformance(tools, tools.conformance, args, output="conformance-0.1.16-kernel")
+    return run_server_suite(tools, kernel_url, modern=False, output="conformance-0.1.16-kernel")
 
 
 @pytest.fixture(scope="module")
 def suite_2026(tools: InteropTools, kernel_url: str) -> SuiteRun:
-    args = ["server", "--url", kernel_url, "--requirements", "2026-07-28", "--expected-failures", str(BASELINE)]
-    return run_conformance(tools, tools.conformance_alpha, args, output="conformance-0.2.0-alpha.12-kernel")
+    return run_server_suite(tools, kernel_url, modern=True, output="conformance-0.2.0-alpha.12-kernel")
 
 
 @pytest.mark.parametrize("scenario", REQUIRED_2025)
