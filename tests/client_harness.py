@@ -21,6 +21,8 @@ from mcp_notebook.client import InputRequest
 from mcp_notebook.config import ServerConfig
 
 if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.client.context import ClientRequestContext
     from mcp.client.session import IncomingMessage
 
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -123,6 +125,23 @@ class AnswerRecorder:
     async def __call__(self, request: InputRequest) -> Mapping[str, Any] | None:
         self.requests.append(request)
         return self.answer
+
+
+class FormFiller:
+    """An SDK elicitation callback: records each form it is shown and answers with the next prepared answer."""
+
+    def __init__(self, *answers: types.ElicitResult) -> None:
+        self.answers = list(answers)
+        self.forms: list[types.ElicitRequestFormParams] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        import mcp_types as types
+
+        assert isinstance(params, types.ElicitRequestFormParams)
+        self.forms.append(params)
+        return self.answers.pop(0)
 
 
 class ChangeWatcher:

@@ -24,6 +24,21 @@ def runtime() -> Iterator[BackgroundRuntime]:
     runtime.shutdown()
 
 
+class Forever:
+    """A request that never finishes by itself: `started` once it runs, `cancelled` once it is cancelled."""
+
+    def __init__(self) -> None:
+        self.started, self.cancelled = threading.Event(), threading.Event()
+
+    async def __call__(self) -> None:
+        self.started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled.set()
+            raise
+
+
 def interrupt_main_thread_when(event: threading.Event) -> threading.Thread:
     """Deliver Ctrl-C (SIGINT) to the main thread once `event` is set, as a terminal or a kernel would."""
     main = threading.main_thread().ident
@@ -67,52 +82,29 @@ def test_errors_of_the_coroutine_reach_the_caller_unchanged(runtime: BackgroundR
 
 
 def test_timeout_cancels_the_request_and_raises_timeout_error(runtime: BackgroundRuntime) -> None:
-    cancelled = threading.Event()
-
-    async def forever() -> None:
-        try:
-            await anyio.sleep_forever()
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
+    forever = Forever()
 
     with pytest.raises(TimeoutError):
         runtime.call(forever, timeout=0.2)
-    assert cancelled.is_set()
+    assert forever.cancelled.is_set()
 
 
 def test_ctrl_c_cancels_the_request_then_reraises(runtime: BackgroundRuntime) -> None:
-    started, cancelled = threading.Event(), threading.Event()
+    forever = Forever()
 
-    async def forever() -> None:
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
-
-    interrupter = interrupt_main_thread_when(started)
+    interrupter = interrupt_main_thread_when(forever.started)
     with pytest.raises(KeyboardInterrupt):
         runtime.call(forever)
     interrupter.join(DEADLINE)
 
-    assert cancelled.is_set()
+    assert forever.cancelled.is_set()
     assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
 
 
 def test_ctrl_c_landing_before_the_call_has_its_future_still_cancels_the_request(
     runtime: BackgroundRuntime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started, cancelled = threading.Event(), threading.Event()
-
-    async def forever() -> None:
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
+    forever = Forever()
 
     portal = runtime._ensure_started()
     schedule = portal.start_task_soon
@@ -124,7 +116,7 @@ def test_ctrl_c_landing_before_the_call_has_its_future_still_cancels_the_request
         calls += 1
         future = schedule(fn, *args)
         if calls == 1:
-            started.wait(DEADLINE)
+            forever.started.wait(DEADLINE)
             raise KeyboardInterrupt
         return future
 
@@ -132,7 +124,7 @@ def test_ctrl_c_landing_before_the_call_has_its_future_still_cancels_the_request
     with pytest.raises(KeyboardInterrupt):
         runtime.call(forever)
 
-    assert cancelled.is_set()
+    assert forever.cancelled.is_set()
     monkeypatch.undo()
     assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
+from client_harness import FormFiller
 from kernel_server_harness import Kernel, connect, isolate_runtime_dir, running_kernel
 from mcp import MCPError
-from mcp.client.context import ClientRequestContext
 
 pytestmark = pytest.mark.slow  # real HTTP servers (in this process)
 
@@ -21,21 +21,6 @@ def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kernel]:
     isolate_runtime_dir(tmp_path, monkeypatch)
     with running_kernel() as kernel:
         yield kernel
-
-
-class FormFiller:
-    """An elicitation callback: records each form it is shown and answers with the next prepared answer."""
-
-    def __init__(self, *answers: types.ElicitResult) -> None:
-        self.answers = list(answers)
-        self.forms: list[types.ElicitRequestFormParams] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        assert isinstance(params, types.ElicitRequestFormParams)
-        self.forms.append(params)
-        return self.answers.pop(0)
 
 
 def text_of(result: types.GetPromptResult) -> str:

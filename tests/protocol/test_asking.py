@@ -6,8 +6,8 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from client_harness import FormFiller
 from mcp import Client, MCPError
-from mcp.client.context import ClientRequestContext
 
 from mcp_notebook.exceptions import DeclinedArgumentsError
 from mcp_notebook.models import MessageTemplate, PromptArgument, PromptSpec, TextContent
@@ -54,21 +54,6 @@ def server() -> PromptServer:
     registry = PromptRegistry()
     registry.set_group("review.ipynb", [REVIEW, MIXED])
     return create_server(registry, max_argument_bytes=100)
-
-
-class FormFiller:
-    """An elicitation callback: records each form it is shown and answers with the next prepared answer."""
-
-    def __init__(self, *answers: types.ElicitResult) -> None:
-        self.answers = list(answers)
-        self.forms: list[types.ElicitRequestFormParams] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        assert isinstance(params, types.ElicitRequestFormParams)
-        self.forms.append(params)
-        return self.answers.pop(0)
 
 
 def accept(**content: Any) -> types.ElicitResult:
