@@ -46,6 +46,17 @@ def running_http_server(*args: str) -> contextlib.AbstractContextManager[str]:
     return running_url_process([sys.executable, str(SDK_SERVER), "--http", *args])
 
 
+def stop_process(process: subprocess.Popen[Any], timeout: float = DEADLINE) -> int:
+    """Terminate `process` if it still runs and wait for it; kill it if it has not stopped within `timeout`."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait(timeout=timeout)
+
+
 @contextlib.contextmanager
 def running_url_process(argv: list[str]) -> Iterator[str]:
     """Run a server that prints `MCP_NOTEBOOK_URL=…` on stderr (as `mcp-notebook serve --http` does); yield the URL."""
@@ -74,8 +85,7 @@ def running_url_process(argv: list[str]) -> Iterator[str]:
                 yield line.strip().partition("=")[2]
                 break
     finally:
-        process.terminate()
-        process.wait(DEADLINE)
+        stop_process(process)
         pumper.join(DEADLINE)  # the pipe ends with the process
         assert process.stderr is not None
         process.stderr.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from client_harness import stop_process
 from kernel_harness import jupyter_folders
 from lab_harness import (
     ARTIFACTS,
@@ -86,12 +87,7 @@ def lab(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         wait_for_lab(url, process, log)
         yield Lab(url=url, root=root, log=log)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
+        stop_process(process, timeout=30)
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import nbformat
+from client_harness import stop_process
 
 DEADLINE = 20.0  # generous: a cold interpreter imports the SDK in about 1.5 s
 MODERN = "2026-07-28"
@@ -125,13 +126,7 @@ class ServerProcess:
     def close(self) -> int:
         if self.process.stdin is not None and not self.process.stdin.closed:
             self.process.stdin.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-        try:
-            return self.process.wait(timeout=DEADLINE)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait(timeout=DEADLINE)
+        return stop_process(self.process, timeout=DEADLINE)
 
     def __enter__(self) -> ServerProcess:
         return self

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from client_harness import stop_process
 
 __all__ = [
     "FIXTURES",
@@ -179,12 +180,7 @@ def serve_http(*args: str, startup_timeout: float = 60) -> Iterator[str]:
             )
         yield found[0]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_process(proc, timeout=10)
         reader.join(timeout=10)
         if proc.stderr is not None:
             proc.stderr.close()
