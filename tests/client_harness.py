@@ -5,7 +5,7 @@ the clients of those tests plug in (an input handler that records its questions,
 from __future__ import annotations
 
 import contextlib
-import queue
+import re
 import subprocess
 import sys
 import threading
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 SERVERS = Path(__file__).resolve().parent / "servers"
 LEGACY_SERVER = SERVERS / "legacy_server.py"
 SDK_SERVER = SERVERS / "sdk_server.py"
+URL_LINE = re.compile(r"^MCP_NOTEBOOK_URL=(\S+)\s*$")
 DEADLINE = 30.0  # seconds; generous for a loaded CI machine, never reached when things work
 
 
@@ -58,35 +59,50 @@ def stop_process(process: subprocess.Popen[Any], timeout: float = DEADLINE) -> i
 
 
 @contextlib.contextmanager
-def running_url_process(argv: list[str]) -> Iterator[str]:
-    """Run a server that prints `MCP_NOTEBOOK_URL=…` on stderr (as `mcp-notebook serve --http` does); yield the URL."""
+def running_url_process(
+    argv: list[str], *, cwd: Path | None = None, startup_timeout: float = DEADLINE
+) -> Iterator[str]:
+    """Run a server that prints `MCP_NOTEBOOK_URL=…` on stderr (as `mcp-notebook serve --http` does); yield the URL.
+
+    The server is stopped on exit. If it exits or stays silent for `startup_timeout` seconds first, the
+    error says so with everything it printed.
+    """
     process = subprocess.Popen(
         argv,
+        cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    lines: queue.Queue[str] = queue.Queue()
+    stderr_lines: list[str] = []
+    found: list[str] = []
+    ready = threading.Event()
 
-    def pump() -> None:
-        # Keep reading so the server never blocks on a full stderr pipe.
+    def on_stderr() -> None:
+        # Drain stderr for the server's whole life so a chatty server never blocks on a full pipe.
         assert process.stderr is not None
         for line in process.stderr:
-            lines.put(line)
+            stderr_lines.append(line)
+            match = URL_LINE.match(line.strip())
+            if match and not found:
+                found.append(match.group(1))
+                ready.set()
+        ready.set()  # EOF: the server exited before (or after) announcing its URL
 
-    pumper = threading.Thread(target=pump, daemon=True)
-    pumper.start()
+    reader = threading.Thread(target=on_stderr, name="server-stderr", daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            if line.startswith("MCP_NOTEBOOK_URL="):
-                yield line.strip().partition("=")[2]
-                break
+        ready.wait(startup_timeout)
+        if not found:
+            raise RuntimeError(
+                f"the server did not announce its URL within {startup_timeout:.0f}s "
+                f"(exit code {process.poll()}):\n{''.join(stderr_lines)}"
+            )
+        yield found[0]
     finally:
         stop_process(process)
-        pumper.join(DEADLINE)  # the pipe ends with the process
+        reader.join(DEADLINE)  # the pipe ends with the process
         assert process.stderr is not None
         process.stderr.close()
 

@@ -15,15 +15,14 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from client_harness import stop_process
+from client_harness import running_url_process
 
 __all__ = [
     "FIXTURES",
@@ -46,8 +45,6 @@ TOOLS = Path(os.environ.get("MCP_NOTEBOOK_TOOLS", ROOT / ".tools"))
 RESULTS = TOOLS / "results"
 SKIP_MARKER = TOOLS / "interop-skip"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-URL_LINE = re.compile(r"^MCP_NOTEBOOK_URL=(\S+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -140,50 +137,13 @@ def run_tool(
     return ToolRun(args, proc.returncode, stdout, stderr)
 
 
-@contextmanager
-def serve_http(*args: str, startup_timeout: float = 60) -> Iterator[str]:
+def serve_http(*args: str, startup_timeout: float = 60) -> AbstractContextManager[str]:
     """Run `mcp-notebook serve --http --port 0 ARGS...` and yield its URL; the server is stopped on exit.
 
     The URL comes from the `MCP_NOTEBOOK_URL=...` line the server prints on stderr once it listens.
     """
-    proc = subprocess.Popen(
-        server_command("serve", "--http", "--port", "0", *args),
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    stderr_lines: list[str] = []
-    found: list[str] = []
-    ready = threading.Event()
-
-    def on_stderr() -> None:
-        # Drain stderr for the server's whole life so a chatty server never blocks on a full pipe.
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            stderr_lines.append(line)
-            match = URL_LINE.match(line.strip())
-            if match and not found:
-                found.append(match.group(1))
-                ready.set()
-        ready.set()  # EOF: the server exited before (or after) announcing its URL
-
-    reader = threading.Thread(target=on_stderr, name="mcp-notebook-stderr", daemon=True)
-    reader.start()
-    try:
-        ready.wait(startup_timeout)
-        if not found:
-            raise RuntimeError(
-                f"mcp-notebook did not announce its URL within {startup_timeout:.0f}s "
-                f"(exit code {proc.poll()}):\n{''.join(stderr_lines)}"
-            )
-        yield found[0]
-    finally:
-        stop_process(proc, timeout=10)
-        reader.join(timeout=10)
-        if proc.stderr is not None:
-            proc.stderr.close()
+    command = server_command("serve", "--http", "--port", "0", *args)
+    return running_url_process(command, cwd=ROOT, startup_timeout=startup_timeout)
 
 
 @dataclass(frozen=True)
