@@ -71,10 +71,14 @@ def _media_block(mime_type: str, value: Any) -> ContentBlock | None:
     return ImageContent(data=data, mime_type=mime_type)
 
 
+def _media_types(bundle: Mapping[str, Any]) -> list[str]:
+    """The image and audio forms in a mime bundle, richest first: images in our order, then audio."""
+    return [m for m in IMAGE_MIME_TYPES if m in bundle] + sorted(m for m in bundle if m.startswith("audio/"))
+
+
 def _richest_block(bundle: Mapping[str, Any], describe: str, warn: Warn) -> ContentBlock | None:
     """One block for a mime bundle of `display_data` / `execute_result`, or None."""
-    media = [m for m in IMAGE_MIME_TYPES if m in bundle] + sorted(m for m in bundle if m.startswith("audio/"))
-    for mime_type in media:
+    for mime_type in _media_types(bundle):
         block = _media_block(mime_type, bundle[mime_type])
         if block is not None:
             return block
@@ -144,8 +148,7 @@ def to_attachment_blocks(source: str, attachments: Any, *, describe: str, warn: 
         if not isinstance(bundle, Mapping):
             warn(f"{describe}: it references attachment:{name}, which the cell does not have")
             continue
-        media = [m for m in IMAGE_MIME_TYPES if m in bundle] + sorted(m for m in bundle if m.startswith("audio/"))
-        block = next((b for m in media if (b := _media_block(m, bundle[m])) is not None), None)
+        block = next((b for m in _media_types(bundle) if (b := _media_block(m, bundle[m])) is not None), None)
         if block is None:
             kinds = ", ".join(sorted(bundle)) or "nothing"
             warn(f"{describe}: attachment {name} has no supported image or audio form ({kinds}), skipped")
