@@ -224,7 +224,8 @@ class ServerPool:
         if not configs:
             raise ConfigError(None, "no MCP servers configured; add one with %mcp connect NAME -- COMMAND")
         # Connected servers first; the others are started only when the name is not found there.
-        searched = [n for n in configs if n in self.connected()] or []
+        connected = self.connected()
+        searched = [n for n in configs if n in connected]
         hits, known = self._search(name, searched)
         if not hits:
             rest = [n for n in configs if n not in searched]
