@@ -22,10 +22,11 @@ from .display import conversation_markdown, conversation_text
 from .magics import MCPMagics
 from .servers import ServerPool
 
-__all__ = ["load", "loaded_pool", "unload"]
+__all__ = ["load", "loaded_pool", "unload", "wait_for_sdk_warm_up"]
 
 _KERNEL_SERVER = "mcp_notebook.ipython.kernel_server"
 _WIDGETS = "mcp_notebook.ipython.widgets"
+_WARM_UP_THREAD = "mcp-notebook-warm-up"
 
 
 @dataclass(eq=False)
@@ -60,7 +61,7 @@ def load(shell: Any) -> None:
     def on_first_cell_done(*_: Any) -> None:
         with contextlib.suppress(ValueError):
             shell.events.unregister("post_run_cell", on_first_cell_done)
-        state.warm_up = threading.Thread(target=_warm_up, name="mcp-notebook-warm-up", daemon=True)
+        state.warm_up = threading.Thread(target=_warm_up, name=_WARM_UP_THREAD, daemon=True)
         state.warm_up.start()
 
     shell.events.register("post_run_cell", on_first_cell_done)
@@ -135,3 +136,14 @@ def _warm_up() -> None:
 
     with contextlib.suppress(Exception):  # a broken install shows up on first real use, with a proper message
         import_sdk()
+
+
+def wait_for_sdk_warm_up(timeout: float = 60.0) -> None:
+    """Let the background import of the SDK finish before importing more of it on this thread.
+
+    The SDK's client and server packages import each other; the same modules
+    imported from two threads at once can come out half-initialised.
+    """
+    for thread in threading.enumerate():
+        if thread.name == _WARM_UP_THREAD and thread is not threading.current_thread():
+            thread.join(timeout)

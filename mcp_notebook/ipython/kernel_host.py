@@ -24,7 +24,6 @@ import contextlib
 import logging
 import os
 import secrets
-import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -41,6 +40,7 @@ from ..rendering import render_prompt
 from ..sources.kernel import KernelPromptSource, variable_types
 from ..sources.magics import MagicPromptSource, build_invocation, render_magic_documentation, to_live_result
 from .client_config import format_client_config
+from .extension import wait_for_sdk_warm_up
 from .kernel_endpoint import HttpEndpoint, start_endpoint, start_watch
 from .live_magics import MagicExecutionError, MainThreadScheduler, create_kernel_scheduler, run_magic
 from .namespace import NamespaceSnapshot, NamespaceWatcher
@@ -112,20 +112,6 @@ def _kernel_notebook(shell: Any, requested: str | None) -> Path | None:
     return None
 
 
-_WARM_UP_THREAD = "mcp-notebook-warm-up"
-
-
-def _wait_for_sdk_warm_up(timeout: float = 60.0) -> None:
-    """Let the extension's background import of the SDK finish before importing more of it here.
-
-    The SDK's client and server packages import each other; the same modules
-    imported from two threads at once can come out half-initialised.
-    """
-    for thread in threading.enumerate():
-        if thread.name == _WARM_UP_THREAD and thread is not threading.current_thread():
-            thread.join(timeout)
-
-
 def _close_client(client: PromptClient) -> None:
     from ..runtime import get_runtime
 
@@ -139,7 +125,7 @@ def _close_client(client: PromptClient) -> None:
 
 def _create_prompt_server(registry: PromptRegistry, **options: Any) -> Any:
     # Imported here, not at module level: the MCP SDK costs a second to import and `%load_ext` must stay fast.
-    _wait_for_sdk_warm_up()
+    wait_for_sdk_warm_up()
     from ..protocol.server import create_server
 
     return create_server(registry, **options)
