@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..models import ContentBlock, ImageContent, PromptMessage, PromptSpec, RenderedPrompt, TextContent
+from .outputs import IMAGE_MIME_TYPES
 
 if TYPE_CHECKING:
     from .magics import MagicInvocation
 
 __all__ = ["CapturedOutput", "to_content_blocks", "to_live_result"]
-
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +46,7 @@ def _text_of(bundle: Mapping[str, Any]) -> str | None:
 
 
 def _to_block(bundle: Mapping[str, Any]) -> ContentBlock | None:
-    for mime in _IMAGE_TYPES:
+    for mime in IMAGE_MIME_TYPES:
         data = bundle.get(mime)
         if isinstance(data, bytes | bytearray):
             return ImageContent(data=base64.b64encode(bytes(data)).decode("ascii"), mime_type=mime)
