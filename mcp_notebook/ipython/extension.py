@@ -59,8 +59,7 @@ def load(shell: Any) -> None:
     _register_formatters(shell, state)
 
     def on_first_cell_done(*_: Any) -> None:
-        with contextlib.suppress(ValueError):
-            shell.events.unregister("post_run_cell", on_first_cell_done)
+        _unregister_event(shell, "post_run_cell", on_first_cell_done)
         state.warm_up = threading.Thread(target=_warm_up, name=_WARM_UP_THREAD, daemon=True)
         state.warm_up.start()
 
