@@ -18,6 +18,7 @@ running"); Ctrl-C cancels the request in flight.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import shlex
 import shutil
@@ -214,7 +215,7 @@ def resolve_server(
         configured = load_server_configs(_paths(config), on_error=_warn)
     if target in configured:
         server = configured[target]
-        return server if name is None else ServerConfig(**{**_fields(server), "name": name})
+        return server if name is None else dataclasses.replace(server, name=name)
     words = shlex.split(target)
     if len(words) > 1 or shutil.which(target):
         return ServerConfig(name=name or Path(words[0]).stem, command=words[0], args=tuple(words[1:]), env=env, cwd=cwd)
@@ -239,10 +240,6 @@ def _paths(config: str | Path | Sequence[str | Path] | None) -> list[Path]:
     if isinstance(config, str | Path):
         return [Path(config)]
     return [Path(p) for p in config]
-
-
-def _fields(server: ServerConfig) -> dict[str, Any]:
-    return {f: getattr(server, f) for f in ServerConfig.__dataclass_fields__}
 
 
 def _warn(error: ConfigError) -> None:
