@@ -39,6 +39,7 @@ from ..models import MessageTemplate, PromptArgument, PromptSpec, Role, TextCont
 from ..naming import is_valid_name
 from ..registry import PromptRegistry
 from ..rendering import placeholders
+from .summaries import DESCRIPTION_LIMIT
 
 __all__ = [
     "KERNEL_GROUP",
@@ -53,7 +54,6 @@ __all__ = [
 
 KERNEL_GROUP = "kernel"
 KERNEL_ORIGIN = "kernel"
-_DESCRIPTION_LIMIT = 200
 
 # NAME, then an optional `:var` or `:var[Type,…]`, then an optional `=value`.
 _ARGUMENT_SPEC = re.compile(
@@ -233,8 +233,8 @@ def _first_sentence(text: str) -> str | None:
     if not prose:
         return None
     sentence = _SENTENCE_END.split(prose, maxsplit=1)[0]
-    if len(sentence) > _DESCRIPTION_LIMIT:
-        sentence = sentence[: _DESCRIPTION_LIMIT - 1].rstrip() + "…"
+    if len(sentence) > DESCRIPTION_LIMIT:
+        sentence = sentence[: DESCRIPTION_LIMIT - 1].rstrip() + "…"
     return sentence
 
 
