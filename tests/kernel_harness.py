@@ -273,6 +273,14 @@ class RealKernel:
         message = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         self.client.shell_channel.send(message)
 
+    def set_widget_state(self, comm_id: str, **state: Any) -> None:
+        """What a front end sends when the user changes a widget (types into it, picks an option)."""
+        self.send_comm(comm_id, {"method": "update", "state": state, "buffer_paths": []})
+
+    def click_widget(self, comm_id: str) -> None:
+        """What a front end sends when the user clicks a button."""
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
+
     def wait_for_message(self, what: str, matches: Callable[[Message], bool]) -> Message:
         """The first iopub message (one already seen, or the next ones) for which `matches(message)` is true."""
         for message in self.seen:

@@ -31,14 +31,6 @@ def comm_id_of(messages: Sequence[Message], model: str, **state: Any) -> str:
     return str(found)
 
 
-def type_into(kernel: RealKernel, comm_id: str, value: Any) -> None:
-    kernel.send_comm(comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
-
-
-def click(kernel: RealKernel, comm_id: str) -> None:
-    kernel.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
-
-
 def output_text(kernel: RealKernel, output: str, what: str, text: str) -> str:
     """Wait until the Output widget `output` shows `text`; return its Markdown."""
 
@@ -69,15 +61,15 @@ def test_mcp_form_in_a_kernel_suggests_what_the_front_end_types_and_renders_on_c
     render = comm_id_of(messages, "ButtonModel", description="Render")
     (output,) = [m["content"]["comm_id"] for m in widget_opens(messages, "OutputModel")]
 
-    type_into(kernel, lang, "r")
+    kernel.set_widget_state(lang, value="r")
     suggested = kernel.wait_for_message(
         "suggestions for 'r'", lambda m: (widget_state_update(m, lang) or {}).get("options") == ["rust", "ruby"]
     )
     assert suggested["content"]["comm_id"] == lang
 
-    type_into(kernel, name, "Ada")
-    type_into(kernel, lang, "rust")
-    click(kernel, render)
+    kernel.set_widget_state(name, value="Ada")
+    kernel.set_widget_state(lang, value="rust")
+    kernel.click_widget(render)
     assert "Say hello to Ada in rust." in output_text(kernel, output, "the rendered prompt", "Say hello to Ada")
 
 
@@ -94,7 +86,7 @@ def test_the_servers_question_appears_in_the_form_and_the_answer_completes_the_r
         and (widget_state_update(m, m["content"]["comm_id"]) or {}).get("_dom_classes") == ["mcp-form-status"]
     ]
 
-    click(kernel, render)
+    kernel.click_widget(render)
     # The question's widgets are made while the render waits, outside any cell. A front end
     # shows them once the form is whole (its status says so last), and a person answers only
     # then: answering earlier could reach a button before its click handler is attached.
@@ -108,8 +100,8 @@ def test_the_servers_question_appears_in_the_form_and_the_answer_completes_the_r
     # The question's one text field was opened just before its buttons.
     before = kernel.seen[: kernel.seen.index(submit)]
     colour = widget_opens(before, "TextModel")[-1]["content"]["comm_id"]
-    type_into(kernel, colour, "teal")
-    click(kernel, submit["content"]["comm_id"])
+    kernel.set_widget_state(colour, value="teal")
+    kernel.click_widget(submit["content"]["comm_id"])
 
     assert "Paint it teal." in output_text(kernel, output, "the rendered prompt", "Paint it")
 
@@ -125,9 +117,9 @@ def test_mcp_picker_in_a_kernel_lists_searches_and_opens_a_form(connected: RealK
 
     kernel.wait_for_message("the listing", lambda m: "greet — Greeting" in (labels(m) or []))
 
-    type_into(kernel, search, "colour")
+    kernel.set_widget_state(search, value="colour")
     kernel.wait_for_message("the filtered listing", lambda m: labels(m) == ["ask — Asks the user for a colour first."])
-    kernel.send_comm(listing, {"method": "update", "state": {"index": 0}, "buffer_paths": []})
+    kernel.set_widget_state(listing, index=0)
 
     header = kernel.wait_for_message(
         "the chosen prompt's form",

@@ -8,7 +8,6 @@ That only completes if nothing on the main thread waits for the render.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from kernel_harness import Message, RealKernel, widget_opens, widget_state_update
@@ -22,10 +21,6 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKernel]:
         yield kernel
 
 
-def send_state(kernel: RealKernel, comm_id: str, **state: Any) -> None:
-    kernel.send_comm(comm_id, {"method": "update", "state": state, "buffer_paths": []})
-
-
 def test_a_live_magic_of_this_kernel_renders_from_the_picker_on_a_click(kernel: RealKernel) -> None:
     kernel.execute("%load_ext mcp_notebook")
     kernel.execute("ks_live_value = 1")
@@ -37,7 +32,7 @@ def test_a_live_magic_of_this_kernel_renders_from_the_picker_on_a_click(kernel: 
         return list((widget_state_update(message, listing) or {}).get("_options_labels") or [])
 
     listed = kernel.wait_for_message("this kernel's prompts", lambda m: "magic.who — %who" in labels(m))
-    send_state(kernel, listing, index=labels(listed).index("magic.who — %who"))
+    kernel.set_widget_state(listing, index=labels(listed).index("magic.who — %who"))
     render = kernel.wait_for_message(
         "the chosen prompt's form",
         lambda m: (
@@ -46,10 +41,10 @@ def test_a_live_magic_of_this_kernel_renders_from_the_picker_on_a_click(kernel: 
     )
     form = kernel.seen[kernel.seen.index(listed) : kernel.seen.index(render)]
     line = widget_opens(form, "ComboboxModel")[-1]["content"]["comm_id"]  # `%who` takes one argument, its line
-    send_state(kernel, line, value="int")
+    kernel.set_widget_state(line, value="int")
     output = kernel.wait_for_message("the form's output", lambda m: bool(widget_opens([m], "OutputModel")))
 
-    kernel.send_comm(render["content"]["comm_id"], {"method": "custom", "content": {"event": "click"}})
+    kernel.click_widget(render["content"]["comm_id"])
 
     def shows_the_variable(message: Message) -> bool:
         outputs = (widget_state_update(message, output["content"]["comm_id"]) or {}).get("outputs") or []
