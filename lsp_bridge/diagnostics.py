@@ -20,7 +20,7 @@ from .pool import CatalogSnapshot, ServerState
 from .ranking import CommandEntry
 from .slashline import SlashCommand, find_commands
 
-__all__ = ["SOURCE", "resolve_command", "to_diagnostics"]
+__all__ = ["SOURCE", "missing_arguments", "resolve_command", "to_diagnostics"]
 
 SOURCE = "mcp-notebook"
 
@@ -37,6 +37,13 @@ def resolve_command(snapshot: CatalogSnapshot, command: SlashCommand) -> Command
         return snapshot.index.get(command.name)
     matches = snapshot.index.with_name(command.prompt)
     return matches[0] if len(matches) == 1 else None
+
+
+def missing_arguments(entry: CommandEntry, command: SlashCommand, trigger: str) -> str | None:
+    """`/server:prompt needs name=, lang=` when the command leaves required arguments out, else None."""
+    given = command.values()
+    missing = [name for name in entry.spec.required_arguments if name not in given]
+    return f"{trigger}{entry.key} needs {', '.join(f'{m}=' for m in missing)}" if missing else None
 
 
 def _diagnostic(where: types.Range, message: str, code: str, severity: types.DiagnosticSeverity) -> types.Diagnostic:
@@ -86,10 +93,7 @@ def _argument_problems(
 ) -> list[types.Diagnostic]:
     spec = entry.spec
     problems: list[types.Diagnostic] = []
-    given = command.values()
-    missing = [name for name in spec.required_arguments if name not in given]
-    if missing:
-        message = f"{trigger}{entry.key} needs {', '.join(f'{m}=' for m in missing)}"
+    if (message := missing_arguments(entry, command, trigger)) is not None:
         problems.append(
             _diagnostic(
                 span(command.start, command.name_end), message, "missing-argument", types.DiagnosticSeverity.Error

@@ -16,7 +16,7 @@ from lsprotocol import types
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import RenderedPrompt
 
-from .diagnostics import resolve_command
+from .diagnostics import missing_arguments, resolve_command
 from .pool import CatalogSnapshot, ServerState
 from .ranking import CommandEntry
 from .render import to_editor_text
@@ -67,10 +67,8 @@ def _plan(
         entry = resolve_command(snapshot, command)
         if entry is None:
             return _why_unresolved(snapshot, command, trigger)
-        given = command.values()
-        missing = [name for name in entry.spec.required_arguments if name not in given]
-        if missing:
-            return f"{trigger}{entry.key} needs {', '.join(f'{m}=' for m in missing)}"
+        if (missing := missing_arguments(entry, command, trigger)) is not None:
+            return missing
         plan.append((command, entry))
     return plan
 
