@@ -512,11 +512,13 @@ class PromptClient:
             if isinstance(error.__cause__, MCPError) and error.code == METHOD_NOT_FOUND:
                 return CompletionResult(values=())  # completion is optional for servers
             raise
-        from .protocol.convert import from_mcp_completion
+        from .protocol.convert import MAX_COMPLETION_VALUES, from_mcp_completion
 
         completion = from_mcp_completion(result.completion)
         # The spec caps a completion at 100 values; a server that sends more still gets a bounded answer.
-        return replace(completion, values=completion.values[:100]) if len(completion.values) > 100 else completion
+        if len(completion.values) > MAX_COMPLETION_VALUES:
+            return replace(completion, values=completion.values[:MAX_COMPLETION_VALUES])
+        return completion
 
     @contextlib.contextmanager
     def _translated_errors(self, method: str) -> Iterator[None]:
