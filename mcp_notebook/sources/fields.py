@@ -7,13 +7,13 @@ field never hides the rest of a notebook.
 
 from __future__ import annotations
 
-import binascii
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
 from ..models import Annotations, EmbeddedResource, Icon, PromptArgument, ResourceLink, Role
+from .outputs import clean_base64
 
 __all__ = [
     "ARGUMENT_NAME_PATTERN",
@@ -234,10 +234,8 @@ def to_resource(value: Any, where: str, warn: Warn) -> tuple[EmbeddedResource, s
         uri = ""
     blob: str | None = None
     if kind == "blob":
-        blob = "".join(value["blob"].split())
-        try:
-            binascii.a2b_base64(blob.encode("ascii"), strict_mode=True)
-        except (binascii.Error, UnicodeEncodeError):
+        blob = clean_base64(value["blob"])
+        if blob is None:
             warn(f"{here}: blob is not valid base64; ignored")
             return None
     resource = EmbeddedResource(

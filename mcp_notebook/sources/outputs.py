@@ -22,6 +22,7 @@ from ..models import AudioContent, ContentBlock, ImageContent, TextContent
 __all__ = [
     "IMAGE_MIME_TYPES",
     "attachment_names",
+    "clean_base64",
     "strip_ansi",
     "text_of",
     "to_attachment_blocks",
@@ -53,13 +54,18 @@ def strip_ansi(text: str) -> str:
     return _ANSI_PATTERN.sub("", text)
 
 
-def _base64_of(value: Any) -> str | None:
-    data = "".join(text_of(value).split())
+def clean_base64(text: str) -> str | None:
+    """`text` without whitespace (notebooks wrap base64 over lines), or None when it is not valid base64."""
+    data = "".join(text.split())
     try:
         binascii.a2b_base64(data.encode("ascii"), strict_mode=True)
     except (binascii.Error, UnicodeEncodeError):
         return None
-    return data or None
+    return data
+
+
+def _base64_of(value: Any) -> str | None:
+    return clean_base64(text_of(value)) or None
 
 
 def _media_block(mime_type: str, value: Any) -> ContentBlock | None:
