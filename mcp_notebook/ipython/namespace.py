@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..models import CompletionResult
 from ..rendering import MAX_COMPLETIONS
 
-__all__ = ["NamespaceSnapshot", "NamespaceWatcher", "VariableInfo", "take_namespace_snapshot"]
+__all__ = ["NamespaceSnapshot", "NamespaceWatcher", "VariableInfo", "is_user_variable", "take_namespace_snapshot"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +60,17 @@ def _type_names(value: object) -> frozenset[str]:
     return frozenset(names)
 
 
+def is_user_variable(name: object, hidden: Container[str] = ()) -> TypeGuard[str]:
+    """Whether `%who` would list `name`: a string not starting with `_` and not hidden by IPython."""
+    return isinstance(name, str) and not name.startswith("_") and name not in hidden
+
+
 def take_namespace_snapshot(namespace: Mapping[str, Any], hidden: Container[str] = ()) -> NamespaceSnapshot:
-    """What `%who` would list: names not starting with `_` and not hidden by IPython, sorted."""
+    """What `%who` would list (see `is_user_variable`), sorted."""
     variables = [
         VariableInfo(name=name, type_names=_type_names(value))
         for name, value in list(namespace.items())
-        if isinstance(name, str) and not name.startswith("_") and name not in hidden
+        if is_user_variable(name, hidden)
     ]
     variables.sort(key=lambda v: v.name.casefold())
     return NamespaceSnapshot(variables=tuple(variables))

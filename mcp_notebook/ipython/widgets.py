@@ -43,6 +43,7 @@ from .extension import loaded_pool
 from .forms import PromptForm, PromptPicker, create_form_input_handler
 from .forms.prompt_form import CodeWriter
 from .forms.terminal import ask_arguments, describe_prompts
+from .namespace import is_user_variable
 from .servers import ServerPool
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def uninstall_form_input_handler() -> None:
 
 def _variables(shell: Any) -> list[str]:
     hidden = getattr(shell, "user_ns_hidden", {})
-    return [n for n in shell.user_ns if isinstance(n, str) and not n.startswith("_") and n not in hidden]
+    return [n for n in shell.user_ns if is_user_variable(n, hidden)]
 
 
 def _resolve_value(shell: Any, name: str, raw: str) -> str:

@@ -160,6 +160,7 @@ def test_the_public_surfaces_are_pinned() -> None:
         "NamespaceSnapshot",
         "NamespaceWatcher",
         "VariableInfo",
+        "is_user_variable",
         "take_namespace_snapshot",
     ]
     assert sorted(live_magics.__all__) == [
