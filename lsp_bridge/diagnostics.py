@@ -20,7 +20,14 @@ from .pool import CatalogSnapshot, ServerState
 from .ranking import CommandEntry
 from .slashline import SlashCommand, find_commands
 
-__all__ = ["SOURCE", "missing_arguments", "resolve_command", "to_diagnostics"]
+__all__ = [
+    "SOURCE",
+    "ambiguous_prompt",
+    "missing_arguments",
+    "resolve_command",
+    "to_diagnostics",
+    "unknown_server",
+]
 
 SOURCE = "mcp-notebook"
 
@@ -46,6 +53,18 @@ def missing_arguments(entry: CommandEntry, command: SlashCommand, trigger: str) 
     return f"{trigger}{entry.key} needs {', '.join(f'{m}=' for m in missing)}" if missing else None
 
 
+def ambiguous_prompt(prompt: str, matches: Sequence[CommandEntry], trigger: str) -> str:
+    """Why a bare `/prompt` that several servers have is not resolved."""
+    choices = ", ".join(f"{trigger}{m.key}" for m in matches)
+    return f"Several servers have a prompt {prompt!r}: write {choices}"
+
+
+def unknown_server(snapshot: CatalogSnapshot, server: str) -> str:
+    """Why `/server:prompt` on a server that is not configured is not resolved."""
+    known = ", ".join(sorted(snapshot.servers)) or "none"
+    return f"Unknown MCP server {server!r} (known: {known})"
+
+
 def _diagnostic(where: types.Range, message: str, code: str, severity: types.DiagnosticSeverity) -> types.Diagnostic:
     return types.Diagnostic(range=where, message=message, severity=severity, code=code, source=SOURCE)
 
@@ -58,20 +77,12 @@ def _command_problems(
     if server is None:
         matches = snapshot.index.with_name(prompt)
         if len(matches) > 1:
-            choices = ", ".join(f"{trigger}{m.key}" for m in matches)
-            return [
-                _diagnostic(
-                    name_range,
-                    f"Several servers have a prompt {prompt!r}: write {choices}",
-                    "ambiguous-prompt",
-                    types.DiagnosticSeverity.Warning,
-                )
-            ]
+            message = ambiguous_prompt(prompt, matches, trigger)
+            return [_diagnostic(name_range, message, "ambiguous-prompt", types.DiagnosticSeverity.Warning)]
         if not matches:
             return []  # maybe not a command at all
     elif server not in snapshot.servers:
-        known = ", ".join(sorted(snapshot.servers)) or "none"
-        message = f"Unknown MCP server {server!r} (known: {known})"
+        message = unknown_server(snapshot, server)
         return [_diagnostic(name_range, message, "unknown-server", types.DiagnosticSeverity.Warning)]
     elif snapshot.servers[server].state is not ServerState.READY:
         status = snapshot.servers[server]

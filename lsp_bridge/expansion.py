@@ -16,7 +16,7 @@ from lsprotocol import types
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import RenderedPrompt
 
-from .diagnostics import missing_arguments, resolve_command
+from .diagnostics import ambiguous_prompt, missing_arguments, resolve_command, unknown_server
 from .pool import CatalogSnapshot, ServerState
 from .ranking import CommandEntry
 from .render import to_editor_text
@@ -45,13 +45,11 @@ def _why_unresolved(snapshot: CatalogSnapshot, command: SlashCommand, trigger: s
     if server is None:
         matches = snapshot.index.with_name(command.prompt)
         if matches:
-            return f"Several servers have a prompt {command.prompt!r}: write " + ", ".join(
-                f"{trigger}{m.key}" for m in matches
-            )
+            return ambiguous_prompt(command.prompt, matches, trigger)
         return f"Unknown prompt {command.prompt!r}"
     status = snapshot.servers.get(server)
     if status is None:
-        return f"Unknown MCP server {server!r} (known: {', '.join(sorted(snapshot.servers)) or 'none'})"
+        return unknown_server(snapshot, server)
     if status.state is not ServerState.READY:
         reason = f": {status.error}" if status.error else ""
         return f"MCP server {server!r} is not connected ({status.state.value}{reason})"
