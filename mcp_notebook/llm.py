@@ -22,7 +22,6 @@ from .models import (
     ImageContent,
     RenderedPrompt,
     ResourceLink,
-    Role,
     TextContent,
 )
 
@@ -63,10 +62,17 @@ def to_anthropic_messages(rendered: RenderedPrompt) -> list[dict[str, Any]]:
     return _merge(rendered, _to_anthropic_part)
 
 
-def _merge(rendered: RenderedPrompt, convert: Callable[[ContentBlock, Role], Part]) -> list[dict[str, Any]]:
+def _merge(rendered: RenderedPrompt, convert: Callable[[ContentBlock], Part]) -> list[dict[str, Any]]:
+    """Text stays text and assistant turns carry text only, for both targets; `convert` does a user's other blocks."""
     messages: list[dict[str, Any]] = []
     for message in rendered.messages:
-        part = convert(message.content, message.role)
+        block = message.content
+        if isinstance(block, TextContent):
+            part = _text(block.text)
+        elif message.role == "assistant":
+            part = _note(block)
+        else:
+            part = convert(block)
         if messages and messages[-1]["role"] == message.role:
             messages[-1]["content"].append(part)
         else:
@@ -101,11 +107,7 @@ def _data_uri(mime_type: str, data: str) -> str:
     return f"data:{mime_type};base64,{data}"
 
 
-def _to_openai_part(block: ContentBlock, role: Role) -> Part:
-    if isinstance(block, TextContent):
-        return _text(block.text)
-    if role == "assistant":
-        return _note(block)
+def _to_openai_part(block: ContentBlock) -> Part:
     if isinstance(block, ImageContent):
         return {"type": "image_url", "image_url": {"url": _data_uri(block.mime_type, block.data)}}
     if isinstance(block, AudioContent) and block.mime_type in _OPENAI_AUDIO_FORMATS:
@@ -122,11 +124,7 @@ def _to_openai_part(block: ContentBlock, role: Role) -> Part:
     return _note(block)
 
 
-def _to_anthropic_part(block: ContentBlock, role: Role) -> Part:
-    if isinstance(block, TextContent):
-        return _text(block.text)
-    if role == "assistant":
-        return _note(block)
+def _to_anthropic_part(block: ContentBlock) -> Part:
     if isinstance(block, ImageContent) and block.mime_type in _ANTHROPIC_IMAGE_TYPES:
         return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": block.data}}
     if isinstance(block, EmbeddedResource):
