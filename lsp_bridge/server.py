@@ -307,11 +307,9 @@ class BridgeServer(LanguageServer):
         if not isinstance(uri, str) or not isinstance(number, int):
             return action
         outcome = await prepare_line_edit(self, uri, number)
-        if outcome.error is not None:
-            self._report_render_failure(uri, number, outcome)
-        else:
+        if outcome.error is None:
             action.edit = outcome.edit
-            self._clear_render_failure(uri)
+        self._note_render_outcome(uri, number, outcome)
         return action
 
     async def render_prompt(self, *args: Any) -> dict[str, Any]:
@@ -322,17 +320,15 @@ class BridgeServer(LanguageServer):
             return {"applied": False, "error": message}
         uri, number = args[0], args[1]
         outcome = await render_line(self, uri, number)
-        if outcome.error is not None:
-            self._report_render_failure(uri, number, outcome)
-        else:
-            self._clear_render_failure(uri)
+        self._note_render_outcome(uri, number, outcome)
         return {"applied": outcome.applied, "text": outcome.text, "error": outcome.error}
 
-    def _clear_render_failure(self, uri: str) -> None:
-        if self._render_problems.pop(uri, None) is not None:
-            self.schedule_diagnostics(uri, 0)
-
-    def _report_render_failure(self, uri: str, number: int, outcome: RenderOutcome) -> None:
+    def _note_render_outcome(self, uri: str, number: int, outcome: RenderOutcome) -> None:
+        """A failed render is shown, and stays on its line until the document changes; a good one clears that."""
+        if outcome.error is None:
+            if self._render_problems.pop(uri, None) is not None:
+                self.schedule_diagnostics(uri, 0)
+            return
         message = outcome.error or "rendering failed"
         self.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
         if uri not in self.workspace.text_documents:
