@@ -1,10 +1,21 @@
-"""The layering rules of the architecture, checked on the source: each layer imports only downward."""
+"""The layering rules of docs/architecture.md, checked on the source of both packages.
+
+Every module belongs to one layer of the table below (a module that fits none
+fails the test: add it to the table here and in docs/architecture.md). A module
+may import its own layer and the layers before it, never a later one, in either
+import form (`from mcp_notebook.x import …` or `from ..x import …`), wherever
+the import stands (module level, inside a function, or under `TYPE_CHECKING`).
+Third-party packages are confined to the layers that own them. Runtime imports
+never form a circle; a type-only back-reference (under `TYPE_CHECKING`) may.
+"""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,26 +23,151 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("mcp_notebook", "lsp_bridge")
 
-SDK = {"mcp", "mcp_types", "pydantic"}
-IPYTHON = {"IPython", "ipywidgets", "ipykernel", "traitlets"}
-LSP = {"pygls", "lsprotocol"}
-# Modules (relative to mcp_notebook/) allowed to import the SDK: the protocol seam and the edges.
-SDK_ALLOWED = ("protocol/", "transports/", "client.py", "kernel_proxy.py", "cli.py")
+# (layer, module prefixes under mcp_notebook/), in the order of the table: each may import only the ones before.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("model", ("models", "exceptions")),
+    ("pure logic", ("naming", "rendering", "discovery", "resources", "transcript")),
+    ("state", ("registry",)),
+    ("sources", ("sources",)),
+    ("protocol seam", ("protocol",)),
+    (
+        "edges",
+        (
+            "transports",
+            "lazy_packages",
+            "client",
+            "cli",
+            "__main__",
+            "kernel_proxy",
+            "config",
+            "runtime",
+            "api",
+            "llm",
+        ),
+    ),
+    ("IPython", ("ipython",)),
+)
+RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
+# What the editor bridge may use of mcp_notebook: the model, the client and its configuration, kernel discovery.
+BRIDGE_MAY_IMPORT = frozenset(
+    {"mcp_notebook", "models", "exceptions", "naming", "client", "config", "discovery"},
+)
+
+SDK = frozenset({"mcp", "mcp_types", "pydantic"})
+IPYTHON = frozenset({"IPython", "ipywidgets", "ipykernel", "traitlets"})
+LSP = frozenset({"pygls", "lsprotocol"})
+NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles"})
+# Modules (relative to mcp_notebook/) of the edges allowed to import the SDK: the protocol seam and these.
+SDK_EDGES = ("transports/", "client.py", "kernel_proxy.py", "cli.py")
+STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
+LOGIC_MAY_IMPORT = STDLIB | {"jupyter_core"}
+
+
+@dataclass(frozen=True)
+class Import:
+    target: str  # a dotted module name, absolute
+    line: int
+    type_only: bool
+
+
+def _dotted(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def imports_of(
+    module: str, source: str, *, is_package: bool = False, known: frozenset[str] = frozenset()
+) -> Iterator[Import]:
+    """Every import in `source` (the text of `module`), relative ones resolved to absolute names."""
+    tree = ast.parse(source)
+    type_only = _type_checking_lines(tree)
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(alias.name, node.lineno, node.lineno in type_only)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                # `from . import servers` imports a module; `from .models import PromptSpec` a name.
+                sub = f"{target}.{alias.name}"
+                yield Import(sub if sub in known else target, node.lineno, node.lineno in type_only)
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of a module of mcp_notebook (dotted), or None when the table has no place for it."""
+    inner = module.removeprefix("mcp_notebook").removeprefix(".")
+    best: tuple[int, str] | None = None
+    for name, prefixes in LAYERS:
+        for prefix in prefixes:
+            if (inner == prefix or inner.startswith(prefix + ".")) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), name)
+    return best[1] if best else None
+
+
+def violations(module: str, source: str, *, is_package: bool = False, known: frozenset[str] = frozenset()) -> list[str]:
+    """What breaks the layering rules in `source`, the text of `module` (e.g. 'mcp_notebook.sources.cells')."""
+    found: list[str] = []
+    inner = module.removeprefix("mcp_notebook.")
+    own = layer_of(module) if module.startswith("mcp_notebook.") else None
+    rel_file = inner.replace(".", "/") + ("/" if is_package else ".py")
+    for imp in imports_of(module, source, is_package=is_package, known=known):
+        root = imp.target.split(".")[0]
+        where = f"{module}:{imp.line} imports {imp.target}"
+        if module.startswith("lsp_bridge"):
+            if root in IPYTHON | SDK | NOTEBOOK_FILES:
+                found.append(f"{where}: the bridge speaks to mcp_notebook's client, not to {root}")
+            if root == "mcp_notebook":
+                used = imp.target.removeprefix("mcp_notebook.").split(".")[0] if imp.target != "mcp_notebook" else root
+                if used not in BRIDGE_MAY_IMPORT:
+                    found.append(f"{where}: the bridge may use only {sorted(BRIDGE_MAY_IMPORT)} of mcp_notebook")
+            continue
+        if module == "mcp_notebook":  # the package facade: imports lazily, on first use
+            continue
+        if own is None:
+            found.append(f"{module} has no layer: add it to the layer table (docs/architecture.md, this test)")
+            break
+        if root == "lsp_bridge":
+            found.append(f"{where}: mcp_notebook never imports lsp_bridge")
+        if root in LSP:
+            found.append(f"{where}: pygls/lsprotocol belong to lsp_bridge")
+        if root in IPYTHON and own != "IPython":
+            found.append(f"{where}: IPython and ipywidgets belong to mcp_notebook/ipython/")
+        if root in SDK and not (own == "protocol seam" or (own == "edges" and rel_file.startswith(SDK_EDGES))):
+            found.append(f"{where}: the MCP SDK is imported only in the protocol seam and the edges {SDK_EDGES}")
+        if root in NOTEBOOK_FILES and RANK[own] < RANK["sources"]:
+            found.append(f"{where}: {root} belongs to the sources layer and above")
+        if own == "model" and root not in STDLIB and root != "mcp_notebook":
+            found.append(f"{where}: the model uses the stdlib only")
+        if own == "pure logic" and root not in LOGIC_MAY_IMPORT and root != "mcp_notebook":
+            found.append(f"{where}: pure logic uses the stdlib (and jupyter_core for discovery) only")
+        if root == "mcp_notebook" and imp.target != "mcp_notebook":
+            target_layer = layer_of(imp.target)
+            if target_layer is not None and RANK[target_layer] > RANK[own]:
+                found.append(f"{where}: the {own} layer may not import the later {target_layer} layer")
+    return found
 
 
 def _modules() -> list[Path]:
     return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
 
 
-def _imported_roots(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    roots: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots.add(node.module.split(".")[0])
-    return roots
+KNOWN = frozenset(_dotted(p) for p in _modules())
 
 
 def _rel(path: Path) -> str:
@@ -40,20 +176,107 @@ def _rel(path: Path) -> str:
 
 @pytest.mark.parametrize("path", _modules(), ids=_rel)
 def test_module_imports_respect_the_layers(path: Path) -> None:
-    rel = _rel(path)
-    roots = _imported_roots(path)
-    if rel.startswith("mcp_notebook/"):
-        inner = rel.removeprefix("mcp_notebook/")
-        assert "lsp_bridge" not in roots, f"{rel} imports lsp_bridge"
-        assert not roots & LSP, f"{rel} imports pygls/lsprotocol"
-        if not inner.startswith("ipython/"):
-            assert not roots & IPYTHON, f"{rel} imports IPython outside mcp_notebook/ipython/"
-        if not inner.startswith(SDK_ALLOWED):
-            assert not roots & SDK, f"{rel} imports the MCP SDK outside the protocol seam and the edges"
-        if inner in ("models.py", "exceptions.py"):
-            assert roots <= set(sys.stdlib_module_names) | {"__future__"}, f"{rel} must use the stdlib only"
-    else:
-        assert not roots & IPYTHON, f"{rel} imports IPython"
+    found = violations(
+        _dotted(path), path.read_text(encoding="utf-8"), is_package=path.name == "__init__.py", known=KNOWN
+    )
+    assert found == []
+
+
+def _runtime_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in _modules():
+        module = _dotted(path)
+        source = path.read_text(encoding="utf-8")
+        targets = {
+            imp.target
+            for imp in imports_of(module, source, is_package=path.name == "__init__.py", known=KNOWN)
+            if not imp.type_only and imp.target in KNOWN and imp.target != module
+        }
+        graph[module] = targets - {"mcp_notebook", "lsp_bridge"}  # the package facades import lazily
+    return graph
+
+
+def _cycle_from(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_runtime_imports_form_no_circle() -> None:
+    assert _cycle_from(_runtime_graph()) is None
+
+
+# -- the checker itself can fail ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "complaint"),
+    [
+        ("mcp_notebook.sources.summaries", "from ..ipython import magics\n", "may not import the later IPython"),
+        ("mcp_notebook.sources.summaries", "from ..ipython.magics import MCPMagics\n", "may not import the later"),
+        ("mcp_notebook.registry", "from .protocol import server\n", "may not import the later protocol seam"),
+        ("mcp_notebook.registry", "from mcp_notebook.protocol.server import create_server\n", "may not import"),
+        ("mcp_notebook.models", "import anyio\n", "stdlib only"),
+        ("mcp_notebook.naming", "import nbformat\n", "belongs to the sources layer"),
+        ("mcp_notebook.sources.cells", "from IPython import get_ipython\n", "belong to mcp_notebook/ipython/"),
+        ("mcp_notebook.config", "import mcp\n", "the MCP SDK is imported only"),
+        ("mcp_notebook.api", "def f():\n    from mcp.client import Client\n", "the MCP SDK is imported only"),
+        ("mcp_notebook.client", "from lsp_bridge import server\n", "never imports lsp_bridge"),
+        ("mcp_notebook.protocol.server", "import pygls\n", "belong to lsp_bridge"),
+        (
+            "mcp_notebook.sources.cells",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..protocol import convert\n",
+            "may not import",
+        ),
+        ("mcp_notebook.brand_new", "import os\n", "has no layer"),
+        (
+            "lsp_bridge.server",
+            "from mcp_notebook.sources.folder import NotebookFolderSource\n",
+            "the bridge may use only",
+        ),
+        ("lsp_bridge.server", "from mcp_notebook.ipython import magics\n", "the bridge may use only"),
+        ("lsp_bridge.server", "import IPython\n", "the bridge speaks to mcp_notebook's client"),
+    ],
+)
+def test_a_forbidden_import_fails_the_check(module: str, source: str, complaint: str) -> None:
+    known = KNOWN | {"mcp_notebook.ipython.magics", "mcp_notebook.protocol.server", "mcp_notebook.protocol.convert"}
+    found = violations(module, source, known=known)
+    assert any(complaint in line for line in found), found
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("mcp_notebook.sources.cells", "from ..rendering import PLACEHOLDER_PATTERN\nfrom .fields import to_text\n"),
+        ("mcp_notebook.ipython.magics", "from ..protocol import convert\nimport IPython\n"),
+        ("mcp_notebook.protocol.server", "import mcp\nfrom .. import __version__\n"),
+        ("lsp_bridge.server", "from mcp_notebook.client import PromptClient\nimport pygls\n"),
+    ],
+)
+def test_an_allowed_import_passes_the_check(module: str, source: str) -> None:
+    assert violations(module, source, known=KNOWN) == []
+
+
+def test_a_runtime_circle_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycle_from(graph) == ["a", "b", "c", "a"]
+    assert _cycle_from({"a": {"b"}, "b": set()}) is None
 
 
 def test_importing_the_package_stays_light() -> None:
