@@ -1,0 +1,88 @@
+"""The distribution: its licence, and an sdist from which the test suite runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST_TESTS = ("tests/test_naming.py", "tests/test_layers.py")
+
+
+def test_the_license_file_is_the_declared_bsd_3_clause() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "BSD-3-Clause"
+    assert project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("BSD 3-Clause License")
+    assert "Neither the name of the copyright holder nor the names of its" in text
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=240,
+    )
+    (archive,) = out.glob("mcp_notebook-*.tar.gz")
+    return archive
+
+
+@pytest.mark.slow
+def test_the_sdist_carries_tests_examples_docs_and_license(sdist: Path) -> None:
+    with tarfile.open(sdist) as tar:
+        names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+    for wanted in (
+        "LICENSE",
+        "README.md",
+        "tests/conftest.py",
+        "tests/test_layers.py",
+        "tests/interop/expected-failures.yml",
+        "tests/interop/fixtures/conformance.ipynb",
+        "tests/interop/npm/mcp-node/package-lock.json",
+        "examples/code_review.ipynb",
+        "examples/data/sales.csv",
+        "docs/architecture.md",
+        "benchmarks/run_all.py",
+        ".ci/test",
+    ):
+        assert wanted in names, wanted
+    leaked = sorted(n for n in names if n.startswith((".venv/", ".tools/", "test-artifacts/")) or "__pycache__" in n)
+    assert leaked == []
+
+
+@pytest.mark.slow
+def test_tests_run_from_the_unpacked_sdist(sdist: Path, tmp_path: Path) -> None:
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (top,) = tmp_path.iterdir()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *FAST_TESTS],
+        cwd=top,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout
+    # The tests ran against the sdist's own copy of the package, not this checkout's.
+    probe = subprocess.run(
+        [sys.executable, "-c", "import mcp_notebook, sys; print(mcp_notebook.__file__)"],
+        cwd=top,
+        env={**env, "PYTHONPATH": str(top)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(probe.stdout.strip()).is_relative_to(top)
