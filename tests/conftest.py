@@ -12,7 +12,8 @@ The same writer is `notebook_files.write_notebook`; import it from there
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import signal
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +33,26 @@ def notebook_factory(tmp_path: Path) -> NotebookFactory:
         return write_notebook(tmp_path / name, cells, **options)
 
     return make
+
+
+# Third-party software and browsers are real processes too: `-m "not slow"` must leave them out on a
+# checkout where `.ci/*-setup.sh` never ran.
+_NEEDS_INSTALLED_TOOLS = ("interop", "browser")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(name) for name in _NEEDS_INSTALLED_TOOLS) and not item.get_closest_marker(
+            "slow"
+        ):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def sigint_raises_keyboard_interrupt() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt in this test, even where SIGINT is ignored (a background job, nohup)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -89,6 +89,7 @@ def test_timeout_cancels_the_request_and_raises_timeout_error(runtime: Backgroun
     assert forever.cancelled.is_set()
 
 
+@pytest.mark.usefixtures("sigint_raises_keyboard_interrupt")
 def test_ctrl_c_cancels_the_request_then_reraises(runtime: BackgroundRuntime) -> None:
     forever = Forever()
 

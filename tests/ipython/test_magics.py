@@ -195,6 +195,7 @@ def test_the_input_hook_can_be_replaced(docs: InteractiveShell, monkeypatch: pyt
     assert text_of(mcp(docs, "get docs:ask")) == ["Paint it from a form."]
 
 
+@pytest.mark.usefixtures("sigint_raises_keyboard_interrupt")
 def test_ctrl_c_cancels_a_slow_request_and_the_shell_stays_usable(
     isolated_shell: InteractiveShell, tmp_path: Path
 ) -> None:
