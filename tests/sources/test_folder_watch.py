@@ -149,15 +149,14 @@ async def test_a_corrupt_save_keeps_the_last_good_prompts_until_fixed(
     assert source.errors == {}
 
 
-async def test_a_change_reaches_the_registry_within_a_second(
+async def test_each_change_in_a_row_reaches_the_registry(
     source: NotebookFolderSource, tmp_path: Path, waiter: SnapshotWaiter
 ) -> None:
+    # How fast is measured by benchmarks/bench_reload.py; `until` fails after its deadline.
     async with watching(source):
-        took = []
         for round_ in range(3):
             _prompt_notebook(tmp_path / "a.ipynb", f"alpha{round_}")
-            took.append(await waiter.until(lambda s, r=round_: _names(s) == {f"alpha{r}"}))
-    assert max(took) < DEADLINE
+            await waiter.until(lambda s, r=round_: _names(s) == {f"alpha{r}"})
 
 
 async def test_checkpoint_files_never_reach_the_registry(
