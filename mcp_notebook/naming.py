@@ -6,13 +6,13 @@ import difflib
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePath
 
 from .models import PromptSpec
 
-__all__ = ["NAME_PATTERN", "is_valid_name", "qualify", "resolve_clashes", "suggest_names"]
+__all__ = ["NAME_PATTERN", "is_valid_name", "plan_renames", "qualify", "resolve_clashes", "suggest_names"]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -39,6 +39,39 @@ def qualify(origin: str, name: str, depth: int = 1) -> str:
     return _fit(".".join([*parts, name]))
 
 
+def plan_renames(
+    clashing: Mapping[str, Sequence[str]], is_taken: Callable[[str], bool]
+) -> tuple[dict[tuple[str, str], str], tuple[str, ...]]:
+    """The qualified name of each clashing prompt, and a warning per clash.
+
+    `clashing` maps each name published by several sources to those sources'
+    keys, in sorted order; `is_taken(name)` says whether a source publishes
+    `name` alone (a qualified name must not take it). Returns
+    `{(key, name): qualified}` and one warning per clashing name.
+    """
+    added: set[str] = set()
+    renamed: dict[tuple[str, str], str] = {}
+    warnings: list[str] = []
+    for name in sorted(clashing):
+        keys = clashing[name]
+        depth = 1
+        while True:
+            candidates = {key: qualify(key, name, depth) for key in keys}
+            unique = len(set(candidates.values())) == len(keys)
+            if unique and not any(c in added or is_taken(c) for c in candidates.values()):
+                break
+            if depth > 32:
+                candidates = {key: _fit(f"{qualify(key, name)}-{i}") for i, key in enumerate(keys, 1)}
+                break
+            depth += 1
+        for key, qualified in candidates.items():
+            renamed[(key, name)] = qualified
+            added.add(qualified)
+        listing = ", ".join(f"{candidates[k]} ({k})" for k in keys)
+        warnings.append(f"prompt name {name!r} is published by {len(keys)} notebooks; served as {listing}")
+    return renamed, tuple(warnings)
+
+
 def resolve_clashes(groups: Mapping[str, Sequence[PromptSpec]]) -> tuple[tuple[PromptSpec, ...], tuple[str, ...]]:
     """Merge prompts from several sources; rename clashing names deterministically.
 
@@ -53,32 +86,14 @@ def resolve_clashes(groups: Mapping[str, Sequence[PromptSpec]]) -> tuple[tuple[P
         for spec in groups[key]:
             if key not in owners[spec.name]:
                 owners[spec.name].append(key)
-    taken = {name for name, keys in owners.items() if len(keys) == 1}
-    renamed: dict[tuple[str, str], str] = {}
-    warnings: list[str] = []
-    for name in sorted(n for n, keys in owners.items() if len(keys) > 1):
-        keys = owners[name]
-        depth = 1
-        while True:
-            candidates = {key: qualify(key, name, depth) for key in keys}
-            unique = len(set(candidates.values())) == len(keys)
-            if unique and not (set(candidates.values()) & taken):
-                break
-            if depth > 32:
-                candidates = {key: _fit(f"{qualify(key, name)}-{i}") for i, key in enumerate(keys, 1)}
-                break
-            depth += 1
-        for key, qualified in candidates.items():
-            renamed[(key, name)] = qualified
-            taken.add(qualified)
-        listing = ", ".join(f"{candidates[k]} ({k})" for k in keys)
-        warnings.append(f"prompt name {name!r} is published by {len(keys)} notebooks; served as {listing}")
+    clashing = {name: keys for name, keys in owners.items() if len(keys) > 1}
+    renamed, warnings = plan_renames(clashing, lambda name: len(owners.get(name, ())) == 1)
     merged: list[PromptSpec] = []
     for key in sorted(groups):
         for spec in groups[key]:
             new = renamed.get((key, spec.name))
             merged.append(replace(spec, name=new) if new else spec)
-    return tuple(merged), tuple(warnings)
+    return tuple(merged), warnings
 
 
 def suggest_names(name: str, known: Iterable[str], limit: int = 3) -> tuple[str, ...]:

@@ -4,6 +4,11 @@ Sources (notebook folders, a kernel's `%%prompt` cells, its magics) each own
 one *group* of prompts. Every change builds a new immutable `RegistrySnapshot`
 (copy-on-write), so readers on other threads never see a half-made set, and
 then tells the listeners.
+
+A change costs work in proportion to what changed, not to the whole set: the
+owners of every name are kept up to date group by group, so clashes are
+resolved only for the names that several groups publish, and the merged
+listing is put together from the groups' own tuples.
 """
 
 from __future__ import annotations
@@ -12,11 +17,12 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import chain
 from types import MappingProxyType
 
 from .models import PromptSpec
-from .naming import resolve_clashes
+from .naming import plan_renames
 
 __all__ = ["PromptRegistry", "RegistrySnapshot", "digest_of"]
 
@@ -72,6 +78,10 @@ class PromptRegistry:
         self._groups: dict[str, tuple[PromptSpec, ...]] = {}
         self._group_warnings: dict[str, tuple[str, ...]] = {}
         self._group_digests: dict[str, bytes] = {}
+        self._owners: dict[str, set[str]] = {}  # prompt name -> the keys of the groups that publish it
+        self._clashing: set[str] = set()  # the names that several groups publish
+        self._served: dict[str, tuple[PromptSpec, ...]] = {}  # each group as last published (clashes renamed)
+        self._by_name: dict[str, PromptSpec] = {}  # the last snapshot's prompts by name, copied on change
         self._listeners: list[Listener] = []
         self._snapshot = RegistrySnapshot(version=0, prompts=(), fingerprint=_fingerprint({}))
 
@@ -94,12 +104,14 @@ class PromptRegistry:
         """Apply several group changes at once, as one new snapshot (one notification)."""
         with self._lock:
             for key, change in changes.items():
+                self._forget_names(key)
                 if change is None:
                     self._groups.pop(key, None)
                     self._group_warnings.pop(key, None)
                     self._group_digests.pop(key, None)
                 else:
                     self._groups[key] = tuple(change[0])
+                    self._own_names(key)
                     self._group_warnings[key] = tuple(change[1])
                     if self._groups[key]:  # a notebook without prompts changes nothing clients see
                         self._group_digests[key] = digest_of(self._groups[key])
@@ -129,23 +141,75 @@ class PromptRegistry:
 
         return remove
 
+    def _forget_names(self, key: str) -> None:
+        for spec in self._groups.get(key, ()):
+            keys = self._owners.get(spec.name)
+            if keys is None or key not in keys:
+                continue
+            keys.discard(key)
+            if not keys:
+                del self._owners[spec.name]
+            if len(keys) < 2:
+                self._clashing.discard(spec.name)
+
+    def _own_names(self, key: str) -> None:
+        for spec in self._groups[key]:
+            keys = self._owners.setdefault(spec.name, set())
+            keys.add(key)
+            if len(keys) > 1:
+                self._clashing.add(spec.name)
+
+    def _changed_by_name(self, served: Mapping[str, tuple[PromptSpec, ...]]) -> dict[str, PromptSpec]:
+        """The last snapshot's names, copied (cheap: no Python-level loop) and changed only where groups did."""
+        by_name = self._by_name.copy()
+        before = self._served
+        for key, group in before.items():
+            if served.get(key) is not group:
+                for spec in group:
+                    by_name.pop(spec.name, None)  # names are unique across groups once clashes are renamed
+        for key, group in served.items():
+            if before.get(key) is not group:
+                for spec in group:
+                    by_name.setdefault(spec.name, spec)
+        return by_name
+
     def _build(self, version: int) -> RegistrySnapshot:
         warnings: list[str] = []
+        keys = sorted(self._groups)
         for key in sorted(self._group_warnings):
             warnings.extend(self._group_warnings[key])
-        merged, clash_warnings = resolve_clashes(self._groups)
-        warnings.extend(clash_warnings)
-        by_name: dict[str, PromptSpec] = {}
-        prompts: list[PromptSpec] = []
-        for spec in merged:
-            if spec.name in by_name:  # cannot happen after resolve_clashes; kept as a guard
-                warnings.append(f"prompt {spec.name!r} from {spec.origin} is hidden by an earlier one")
-                continue
-            by_name[spec.name] = spec
-            prompts.append(spec)
+        groups = [self._groups[key] for key in keys]
+        if self._clashing:
+            owners = self._owners
+            clashing = {name: sorted(owners[name]) for name in self._clashing}
+            renamed, clash_warnings = plan_renames(clashing, lambda name: len(owners.get(name, ())) == 1)
+            warnings.extend(clash_warnings)
+            touched = {key for key, _ in renamed}
+            groups = [
+                tuple(replace(s, name=renamed[(key, s.name)]) if (key, s.name) in renamed else s for s in group)
+                if key in touched
+                else group
+                for key, group in zip(keys, groups, strict=True)
+            ]
+        merged = tuple(chain.from_iterable(groups))
+        served = dict(zip(keys, groups, strict=True))
+        by_name = self._changed_by_name(served)
+        if len(by_name) == len(merged):
+            prompts = merged
+        else:  # a group that publishes one name twice: the first one wins
+            by_name = {}
+            kept: list[PromptSpec] = []
+            for spec in merged:
+                if spec.name in by_name:
+                    warnings.append(f"prompt {spec.name!r} from {spec.origin} is hidden by an earlier one")
+                    continue
+                by_name[spec.name] = spec
+                kept.append(spec)
+            prompts = tuple(kept)
+        self._served, self._by_name = served, by_name
         return RegistrySnapshot(
             version=version,
-            prompts=tuple(prompts),
+            prompts=prompts,
             warnings=tuple(warnings),
             by_name=MappingProxyType(by_name),
             fingerprint=_fingerprint(self._group_digests),

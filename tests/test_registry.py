@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
 import threading
 
 from mcp_notebook.models import PromptSpec
+from mcp_notebook.naming import resolve_clashes
 from mcp_notebook.registry import PromptRegistry, RegistrySnapshot
 
 
@@ -164,3 +166,42 @@ def test_concurrent_writers_never_lose_a_group() -> None:
         thread.join()
 
     assert sorted(p.name for p in registry.snapshot().prompts) == sorted(f"p{n}_49" for n in range(8))
+
+
+def _reference(groups: dict[str, tuple[PromptSpec, ...]]) -> tuple[list[PromptSpec], list[str]]:
+    """The whole set rebuilt from scratch with the clash rule, first of a repeated name winning."""
+    merged, warnings = resolve_clashes(groups)
+    kept: dict[str, PromptSpec] = {}
+    hidden: list[str] = []
+    for item in merged:
+        if item.name in kept:
+            hidden.append(f"prompt {item.name!r} from {item.origin} is hidden by an earlier one")
+        else:
+            kept[item.name] = item
+    return list(kept.values()), [*warnings, *hidden]
+
+
+def test_changes_applied_one_at_a_time_give_the_set_a_full_rebuild_gives() -> None:
+    # The registry only redoes what a change touches; any sequence of changes must still give exactly
+    # what resolving every group from scratch gives: clashes appearing and going, stems that clash,
+    # qualified names that would take a published name, a name repeated inside one group.
+    rng = random.Random(20261201)
+    keys = ["a.ipynb", "b.ipynb", "x/a.ipynb", "y/a.ipynb", "a.a.ipynb", "c.ipynb", "d/e/c.ipynb"]
+    names = ["review", "explain", "a.review", "x.a.review", "summary", "c.summary"]
+    registry = PromptRegistry()
+    groups: dict[str, tuple[PromptSpec, ...]] = {}
+    for round_ in range(600):
+        key = rng.choice(keys)
+        if rng.random() < 0.2:
+            groups.pop(key, None)
+            registry.remove_group(key)
+        else:
+            chosen = rng.choices(names, k=rng.randint(0, 4))
+            group = tuple(spec(n, origin=key, description=f"{n} r{round_ % 3}") for n in chosen)
+            groups[key] = group
+            registry.set_group(key, group, [f"note {key}"] if rng.random() < 0.1 else [])
+        expected, clash_warnings = _reference(groups)
+        snapshot = registry.snapshot()
+        assert list(snapshot.prompts) == expected, f"round {round_}"
+        assert dict(snapshot.by_name) == {p.name: p for p in expected}, f"round {round_}"
+        assert [w for w in snapshot.warnings if not w.startswith("note ")] == clash_warnings, f"round {round_}"
