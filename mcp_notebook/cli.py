@@ -8,6 +8,7 @@ and the notebook sources are imported inside the command that needs them.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
@@ -71,7 +72,15 @@ def _load(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
         source = NotebookFolderSource(list(paths), registry)
     except (FileNotFoundError, ValueError) as error:
         raise UsageProblem(str(error)) from None
-    source.scan()
+    # The first scan makes millions of objects and hardly a cycle: collecting during it only costs time
+    # (a fifth of it at 100,000 prompts). What it built lives as long as the process, so it is frozen
+    # out of later collections, which then stay short (no pauses of a second on a save).
+    gc.disable()
+    try:
+        source.scan()
+    finally:
+        gc.freeze()
+        gc.enable()
     return registry, source
 
 

@@ -261,3 +261,21 @@ def _json_blocks(text: str) -> list[str]:
                 blocks.append("\n".join(current))
                 current = []
     return blocks
+
+
+def test_loading_for_serve_freezes_what_the_scan_built_and_leaves_collection_on(
+    notebook_factory: Callable[..., Path],
+) -> None:
+    import gc
+
+    from mcp_notebook import cli
+
+    path = notebook_factory("frozen.ipynb", [{"source": "Hello {{who}}", "mcp": {"prompt": "hello"}}])
+    before = gc.get_freeze_count()
+    try:
+        registry, _ = cli._load([str(path)])
+        assert [p.name for p in registry.snapshot().prompts] == ["hello"]
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
