@@ -17,7 +17,7 @@ from .servers import ROOT, describe_environment
 
 __all__ = ["BENCHMARKS", "QUICK_ARGUMENTS", "main"]
 
-BENCHMARKS = ("bench_server", "bench_index", "bench_reload", "bench_load_ext", "bench_lsp_completion")
+BENCHMARKS = ("bench_server", "bench_index", "bench_reload", "bench_load_ext", "bench_lsp_completion", "bench_scale")
 
 # Sizes small enough for a smoke test in CI.
 QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
@@ -26,6 +26,7 @@ QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "bench_reload": ("--notebooks", "3", "--prompts", "2", "--saves", "2", "--probe-seconds", "0.5"),
     "bench_load_ext": ("--repeats", "1"),
     "bench_lsp_completion": ("--quick",),
+    "bench_scale": ("--notebooks", "3", "--prompts", "2", "--repeats", "1", "--saves", "2", "--idle-seconds", "0.2"),
 }
 
 

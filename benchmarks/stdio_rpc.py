@@ -115,6 +115,11 @@ class RawStdioClient:
         self._process.stdout.close()
         self._stderr.close()
 
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        return self._process.pid
+
     def cpu_seconds(self) -> float | None:
         """CPU time the server has used so far, summed over its live threads (Linux), else None.
 

@@ -25,6 +25,9 @@ QUICK = {
     "benchmarks.bench_index": ("--notebooks", "3", "--prompts", "2", "--repeats", "1"),
     "benchmarks.bench_reload": ("--notebooks", "3", "--prompts", "2", "--saves", "2", "--probe-seconds", "0.5"),
     "benchmarks.bench_load_ext": ("--repeats", "1"),
+    "benchmarks.bench_scale": (
+        "--notebooks", "3", "--prompts", "2", "--repeats", "1", "--saves", "2", "--idle-seconds", "0.2",
+    ),
     "benchmarks": ("--quick", "--only", "bench_index"),
 }  # fmt: skip
 NUMBER = r"-?\d+(?:\.\d+)?"
@@ -89,6 +92,7 @@ def test_server_benchmark_finds_both_servers_serve_the_same_prompts(run_benchmar
         ("benchmarks.bench_index", "NotebookFolderSource.scan() into a PromptRegistry"),
         ("benchmarks.bench_reload", "save -> notifications/prompts/list_changed, median"),
         ("benchmarks.bench_load_ext", "InteractiveShell.instance()"),
+        ("benchmarks.bench_scale", "floor: find and json-load every notebook"),
     ],
 )
 def test_benchmark_prints_a_figure_for_each_of_its_measurements(
