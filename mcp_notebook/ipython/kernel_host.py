@@ -19,6 +19,7 @@ namespace snapshot taken after each cell.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import logging
@@ -33,16 +34,28 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..discovery import remove_connection_file, write_connection_file
+from ..discovery import (
+    default_runtime_dir,
+    register_connection_file,
+    remove_connection_file,
+    write_connection_file,
+)
 from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
 from ..sources.kernel import KernelPromptSource, variable_types
-from ..sources.magics import MagicPromptSource, build_invocation, render_magic_documentation, to_live_result
+from ..sources.live_policy import refusal_reason
+from ..sources.magics import (
+    Listing,
+    MagicPromptSource,
+    build_live_invocation,
+    render_magic_documentation,
+    to_live_result,
+)
 from .client_config import format_client_config
 from .extension import wait_for_sdk_warm_up
 from .kernel_endpoint import HttpEndpoint, start_endpoint, start_watch
-from .live_magics import MagicExecutionError, MainThreadScheduler, create_kernel_scheduler, run_magic
+from .live_magics import LiveMagicCall, MagicExecutionError, MainThreadScheduler, create_kernel_scheduler
 from .namespace import NamespaceSnapshot, NamespaceWatcher
 
 if TYPE_CHECKING:
@@ -53,6 +66,7 @@ __all__ = ["LIVE_MAGIC_TIMEOUT", "KernelPromptState", "KernelServer", "ServeOpti
 log = logging.getLogger(__name__)
 
 LIVE_MAGIC_TIMEOUT = 60.0  # seconds a client waits for a live magic (it may queue behind a running cell)
+_STOP_GRACE = 5.0  # seconds a live magic that ran past its limit gets to end once interrupted
 _CLIENT_CLOSE_TIMEOUT = 10.0
 _OWN_CLIENT_NAME = "this kernel"  # how the session's own forms name this server
 
@@ -81,6 +95,8 @@ class ServeOptions:
     live: tuple[str, ...] = ()
     notebook: str | None = None
     stdio_proxy: bool = False
+    all_magics: bool = False  # list a prompt per magic, not the curated few and `magic`
+    live_timeout: float = LIVE_MAGIC_TIMEOUT
 
 
 def _kernel_id() -> str:
@@ -110,6 +126,13 @@ def _kernel_notebook(shell: Any, requested: str | None) -> Path | None:
             if path.is_file():
                 return path.resolve()
     return None
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def _close_client(client: PromptClient) -> None:
@@ -143,7 +166,8 @@ class KernelServer:
         self.url: str | None = None
         self.connection_file: Path | None = None
         self.notebook: Path | None = None
-        self.magics = MagicPromptSource(state.registry, live=options.live)
+        listing: Listing = "all" if options.all_magics else "curated"
+        self.magics = MagicPromptSource(state.registry, live=options.live, listing=listing)
         self._namespace: NamespaceWatcher | None = None
         self._scheduler: MainThreadScheduler | None = None
         self._folder: Any = None
@@ -160,26 +184,46 @@ class KernelServer:
 
     async def render(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt | None:
         """Render a magic prompt, in documentation or live mode; None for any other prompt (the server's to render)."""
+        generic = self.magics.render_generic(spec, arguments)
+        if generic is not None:
+            return generic
         found = self.magics.magic_for(spec)
         if found is None:
             return None
-        info, live = found
-        if not live:
+        info, _ = found
+        policy = self.magics.policy_for(info)
+        if policy is None:
             return render_magic_documentation(info, spec, arguments)
         render_prompt(replace(spec, messages=()), arguments)  # refuse bad arguments before anything runs
-        invocation = build_invocation(info, dict(arguments))
+        invocation = build_live_invocation(info, policy, dict(arguments), spec.name)
         if self._scheduler is None:
             message = "live magics need a Jupyter kernel (no main loop to run them on)"
             raise MagicExecutionError(info.title, message, spec.name)
+        call = LiveMagicCall(self.shell, invocation)
         try:
-            captured = await self._scheduler.run(partial(run_magic, self.shell, invocation), LIVE_MAGIC_TIMEOUT)
+            captured = await self._scheduler.run(call, self.options.live_timeout)
         except TimeoutError:
-            message = f"the kernel stayed busy for {LIVE_MAGIC_TIMEOUT:.0f} s; try again between cells"
-            raise MagicExecutionError(info.title, message, spec.name) from None
+            raise MagicExecutionError(info.title, await self._overran(call), spec.name) from None
         except MagicExecutionError as error:
             error.prompt = spec.name  # the client knows the prompt, not the magic
             raise
+        except RuntimeError as error:  # the scheduler stopped, or the magic ended the call abnormally
+            raise MagicExecutionError(info.title, str(error), spec.name) from error
         return to_live_result(spec, invocation, captured)
+
+    async def _overran(self, call: LiveMagicCall) -> str:
+        """Stop a live magic that ran past its limit; what the client is told."""
+        limit = f"{self.options.live_timeout:g} s"
+        outcome = call.stop(f"it ran past its {limit} limit and was stopped")
+        if outcome == "not running":
+            if not call.started:
+                return f"it never ran: the kernel was busy with a cell for {limit}; try again between cells"
+            return f"it ran past its {limit} limit"  # and has just ended
+        if outcome == "stopped":
+            await asyncio.to_thread(call.finished.wait, _STOP_GRACE)
+            if call.finished.is_set():
+                return f"it ran past its {limit} limit and was stopped"
+        return f"it ran past its {limit} limit and could not be stopped; it goes on in the kernel"
 
     async def complete(
         self, spec: PromptSpec, argument: str, value: str, context: Mapping[str, str]
@@ -248,6 +292,10 @@ class KernelServer:
 
     def _start(self, scheduler: MainThreadScheduler | None) -> None:
         self._refresh_magics()
+        refused = self.magics.refused_live()
+        if refused:
+            info = self.magics.info(refused[0])
+            raise UsageError(f"%mcp serve: --live {refused[0]} is refused: {refusal_reason(info)}")
         self._on("post_run_cell", self._refresh_magics)
         self._cleanups.append(self.magics.clear)
         self._namespace = NamespaceWatcher(self.shell)
@@ -276,6 +324,10 @@ class KernelServer:
             kernel_id=self.kernel_id,
             notebook_path=str(self.notebook) if self.notebook is not None else None,
         )
+        try:
+            register_connection_file(self.connection_file)
+        except OSError as error:  # discovery from other shells suffers, serving does not
+            log.warning("could not leave a pointer to %s in the state directory: %s", self.connection_file, error)
         atexit.register(self.stop)
 
     def _serve_notebook(self, path: Path) -> None:
@@ -304,21 +356,30 @@ class KernelServer:
         self._cleanups.clear()
 
     def describe(self) -> str:
-        """The text `%mcp serve` prints: endpoint, token and client configurations."""
+        """The text `%mcp serve` prints: endpoint and client configurations, never the token (outputs are saved)."""
         assert self.url is not None
+        folder = self.connection_file.parent if self.connection_file is not None else None
+        custom_dir = str(folder) if folder is not None and not _same_dir(folder, default_runtime_dir()) else None
         text = format_client_config(
             url=self.url,
             token=self.token,
             kernel_id=self.kernel_id,
             connection_file=str(self.connection_file) if self.connection_file else None,
             stdio_proxy=self.options.stdio_proxy,
+            runtime_dir=custom_dir,
         )
-        served = [f"{len(self.state.cells.names())} %%prompt prompt(s)", "the kernel's magics"]
+        magics = "every magic" if self.options.all_magics else "the kernel's magics (the `magic` prompt names them all)"
+        served = [f"{len(self.state.cells.names())} %%prompt prompt(s)", magics]
         if self.notebook is not None:
             served.append(f"the notebook {self.notebook}")
         if self.options.live:
             served.append(f"live magics: {', '.join(self.options.live)}")
         lines = [f"Serving {', '.join(served)}."]
+        for title in self.magics.code_live():
+            lines.append(
+                f"warning: --live {title} runs code: any client holding the token can run arbitrary code "
+                "in this kernel through it"
+            )
         unknown = self.magics.unknown_live()
         if unknown:
             lines.append(f"warning: --live names no magic of this kernel (yet): {', '.join(unknown)}")

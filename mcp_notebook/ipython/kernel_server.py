@@ -26,7 +26,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from ..exceptions import MCPNotebookError
 from ..registry import PromptRegistry
 from ..sources.kernel import KernelPromptSource, PromptCellError, parse_prompt_cell
-from .kernel_host import KernelPromptState, KernelServer, ServeOptions
+from .kernel_host import LIVE_MAGIC_TIMEOUT, KernelPromptState, KernelServer, ServeOptions
 from .live_magics import MainThreadScheduler
 
 __all__ = [
@@ -114,14 +114,18 @@ def _serve_parser() -> _CommandParser:
     parser.add_argument("--live", action="append", default=[])
     parser.add_argument("--notebook")
     parser.add_argument("--stdio-proxy", action="store_true")
+    parser.add_argument("--all-magics", action="store_true")
+    parser.add_argument("--live-timeout", type=float, default=LIVE_MAGIC_TIMEOUT)
     return parser
 
 
 def parse_serve_options(argv: Sequence[str]) -> ServeOptions:
-    """`%mcp serve [--port N] [--no-token] [--live MAGIC,...] [--notebook PATH] [--stdio-proxy]` as options."""
+    """`%mcp serve [--port N] [--no-token] [--live MAGIC,...] [--notebook PATH] [--stdio-proxy] …` as options."""
     options = _serve_parser().parse_args(list(argv))
     if not 0 <= options.port <= 65535:
         raise UsageError(f"%mcp serve: --port {options.port} is not a port number")
+    if not 0 < options.live_timeout <= 86400:
+        raise UsageError(f"%mcp serve: --live-timeout {options.live_timeout:g} is not a number of seconds (0 to 86400)")
     live = tuple(dict.fromkeys(m.strip() for group in options.live for m in group.split(",") if m.strip()))
     return ServeOptions(
         port=options.port,
@@ -129,24 +133,37 @@ def parse_serve_options(argv: Sequence[str]) -> ServeOptions:
         live=live,
         notebook=options.notebook,
         stdio_proxy=options.stdio_proxy,
+        all_magics=options.all_magics,
+        live_timeout=options.live_timeout,
     )
 
 
 def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadScheduler | None = None) -> None:
     """Serve this kernel's prompts to MCP clients, and print how to connect them.
 
-        %mcp serve [--port N] [--no-token] [--live MAGIC,...] [--notebook PATH] [--stdio-proxy]
+        %mcp serve [--port N] [--no-token] [--live MAGIC,...] [--live-timeout S]
+                   [--all-magics] [--notebook PATH] [--stdio-proxy]
 
     Serves the `%%prompt` cells, the notebook this kernel belongs to (found
-    through jupyter-server, or --notebook PATH; reloaded on save) and every
-    magic as `magic.<name>` (documentation only), over Streamable HTTP on
-    127.0.0.1 (a random free port unless --port). Clients must send the
-    random bearer token printed here (--no-token: none, so any local process
-    may connect). A connection file in the Jupyter runtime directory lets
-    editors and `mcp-notebook connect --kernel ID` find this kernel.
+    through jupyter-server, or --notebook PATH; reloaded on save) and the
+    magics (documentation only): the `magic` prompt, whose `name` completes
+    every magic, and a few common ones as `magic.<name>` (--all-magics: one
+    prompt per magic). Over Streamable HTTP on 127.0.0.1 (a random free port
+    unless --port). Clients must send a random bearer token, kept in the
+    connection file (never printed: outputs are saved in the notebook);
+    --no-token: none, so any local process may connect. The connection file,
+    in the Jupyter runtime directory, lets editors and `mcp-notebook connect`
+    find this kernel.
 
-    --live %who,%%bash lets clients *run* those magics (on this kernel, between
-    cells, with the arguments they choose); no magic runs unless named here.
+    --live %who,%whos lets clients *run* those magics (on this kernel, between
+    cells, with arguments checked against what each magic accepts); no magic
+    runs unless named here. Magics that read (%who, %whos, %history, %pwd,
+    %env, %pinfo) are safe to allow. Magics that run code (%timeit, %time,
+    %run, %%bash, %pip, %%writefile, and any extension's magic) let every
+    client holding the token run arbitrary code in this kernel: allow them
+    only if you would type what the model sends. Other magics (%cd, %reset,
+    %config, …) are refused. A live magic may take --live-timeout seconds
+    (default 60), then it is interrupted; so is one you interrupt.
     --stdio-proxy prints configurations that start `mcp-notebook connect`
     instead of naming the URL (for clients that only speak stdio).
 

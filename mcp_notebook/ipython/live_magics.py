@@ -9,14 +9,24 @@ events, which also covers cells that `await`). The server thread waits for
 the result with a deadline; a function whose caller gave up never runs.
 
 `run_magic` executes one invocation with IPython's `capture_output` and
-returns what it printed, displayed and returned, as plain data.
+returns what it printed, displayed and returned, as plain data. It calls the
+magic's function itself, with the line exactly as built from the client's
+arguments: never through `run_line_magic`, whose expansion of `{expr}` and
+`$var` would evaluate code a client wrote. Whatever the magic raises
+(`SystemExit` and `KeyboardInterrupt` too) becomes a `MagicExecutionError`,
+so the server keeps serving. While it runs, interrupting the kernel (its stop
+button, Ctrl-C) stops it, and `LiveMagicCall.stop` does the same for a magic
+that ran past its time limit.
 """
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import concurrent.futures
 import contextlib
+import signal
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -27,7 +37,7 @@ from IPython.utils.capture import capture_output
 from ..exceptions import PromptExecutionError
 from ..sources.magics import CapturedOutput, MagicInvocation
 
-__all__ = ["MagicExecutionError", "MainThreadScheduler", "create_kernel_scheduler", "run_magic"]
+__all__ = ["LiveMagicCall", "MagicExecutionError", "MainThreadScheduler", "create_kernel_scheduler", "run_magic"]
 
 T = TypeVar("T")
 
@@ -91,8 +101,11 @@ class MainThreadScheduler:
                 return  # the caller gave up waiting: never run late
             try:
                 result = fn()
-            except BaseException as error:  # handed to the waiting thread, which re-raises it
+            except Exception as error:  # handed to the waiting thread, which re-raises it
                 future.set_exception(error)
+            except BaseException as error:
+                # SystemExit or KeyboardInterrupt re-raised on the server's thread would end the server.
+                future.set_exception(RuntimeError(f"stopped by {type(error).__name__}: {error}"))
             else:
                 future.set_result(result)
 
@@ -143,16 +156,134 @@ def _format_result(shell: Any, value: object) -> dict[str, Any] | None:
     return dict(data) if data else None
 
 
-def run_magic(shell: Any, invocation: MagicInvocation) -> CapturedOutput:
-    """Run one magic invocation now (main thread only), capturing its output; raises `MagicExecutionError`."""
-    title = ("%" if invocation.kind == "line" else "%%") + invocation.name
-    try:
-        with capture_output() as captured:
-            if invocation.kind == "line":
-                value = shell.run_line_magic(invocation.name, invocation.line)
+class LiveMagicCall:
+    """One live magic call, to run on the kernel's main thread; `stop` interrupts it from any thread.
+
+    The call is a function of no arguments (what `MainThreadScheduler.run`
+    takes). Until it starts, or once it has finished, `stop` does nothing, so
+    a late stop can never interrupt the user's next cell.
+    """
+
+    def __init__(self, shell: Any, invocation: MagicInvocation) -> None:
+        self.shell = shell
+        self.invocation = invocation
+        self.finished = threading.Event()
+        self._lock = threading.Lock()
+        self._state = "waiting"  # running, then done
+        self._interruptible = False
+        self._main_thread: int | None = None
+        self.stop_reason: str | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._state != "waiting"
+
+    def __call__(self) -> CapturedOutput:
+        with self._lock:
+            if self._state != "waiting":
+                raise RuntimeError("a live magic call runs once")
+            self._state = "running"
+        try:
+            return run_magic(self.shell, self.invocation, self)
+        finally:
+            self._finish()
+            self.finished.set()
+
+    def _begin_interruptible(self) -> None:
+        with self._lock:
+            self._interruptible = True
+            self._main_thread = threading.get_ident()
+
+    def _finish(self) -> None:
+        with self._lock:
+            self._state = "done"
+            self._interruptible = False
+
+    def stop(self, reason: str) -> str:
+        """Interrupt the call if it is running: "stopped", "not running", or "cannot stop" (not interruptible)."""
+        with self._lock:
+            if self._state != "running":
+                return "not running"
+            if not self._interruptible or self._main_thread is None:
+                return "cannot stop"
+            self.stop_reason = reason
+            if sys.platform == "win32":
+                _thread.interrupt_main()
             else:
-                value = shell.run_cell_magic(invocation.name, invocation.line, invocation.body or "")
-    except Exception as error:
+                # A real signal, so that a magic blocked in a system call (a sleep, a read) wakes up too.
+                signal.pthread_kill(self._main_thread, signal.SIGINT)
+            return "stopped"
+
+
+def _call_magic(shell: Any, invocation: MagicInvocation) -> Any:
+    """Call the magic's function with its line as given: no `{expr}` or `$var` expansion, ever."""
+    title = ("%" if invocation.kind == "line" else "%%") + invocation.name
+    find = shell.find_line_magic if invocation.kind == "line" else shell.find_cell_magic
+    fn = find(invocation.name)
+    if fn is None:
+        raise MagicExecutionError(title, "this kernel has no such magic (any more)")
+    options: dict[str, Any] = {}
+    if getattr(fn, "needs_local_scope", False):  # as the shell does for a cell: the user's namespace
+        options["local_ns"] = shell.user_ns
+    with shell.builtin_trap:
+        if invocation.kind == "line":
+            return fn(invocation.line, **options)
+        return fn(invocation.line, invocation.body or "", **options)
+
+
+def _restore_sigint(previous: Any) -> bool:
+    """Put the kernel's own SIGINT handler back; True when an interrupt arrived meanwhile."""
+    late = False
+    while True:
+        try:
+            signal.signal(signal.SIGINT, previous)
+        except KeyboardInterrupt:  # signal.signal runs pending handlers first
+            late = True
+            continue
+        return late
+
+
+_NOTHING = object()
+
+
+def run_magic(shell: Any, invocation: MagicInvocation, call: LiveMagicCall | None = None) -> CapturedOutput:
+    """Run one magic invocation now (main thread only), capturing its output; raises `MagicExecutionError`.
+
+    Between cells ipykernel ignores SIGINT; on the main thread the default
+    handler is installed for the duration, so interrupting the kernel (or
+    `call.stop`) raises `KeyboardInterrupt` in the magic and ends it.
+    """
+    title = ("%" if invocation.kind == "line" else "%%") + invocation.name
+    previous: Any = None
+    installed = False
+    on_main = threading.current_thread() is threading.main_thread()
+    value: Any = _NOTHING
+    try:
+        try:
+            if on_main:
+                previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+                installed = True
+                if call is not None:
+                    call._begin_interruptible()
+            with capture_output() as captured:
+                value = _call_magic(shell, invocation)
+        finally:
+            if call is not None:
+                call._finish()  # from here on `stop` sends nothing
+            if installed:
+                # None: the handler was not set from Python; Python's own is the safe one to leave.
+                _restore_sigint(previous if previous is not None else signal.default_int_handler)
+    except KeyboardInterrupt as error:
+        if value is _NOTHING:
+            reason = (call.stop_reason if call is not None else None) or "it was interrupted (the kernel's stop button)"
+            raise MagicExecutionError(title, reason) from error
+        # The magic had finished when the interrupt came: its result stands.
+    except MagicExecutionError:
+        raise
+    except SystemExit as error:
+        message = f"it tried to end the kernel (SystemExit: {error.code!r}); the kernel and its server go on"
+        raise MagicExecutionError(title, message) from error
+    except BaseException as error:  # any failure of the magic is the client's answer, never the server's end
         raise MagicExecutionError(title, str(error) or type(error).__name__) from error
     displays = tuple(dict(output.data) for output in captured.outputs if output.data)
     return CapturedOutput(

@@ -9,10 +9,15 @@ or `%%name` and described by the first paragraph of its docstring.
   with its help), otherwise one optional `line`; cell magics also take an
   optional `body`. Rendering gives the usage, the docstring and the exact
   invocation built from the arguments. Nothing runs.
-* Live mode (only magics the user allows): rendering runs the invocation in
-  the kernel and returns what it printed and displayed. Running is the IPython
-  layer's job; this module builds the invocation, and `magic_output` turns the
-  captured output into content blocks.
+* Live mode (only magics the user allows, within `live_policy`): rendering
+  runs the invocation in the kernel and returns what it printed and displayed.
+  Running is the IPython layer's job; this module checks the values and builds
+  the invocation, and `magic_output` turns the captured output into content
+  blocks. A live prompt's `_meta` says whether it executes code.
+
+A kernel lists every magic only when asked (`listing="all"`); by default it
+lists the one `magic` prompt, whose `name` argument completes every magic and
+renders its documentation, the live magics and a few common ones.
 
 This module reads the magics table by duck typing and never imports IPython.
 A magic still declared lazily (its extension not imported yet) is listed from
@@ -22,33 +27,49 @@ its name alone: reading anything else from it would load the extension.
 from __future__ import annotations
 
 import argparse
+import difflib
 import inspect
 import shlex
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
+from ..exceptions import PromptError
 from ..models import PromptArgument, PromptMessage, PromptSpec, RenderedPrompt, TextContent
 from ..naming import is_valid_name
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
+from .live_policy import (
+    InvalidMagicArgumentError,
+    LivePolicy,
+    check_line_words,
+    check_parser_word,
+    check_value,
+    live_policy,
+)
 
 # Re-exported: whoever renders magic prompts needs the live half too.
 from .magic_output import CapturedOutput, to_content_blocks, to_live_result
 
 __all__ = [
+    "CURATED_MAGICS",
+    "GENERIC_PROMPT",
     "MAGICS_GROUP",
     "MAGIC_META_KEY",
     "MAGIC_ORIGIN",
+    "MAX_LISTED_MAGICS",
     "CapturedOutput",
+    "Listing",
     "MagicInfo",
     "MagicInvocation",
     "MagicKind",
     "MagicOption",
     "MagicPromptSource",
+    "UnknownMagicError",
     "build_invocation",
+    "build_live_invocation",
     "describe_magic",
     "describe_magics",
     "render_magic_documentation",
@@ -58,6 +79,13 @@ __all__ = [
 ]
 
 MagicKind = Literal["line", "cell"]
+Listing = Literal["all", "curated"]
+
+MAX_LISTED_MAGICS = 10  # magic prompts a default listing shows (more only when more are live)
+GENERIC_PROMPT = "magic"  # the one prompt that documents any magic
+GENERIC_MARKER = "*"
+# The common magics a default listing shows beside `magic` and the live ones, most useful first.
+CURATED_MAGICS = ("%timeit", "%time", "%run", "%pip", "%who", "%whos", "%history", "%matplotlib", "%load_ext")
 
 MAGICS_GROUP = "magics"
 MAGIC_ORIGIN = "magic"
@@ -94,6 +122,8 @@ class MagicInfo:
     options: tuple[MagicOption, ...] | None = None
     # The extension that provides a magic not loaded yet ("module" of a lazy declaration).
     provider: str | None = None
+    # The module that defines the magic (its Magics class's, or the function's); None when unknown.
+    module: str | None = None
 
     @property
     def title(self) -> str:
@@ -181,14 +211,22 @@ def _to_option(action: argparse.Action, prog: str) -> MagicOption | None:
     )
 
 
+def _defining_module(fn: object) -> str | None:
+    owner = getattr(fn, "__self__", None)  # a Magics method: the class says who defined it
+    module = type(owner).__module__ if owner is not None else getattr(fn, "__module__", None)
+    return module if isinstance(module, str) else None
+
+
 def describe_magic(name: str, kind: MagicKind, fn: object) -> MagicInfo:
     """Read a magic's docstring and parser (never loading a lazily declared magic)."""
     if _is_lazy(fn):
-        return MagicInfo(name=name, kind=kind, provider=_lazy_provider(fn))
+        provider = _lazy_provider(fn)
+        return MagicInfo(name=name, kind=kind, provider=provider, module=provider)
     doc = inspect.cleandoc(getattr(fn, "__doc__", None) or "")
+    module = _defining_module(fn)
     parser = getattr(fn, "parser", None)
     if not isinstance(parser, argparse.ArgumentParser):
-        return MagicInfo(name=name, kind=kind, doc=doc, summary=_first_paragraph(doc))
+        return MagicInfo(name=name, kind=kind, doc=doc, summary=_first_paragraph(doc), module=module)
     options = tuple(o for o in (_to_option(a, parser.prog) for a in parser._actions) if o is not None)
     return MagicInfo(
         name=name,
@@ -197,6 +235,7 @@ def describe_magic(name: str, kind: MagicKind, fn: object) -> MagicInfo:
         summary=_first_paragraph(parser.description) or _first_paragraph(doc),
         usage=parser.format_usage().strip().removeprefix("usage:").strip(),
         options=options,
+        module=module,
     )
 
 
@@ -215,12 +254,14 @@ def _prompt_name(info: MagicInfo, line_names: frozenset[str]) -> str:
     return f"magic.{info.name}"
 
 
-def _arguments(info: MagicInfo) -> tuple[PromptArgument, ...]:
+def _arguments(info: MagicInfo, excluded: Mapping[str, str] | None = None) -> tuple[PromptArgument, ...]:
     if info.options is None:
         arguments = [PromptArgument(name="line", description=f"What follows {info.title} on its line", required=False)]
     else:
         arguments = []
         for option in info.options:
+            if excluded and option.argument in excluded:
+                continue  # not offered live: the option would write files or run code
             if option.flag is not None and not option.takes_value:
                 description = f"{option.flag}: " + (option.help or "a switch") + " (true to pass it)"
                 arguments.append(
@@ -248,46 +289,133 @@ def _arguments(info: MagicInfo) -> tuple[PromptArgument, ...]:
     return tuple(arguments)
 
 
-def _description(info: MagicInfo, live: bool) -> str:
+_LIVE_LABELS: Mapping[str, str] = MappingProxyType(
+    {
+        "reads": "[runs in the kernel]",
+        "runs-code": "[runs in the kernel: executes the code or commands a client sends]",
+        "unknown": "[runs in the kernel: may execute code (a magic mcp-notebook does not know)]",
+    }
+)
+
+
+def _description(info: MagicInfo, policy: LivePolicy | None) -> str:
     if info.provider is not None:
         text = f"The magic {info.title}, provided by {info.provider} (not loaded yet)."
     else:
         text = info.summary or f"The IPython magic {info.title}."
-    return f"{text} [runs in the kernel]" if live else text
+    return f"{text} {_LIVE_LABELS[policy.effect]}" if policy is not None else text
 
 
-def to_magic_prompts(infos: Sequence[MagicInfo], live: Sequence[str] = ()) -> tuple[PromptSpec, ...]:
-    """The prompts for a set of magics; those whose title (`%who`, `%%bash`) or name is in `live` run live.
+def _is_allowed(info: MagicInfo, name: str, allowed: frozenset[str]) -> bool:
+    return info.title in allowed or (info.name in allowed and info.kind == "line") or name in allowed
 
-    Magics whose names cannot be prompt names (`%%!`) are left out.
-    """
+
+def _magic_prompt(info: MagicInfo, name: str, policy: LivePolicy | None) -> PromptSpec:
+    marker = {"magic": info.title, "live": policy is not None, "executes_code": bool(policy and policy.executes_code)}
+    return PromptSpec(
+        name=name,
+        title=info.title,
+        description=_description(info, policy),
+        arguments=_arguments(info, policy.excluded if policy is not None else None),
+        meta=MappingProxyType({MAGIC_META_KEY: marker}),
+        origin=MAGIC_ORIGIN,
+    )
+
+
+def _live_policies(infos: Sequence[MagicInfo], live: Sequence[str]) -> dict[str, LivePolicy | None]:
+    """Title → policy (None: refused) of every magic that `live` names."""
     line_names = frozenset(i.name for i in infos if i.kind == "line")
     allowed = frozenset(live)
+    return {
+        info.title: live_policy(info) for info in infos if _is_allowed(info, _prompt_name(info, line_names), allowed)
+    }
+
+
+def to_magic_prompts(
+    infos: Sequence[MagicInfo], live: Sequence[str] = (), *, listing: Listing = "all"
+) -> tuple[PromptSpec, ...]:
+    """The prompts for a set of magics; those whose title (`%who`, `%%bash`) or name is in `live` run live.
+
+    A magic named in `live` runs live only when `live_policy` lets it (refused
+    ones stay documentation). Magics whose names cannot be prompt names (`%%!`)
+    are left out. `listing="curated"` lists the live magics, the one `magic`
+    prompt that documents any magic, and a few common ones: at most
+    `MAX_LISTED_MAGICS` (more only when more are live); `"all"` lists each magic.
+    """
+    line_names = frozenset(i.name for i in infos if i.kind == "line")
+    policies = _live_policies(infos, live)
     prompts: list[PromptSpec] = []
     for info in infos:
         name = _prompt_name(info, line_names)
         if not is_valid_name(name):
             continue
-        is_live = info.title in allowed or (info.name in allowed and info.kind == "line") or name in allowed
-        prompts.append(
-            PromptSpec(
-                name=name,
-                title=info.title,
-                description=_description(info, is_live),
-                arguments=_arguments(info),
-                meta=MappingProxyType({MAGIC_META_KEY: {"magic": info.title, "live": is_live}}),
-                origin=MAGIC_ORIGIN,
-            )
-        )
-    return tuple(prompts)
+        prompts.append(_magic_prompt(info, name, policies.get(info.title)))
+    if listing == "all":
+        return tuple(prompts)
+    return _curated(prompts, infos, line_names)
+
+
+def _curated(
+    prompts: Sequence[PromptSpec], infos: Sequence[MagicInfo], line_names: frozenset[str]
+) -> tuple[PromptSpec, ...]:
+    by_title = {p.title: p for p in prompts}
+    chosen: dict[str, PromptSpec] = {}
+    for prompt in prompts:
+        if (prompt.meta or {})[MAGIC_META_KEY]["live"]:
+            chosen[prompt.name] = prompt
+    for title in CURATED_MAGICS:
+        if len(chosen) + 1 >= MAX_LISTED_MAGICS:
+            break
+        found = by_title.get(title)
+        if found is not None:
+            chosen.setdefault(found.name, found)
+    return (_generic_prompt(infos, line_names), *chosen.values())
+
+
+def _generic_key(info: MagicInfo, line_names: frozenset[str]) -> str:
+    # What a client types as `name`: a line magic's bare name, `%%name` for a cell magic with a line twin.
+    return info.name if info.kind == "line" or info.name not in line_names else f"%%{info.name}"
+
+
+def _generic_prompt(infos: Sequence[MagicInfo], line_names: frozenset[str]) -> PromptSpec:
+    keys = tuple(_generic_key(info, line_names) for info in infos)
+    return PromptSpec(
+        name=GENERIC_PROMPT,
+        title="Any IPython magic",
+        description=(
+            f"The documentation of any of this kernel's {len(keys)} magics and the line that runs it "
+            "(name completes every magic). Nothing runs."
+        ),
+        arguments=(
+            PromptArgument(name="name", description="The magic: timeit, who, %%bash, … (completes)", completions=keys),
+            PromptArgument(name="line", description="What follows the magic on its line", required=False),
+            PromptArgument(name="body", description="The cell body, for a cell magic", required=False),
+        ),
+        meta=MappingProxyType({MAGIC_META_KEY: {"magic": GENERIC_MARKER, "live": False, "executes_code": False}}),
+        origin=MAGIC_ORIGIN,
+    )
 
 
 def _quote(value: str) -> str:
     return shlex.quote(value) if value else "''"
 
 
-def build_invocation(info: MagicInfo, values: Mapping[str, str]) -> MagicInvocation:
-    """The magic call the arguments ask for: switches that are true, options and positionals that are set."""
+def _value_words(prompt: str, option: MagicOption, value: str) -> list[str]:
+    """The quoted words of one option's or positional's value; none of them may look like an option."""
+    # Several words are passed one by one; one word is quoted as one, spaces and all.
+    words = value.split() if option.multiple else [value]
+    for word in words:
+        check_parser_word(prompt, option, word.lstrip())
+    return [_quote(word) for word in words]
+
+
+def build_invocation(info: MagicInfo, values: Mapping[str, str], prompt: str | None = None) -> MagicInvocation:
+    """The magic call the arguments ask for: switches that are true, options and positionals that are set.
+
+    Every value is data for its own option: quoted word by word, and refused
+    (`InvalidMagicArgumentError`) when a word starts with `-`.
+    """
+    prompt = prompt or info.title
     body_name = info.body_argument
     body = values.get(body_name, "") if body_name is not None else None
     if info.options is None:
@@ -298,14 +426,49 @@ def build_invocation(info: MagicInfo, values: Mapping[str, str]) -> MagicInvocat
         value = values.get(option.argument, "")
         if option.flag is None:
             if value.strip():
-                # Several words are passed as the user wrote them; one word is quoted as one.
-                positionals.append(value.strip() if option.multiple else _quote(value))
+                positionals.extend(_value_words(prompt, option, value))
         elif not option.takes_value:
             if value.strip().lower() not in _FALSE_WORDS:
                 words.append(option.flag)
         elif value.strip():
-            words.append(f"{option.flag} {value.strip() if option.multiple else _quote(value)}")
+            words.append(" ".join([option.flag, *_value_words(prompt, option, value)]))
     return MagicInvocation(name=info.name, kind=info.kind, line=" ".join([*words, *positionals]), body=body)
+
+
+def build_live_invocation(
+    info: MagicInfo, policy: LivePolicy, values: Mapping[str, str], prompt: str | None = None
+) -> MagicInvocation:
+    """The call a client asks a live magic for, every value checked against `policy` first.
+
+    Raises `InvalidMagicArgumentError` (nothing runs) for control characters,
+    over-long lines, words that look like options, options not offered live,
+    and (for a magic that only reads) any word the magic would not accept.
+    """
+    prompt = prompt or info.title
+    body_name = info.body_argument
+    for name, value in values.items():
+        check_value(prompt, name, value, body=name == body_name)
+        if name in policy.excluded and value.strip():
+            raise InvalidMagicArgumentError(prompt, name, f"is not offered live: that option {policy.excluded[name]}")
+    body = values.get(body_name, "") if body_name is not None else None
+    if info.options is None:
+        line = values.get("line", "")
+        if policy.effect == "reads":
+            line = " ".join(check_line_words(prompt, policy, line))
+        return MagicInvocation(name=info.name, kind=info.kind, line=line.strip(), body=body)
+    if policy.effect == "reads":
+        for option in info.options:
+            value = values.get(option.argument, "")
+            if not value.strip() or (option.flag is not None and not option.takes_value):
+                continue
+            accepted = policy.values.get(option.argument)
+            if accepted is None:
+                raise InvalidMagicArgumentError(prompt, option.argument, "is not offered live")
+            pattern, what = accepted
+            for word in value.split() if option.multiple else [value]:
+                if not pattern.match(word):
+                    raise InvalidMagicArgumentError(prompt, option.argument, f"has {word!r}, which is not {what}")
+    return build_invocation(info, values, prompt)
 
 
 def _validated_values(spec: PromptSpec, arguments: Mapping[str, str] | None) -> dict[str, str]:
@@ -314,11 +477,7 @@ def _validated_values(spec: PromptSpec, arguments: Mapping[str, str] | None) -> 
     return dict(arguments or {})
 
 
-def render_magic_documentation(
-    info: MagicInfo, spec: PromptSpec, arguments: Mapping[str, str] | None
-) -> RenderedPrompt:
-    """A documentation-mode magic prompt: usage, docstring and the invocation to paste. Nothing runs."""
-    invocation = build_invocation(info, _validated_values(spec, arguments))
+def _documentation(info: MagicInfo, invocation: MagicInvocation, spec: PromptSpec, note: str | None) -> RenderedPrompt:
     parts = [f"The IPython magic `{info.title}`."]
     if info.provider is not None:
         parts.append(f"It is provided by `{info.provider}`, which is imported when the magic is first used.")
@@ -327,9 +486,32 @@ def render_magic_documentation(
     if info.doc:
         parts.append(info.doc)
     parts.append(f"To run it, put this in a notebook cell:\n\n```python\n{invocation.source}\n```")
+    if note:
+        parts.append(note)
     text = "\n\n".join(parts)
     message = PromptMessage(role="user", content=TextContent(text=text))
     return RenderedPrompt(messages=(message,), description=spec.description, name=spec.name)
+
+
+def render_magic_documentation(
+    info: MagicInfo, spec: PromptSpec, arguments: Mapping[str, str] | None
+) -> RenderedPrompt:
+    """A documentation-mode magic prompt: usage, docstring and the invocation to paste. Nothing runs."""
+    invocation = build_invocation(info, _validated_values(spec, arguments), spec.name)
+    return _documentation(info, invocation, spec, None)
+
+
+class UnknownMagicError(PromptError):
+    """The `magic` prompt was asked for a magic this kernel does not have (-32602)."""
+
+    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"this kernel has no magic {name!r}{hint}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": GENERIC_PROMPT, "magic": self.name, "suggestions": list(self.suggestions)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,20 +519,42 @@ class _Catalog:
     key: tuple[tuple[str, str, int], ...]
     by_title: Mapping[str, MagicInfo]
     live: frozenset[str]
+    policies: Mapping[str, LivePolicy | None] = field(default_factory=lambda: MappingProxyType({}))
+    listed: frozenset[str] = frozenset()  # titles that have a prompt of their own in the listing
+
+    def find(self, typed: str) -> MagicInfo | None:
+        """The magic a client named: `timeit`, `%timeit`, `%%timeit`, `magic.timeit` or `magic.cell.timeit`."""
+        name = typed.strip()
+        if name.startswith("magic.cell."):
+            return self.by_title.get("%%" + name.removeprefix("magic.cell."))
+        name = name.removeprefix("magic.")
+        if name.startswith("%"):
+            return self.by_title.get(name)
+        return self.by_title.get(f"%{name}") or self.by_title.get(f"%%{name}")
 
 
 class MagicPromptSource:
     """The kernel's magics as the registry group "magics", refreshed when magics come and go.
 
     `refresh(table)` runs on the kernel's main thread (after each cell); the
-    server thread only calls `magic_for`, which reads an immutable catalog.
+    server thread only calls `magic_for`, `policy_for` and `render_generic`,
+    which read an immutable catalog. `listing` is "all" (a prompt per magic) or
+    "curated" (see `to_magic_prompts`).
     """
 
-    def __init__(self, registry: PromptRegistry, live: Sequence[str] = (), group: str = MAGICS_GROUP) -> None:
+    def __init__(
+        self,
+        registry: PromptRegistry,
+        live: Sequence[str] = (),
+        group: str = MAGICS_GROUP,
+        *,
+        listing: Listing = "all",
+    ) -> None:
         self._registry = registry
         self._group = group
         self._lock = threading.Lock()
         self._live = tuple(live)
+        self._listing: Listing = listing
         self._catalog = _Catalog(key=(), by_title=MappingProxyType({}), live=frozenset())
 
     @property
@@ -374,17 +578,23 @@ class MagicPromptSource:
             if key == self._catalog.key and key:
                 return False
             infos = describe_magics(table)
-            prompts = to_magic_prompts(infos, self._live)
+            prompts = to_magic_prompts(infos, self._live, listing=self._listing)
             by_title = {info.title: info for info in infos}
-            live = frozenset(
-                str(p.meta[MAGIC_META_KEY]["magic"]) for p in prompts if p.meta and p.meta[MAGIC_META_KEY]["live"]
+            policies = _live_policies(infos, self._live)
+            live = frozenset(title for title, policy in policies.items() if policy is not None)
+            listed = frozenset(str((p.meta or {})[MAGIC_META_KEY]["magic"]) for p in prompts)
+            self._catalog = _Catalog(
+                key=key,
+                by_title=MappingProxyType(by_title),
+                live=live,
+                policies=MappingProxyType(policies),
+                listed=listed,
             )
-            self._catalog = _Catalog(key=key, by_title=MappingProxyType(by_title), live=live)
             self._registry.set_group(self._group, prompts)
         return True
 
     def magic_for(self, spec: PromptSpec) -> tuple[MagicInfo, bool] | None:
-        """The magic behind a prompt and whether it may run live; None for other prompts."""
+        """The magic behind a prompt and whether it may run live; None for other prompts (and `magic`)."""
         marker = (spec.meta or {}).get(MAGIC_META_KEY)
         if spec.origin != MAGIC_ORIGIN or not isinstance(marker, Mapping):
             return None
@@ -393,6 +603,44 @@ class MagicPromptSource:
         if info is None:
             return None
         return info, info.title in catalog.live
+
+    def policy_for(self, info: MagicInfo) -> LivePolicy | None:
+        """How a live magic may be called; None when it may not run live."""
+        catalog = self._catalog
+        return catalog.policies.get(info.title) if info.title in catalog.live else None
+
+    def render_generic(self, spec: PromptSpec, arguments: Mapping[str, str] | None) -> RenderedPrompt | None:
+        """Render the `magic` prompt (documentation of the magic `name`); None for any other prompt."""
+        marker = (spec.meta or {}).get(MAGIC_META_KEY)
+        if spec.origin != MAGIC_ORIGIN or not isinstance(marker, Mapping) or marker.get("magic") != GENERIC_MARKER:
+            return None
+        values = _validated_values(spec, arguments)
+        catalog = self._catalog
+        typed = values.get("name", "")
+        info = catalog.find(typed)
+        if info is None:
+            keys = [title.lstrip("%") for title in catalog.by_title]
+            raise UnknownMagicError(typed, difflib.get_close_matches(typed.strip().lstrip("%"), keys, n=3))
+        line = values.get("line", "").strip()
+        body = values.get("body", "") if info.kind == "cell" else None
+        invocation = MagicInvocation(name=info.name, kind=info.kind, line=line, body=body)
+        note = None
+        if info.title in catalog.live:
+            note = f"Clients may run {info.title} in this kernel through its own prompt (listed beside this one)."
+        return _documentation(info, invocation, spec, note)
+
+    def info(self, title: str) -> MagicInfo:
+        """The magic of a title (`%who`, `%%bash`) as of the last refresh; KeyError when there is none."""
+        return self._catalog.by_title[title]
+
+    def refused_live(self) -> tuple[str, ...]:
+        """The titles of magics the allow-list names that may never run live."""
+        return tuple(title for title, policy in self._catalog.policies.items() if policy is None)
+
+    def code_live(self) -> tuple[str, ...]:
+        """The titles of allowed magics through which a client can run code."""
+        policies = self._catalog.policies
+        return tuple(title for title, policy in policies.items() if policy is not None and policy.executes_code)
 
     def unknown_live(self) -> tuple[str, ...]:
         """The allowed names (as the user wrote them) that match no magic of the last refresh."""

@@ -164,6 +164,7 @@ def test_the_public_surfaces_are_pinned() -> None:
         "take_namespace_snapshot",
     ]
     assert sorted(live_magics.__all__) == [
+        "LiveMagicCall",
         "MagicExecutionError",
         "MainThreadScheduler",
         "create_kernel_scheduler",

@@ -136,7 +136,9 @@ def test_documentation_mode_checks_arguments_like_any_prompt() -> None:
 
 def test_only_allowed_magics_are_marked_live() -> None:
     prompts = _prompts(live=("%twice",))
-    assert prompts["magic.twice"].description == "Run a line or a cell twice. [runs in the kernel]"
+    assert prompts["magic.twice"].description == (
+        "Run a line or a cell twice. [runs in the kernel: may execute code (a magic mcp-notebook does not know)]"
+    )
     assert "[runs in the kernel]" not in (prompts["magic.cell.twice"].description or "")
     assert "[runs in the kernel]" not in (prompts["magic.greet"].description or "")
 
@@ -248,16 +250,22 @@ def test_the_public_surface_is_pinned() -> None:
 
     assert sorted(output.__all__) == ["CapturedOutput", "to_content_blocks", "to_live_result"]
     assert sorted(module.__all__) == [
+        "CURATED_MAGICS",
         "CapturedOutput",
+        "GENERIC_PROMPT",
+        "Listing",
         "MAGICS_GROUP",
         "MAGIC_META_KEY",
         "MAGIC_ORIGIN",
+        "MAX_LISTED_MAGICS",
         "MagicInfo",
         "MagicInvocation",
         "MagicKind",
         "MagicOption",
         "MagicPromptSource",
+        "UnknownMagicError",
         "build_invocation",
+        "build_live_invocation",
         "describe_magic",
         "describe_magics",
         "render_magic_documentation",
