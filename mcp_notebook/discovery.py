@@ -10,6 +10,15 @@ crashed are recognised by their dead `pid` and skipped.
      "kernel_id": "3f2a…", "notebook_path": "/home/ada/analysis.ipynb",
      "pid": 4242, "created": 1767225600.0}
 
+A kernel whose runtime directory is not the default one (`JUPYTER_RUNTIME_DIR`
+set for the kernel, which clients started elsewhere do not inherit) also
+leaves a pointer to its file in the user's state directory
+(`$MCP_NOTEBOOK_STATE_DIR`, else `$XDG_STATE_HOME/mcp-notebook`, else
+`~/.local/state/mcp-notebook`; `~/Library/Application Support/mcp-notebook` on
+macOS, `%LOCALAPPDATA%\\mcp-notebook` on Windows), under `kernels/`. Listing
+the default directory also follows those pointers, so `mcp-notebook connect
+--latest` and the editor bridge find such kernels from any shell.
+
 Pure standard library (plus `jupyter_core` for the default directory, when it
 is installed).
 """
@@ -28,20 +37,26 @@ from typing import Any
 
 __all__ = [
     "CONNECTION_FILE_PREFIX",
+    "STATE_DIR_ENV",
     "KernelConnection",
     "connection_file_name",
+    "default_runtime_dir",
     "is_process_alive",
     "latest_kernel_connection",
     "list_kernel_connections",
     "read_connection_file",
+    "register_connection_file",
     "remove_connection_file",
     "runtime_dir",
+    "state_dir",
     "write_connection_file",
 ]
 
 CONNECTION_FILE_PREFIX = "mcp-notebook-kernel-"
 _SUFFIX = ".json"
 _FORMAT_VERSION = 1
+STATE_DIR_ENV = "MCP_NOTEBOOK_STATE_DIR"
+_POINTERS = "kernels"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +92,86 @@ def runtime_dir() -> Path:
     except ImportError:
         return Path.home() / ".local" / "share" / "jupyter" / "runtime"
     return Path(jupyter_runtime_dir())
+
+
+def default_runtime_dir() -> Path:
+    """The runtime directory of a process without `$JUPYTER_RUNTIME_DIR`: where a client looks by default."""
+    try:
+        from jupyter_core.paths import jupyter_data_dir
+    except ImportError:
+        return Path.home() / ".local" / "share" / "jupyter" / "runtime"
+    return Path(jupyter_data_dir()) / "runtime"
+
+
+def state_dir() -> Path:
+    """The user's mcp-notebook state directory, where kernels in other runtime directories leave pointers."""
+    env = os.environ.get(STATE_DIR_ENV)
+    if env:
+        return Path(env)
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "mcp-notebook"
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _pointer_path(connection_file: Path) -> Path:
+    return state_dir() / _POINTERS / connection_file.name
+
+
+def register_connection_file(path: Path | str) -> Path | None:
+    """Leave a pointer to a connection file outside the default runtime directory; its path, or None.
+
+    Nothing is written for a file in the default directory (clients look there anyway).
+    """
+    target = Path(path).absolute()
+    if _same_dir(target.parent, default_runtime_dir()):
+        return None
+    pointer = _pointer_path(target)
+    pointer.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{pointer.name}.", suffix=".tmp", dir=pointer.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"version": _FORMAT_VERSION, "connection_file": str(target)}, handle)
+        os.replace(tmp_name, pointer)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    return pointer
+
+
+def _pointed_files() -> list[tuple[Path, Path]]:
+    """(pointer, connection file) for every pointer in the state directory that names a connection file."""
+    folder = state_dir() / _POINTERS
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found: list[tuple[Path, Path]] = []
+    for name in names:
+        if not (name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX)):
+            continue
+        pointer = folder / name
+        try:
+            with open(pointer, encoding="utf-8") as handle:
+                data: Any = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        target = data.get("connection_file") if isinstance(data, dict) else None
+        # A pointer names a connection file of the same name, never any other file.
+        if isinstance(target, str) and os.path.isabs(target) and Path(target).name == name:
+            found.append((pointer, Path(target)))
+    return found
 
 
 def connection_file_name(kernel_id: str) -> str:
@@ -132,9 +227,19 @@ def write_connection_file(
 
 
 def remove_connection_file(path: Path | str) -> None:
-    """Remove a connection file; a file that is already gone is fine."""
+    """Remove a connection file, and its pointer if it has one; a file that is already gone is fine."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+    target = Path(path).absolute()
+    pointer = _pointer_path(target)
+    try:
+        with open(pointer, encoding="utf-8") as handle:
+            data: Any = json.load(handle)
+    except (OSError, ValueError):
+        return
+    if isinstance(data, dict) and data.get("connection_file") == str(target):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(pointer)
 
 
 def read_connection_file(path: Path | str) -> KernelConnection | None:
@@ -213,30 +318,37 @@ def _is_windows_process_alive(pid: int) -> bool:
 def list_kernel_connections(directory: Path | str | None = None, *, prune: bool = False) -> list[KernelConnection]:
     """Every live kernel's connection, newest first.
 
-    Malformed files are skipped; so are stale ones, whose process is gone.
-    With `prune`, stale files are also removed (a crashed kernel cannot clean
-    up after itself). A missing directory means no kernels.
+    Without `directory`: the runtime directory, and the kernels in other
+    runtime directories that left a pointer in the state directory. Malformed
+    files are skipped; so are stale ones, whose process is gone. With `prune`,
+    stale files are also removed (a crashed kernel cannot clean up after
+    itself), and so are pointers to files that are gone. A missing directory
+    means no kernels.
     """
     folder = Path(directory) if directory is not None else runtime_dir()
+    candidates: list[tuple[Path, Path | None]] = []
     try:
         names = os.listdir(folder)
     except OSError:
-        return []
-    found: list[KernelConnection] = []
+        names = []
     for name in names:
-        if not (name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX)):
-            continue
-        path = folder / name
+        if name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX):
+            candidates.append((folder / name, None))
+    if directory is None:
+        candidates.extend((target, pointer) for pointer, target in _pointed_files())
+    found: dict[str, KernelConnection] = {}
+    for path, pointer in candidates:
         connection = read_connection_file(path)
         if connection is None:
+            if prune and pointer is not None and not path.exists():
+                remove_connection_file(path)  # the pointer of a file that is gone
             continue
         if not is_process_alive(connection.pid):
             if prune:
                 remove_connection_file(path)
             continue
-        found.append(connection)
-    found.sort(key=lambda c: (c.created, c.kernel_id), reverse=True)
-    return found
+        found.setdefault(os.path.abspath(connection.path), connection)
+    return sorted(found.values(), key=lambda c: (c.created, c.kernel_id), reverse=True)
 
 
 def latest_kernel_connection(directory: Path | str | None = None) -> KernelConnection | None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .discovery import KernelConnection, latest_kernel_connection, list_kernel_connections, runtime_dir
+from .discovery import KernelConnection, latest_kernel_connection, list_kernel_connections, runtime_dir, state_dir
 from .exceptions import ServerConnectionError
 
 if TYPE_CHECKING:
@@ -42,7 +42,10 @@ def find_kernel_connection(
     kernel: str | None = None, *, latest: bool = False, directory: Path | str | None = None
 ) -> KernelConnection:
     """The live kernel to connect to: by id (a unique prefix will do) or the most recently started one."""
-    where = f"kernels in {directory if directory is not None else runtime_dir()}"
+    if directory is not None:
+        where = f"kernels in {directory}"
+    else:
+        where = f"kernels in {runtime_dir()} (and those other runtime directories left in {state_dir() / 'kernels'})"
     if latest or kernel is None:
         found = latest_kernel_connection(directory)
         if found is None:
@@ -167,6 +170,11 @@ def add_connect_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--kernel", metavar="ID", help="the kernel's id (a unique prefix is enough)")
     which.add_argument("--latest", action="store_true", help="the most recently started kernel (the default)")
     parser.add_argument("--runtime-dir", metavar="DIR", help="where connection files are (default: Jupyter's)")
+    parser.add_argument(
+        "--print-token",
+        action="store_true",
+        help="print the kernel server's bearer token and exit (for a client's configuration), instead of proxying",
+    )
 
 
 def main(argv: Sequence[str] | None = None, options: argparse.Namespace | None = None) -> int:
@@ -183,6 +191,12 @@ def main(argv: Sequence[str] | None = None, options: argparse.Namespace | None =
     except ServerConnectionError as error:
         print(f"mcp-notebook connect: {error}", file=sys.stderr)
         return 2
+    if getattr(options, "print_token", False):
+        if connection.token is None:
+            print(f"mcp-notebook connect: kernel {connection.short_id} serves without a token", file=sys.stderr)
+            return 1
+        print(connection.token)
+        return 0
     print(f"mcp-notebook connect: proxying to {connection.url} (kernel {connection.short_id})", file=sys.stderr)
     import anyio
 

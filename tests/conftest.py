@@ -25,6 +25,12 @@ __all__ = ["NotebookFactory", "write_notebook"]
 NotebookFactory = Callable[..., Path]
 
 
+@pytest.fixture(autouse=True)
+def _private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels served by a test leave their discovery pointers in a folder of the test's, never the user's."""
+    monkeypatch.setenv("MCP_NOTEBOOK_STATE_DIR", str(tmp_path_factory.mktemp("mcp-notebook-state")))
+
+
 @pytest.fixture
 def notebook_factory(tmp_path: Path) -> NotebookFactory:
     """`notebook_factory("a.ipynb", [{"source": "Hi {{who}}", "mcp": {"prompt": "greet"}}])` → the path."""

@@ -50,6 +50,7 @@ _JUPYTER_FOLDERS = (
     ("JUPYTER_DATA_DIR", "data"),
     ("JUPYTER_CONFIG_DIR", "config"),
     ("IPYTHONDIR", "ipython"),
+    ("MCP_NOTEBOOK_STATE_DIR", "state"),  # where kernels in other runtime directories leave pointers
 )
 
 

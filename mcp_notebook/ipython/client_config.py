@@ -1,52 +1,102 @@
-"""Ready-to-paste client configuration for a kernel's MCP server (Claude Code, VS Code, Cursor)."""
+"""Ready-to-paste client configuration for a kernel's MCP server (Claude Code, VS Code, Cursor).
+
+The text is a cell's output, and outputs are saved in the notebook: it never
+holds the token. Configurations refer to it instead: Claude Code's command
+line reads it with `mcp-notebook connect --print-token` when it runs, VS Code
+asks for it once (a password input), Cursor reads it from an environment
+variable. The `mcp-notebook` named is the one installed beside this kernel's
+Python, by its full path, so the commands work from any shell, and
+`--runtime-dir` is added when the connection file is not where a client looks
+by default.
+"""
 
 from __future__ import annotations
 
 import json
 import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
-__all__ = ["format_client_config"]
+__all__ = ["TOKEN_VARIABLE", "connect_command", "format_client_config"]
+
+TOKEN_VARIABLE = "MCP_NOTEBOOK_KERNEL_TOKEN"  # Cursor's configuration reads the token from this variable
 
 
-def _http_entries(name: str, url: str, token: str | None) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    headers = {"Authorization": f"Bearer {token}"} if token else None
-    claude = ["claude", "mcp", "add", "--transport", "http", name, url]
-    if headers:
-        claude += ["--header", f"Authorization: Bearer {token}"]
-    vscode: dict[str, Any] = {"type": "http", "url": url}
-    cursor: dict[str, Any] = {"url": url}
-    if headers:
-        vscode["headers"] = headers
-        cursor["headers"] = headers
-    return shlex.join(claude), vscode, cursor
+def _mcp_notebook() -> list[str]:
+    """The command that runs this kernel's mcp-notebook, from any shell (no PATH or venv needed)."""
+    script = Path(sys.executable).with_name("mcp-notebook.exe" if sys.platform == "win32" else "mcp-notebook")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-m", "mcp_notebook"]
 
 
-def _stdio_entries(name: str, kernel_id: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    args = ["connect", "--kernel", kernel_id]
-    claude = shlex.join(["claude", "mcp", "add", name, "--", "mcp-notebook", *args])
-    vscode: dict[str, Any] = {"type": "stdio", "command": "mcp-notebook", "args": args}
-    cursor: dict[str, Any] = {"command": "mcp-notebook", "args": args}
+def connect_command(kernel_id: str, runtime_dir: str | None = None, *extra: str) -> list[str]:
+    """`mcp-notebook connect --kernel ID [--runtime-dir DIR] …` as words, ready to run anywhere."""
+    words = [*_mcp_notebook(), "connect", "--kernel", kernel_id]
+    if runtime_dir is not None:
+        words += ["--runtime-dir", runtime_dir]
+    return [*words, *extra]
+
+
+def _http_entries(name: str, url: str, token_command: list[str] | None) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    claude = shlex.join(["claude", "mcp", "add", "--transport", "http", name, url])
+    vscode: dict[str, Any] = {"servers": {name: {"type": "http", "url": url}}}
+    cursor: dict[str, Any] = {"mcpServers": {name: {"url": url}}}
+    if token_command is not None:
+        # The shell runs the command when the line is pasted; the token goes into Claude's config, not here.
+        claude += f' --header "Authorization: Bearer $({shlex.join(token_command)})"'
+        input_id = f"{name}-token"
+        vscode["servers"][name]["headers"] = {"Authorization": f"Bearer ${{input:{input_id}}}"}
+        vscode["inputs"] = [
+            {
+                "type": "promptString",
+                "id": input_id,
+                "description": f"Token of the kernel's MCP server (run: {shlex.join(token_command)})",
+                "password": True,
+            }
+        ]
+        cursor["mcpServers"][name]["headers"] = {"Authorization": f"Bearer ${{env:{TOKEN_VARIABLE}}}"}
+    return claude, vscode, cursor
+
+
+def _stdio_entries(name: str, command: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    claude = shlex.join(["claude", "mcp", "add", name, "--", *command])
+    vscode: dict[str, Any] = {"servers": {name: {"type": "stdio", "command": command[0], "args": command[1:]}}}
+    cursor: dict[str, Any] = {"mcpServers": {name: {"command": command[0], "args": command[1:]}}}
     return claude, vscode, cursor
 
 
 def format_client_config(
-    *, url: str, token: str | None, kernel_id: str, connection_file: str | None, stdio_proxy: bool = False
+    *,
+    url: str,
+    token: str | None,
+    kernel_id: str,
+    connection_file: str | None,
+    stdio_proxy: bool = False,
+    runtime_dir: str | None = None,
 ) -> str:
-    """What `%mcp serve` prints: the endpoint, then each client's configuration, ready to paste.
+    """What `%mcp serve` prints: the endpoint, then each client's configuration, ready to paste; never the token.
 
     With `stdio_proxy` the configurations start `mcp-notebook connect --kernel ID`
-    (for clients that only speak stdio) instead of naming the URL and token.
+    (for clients that only speak stdio) instead of naming the URL. `runtime_dir`
+    is the connection file's directory when clients would not look there by default.
     """
     name = f"kernel-{kernel_id[:8]}"
+    connect = connect_command(kernel_id, runtime_dir)
+    token_command = connect_command(kernel_id, runtime_dir, "--print-token") if token else None
     if stdio_proxy:
-        claude, vscode, cursor = _stdio_entries(name, kernel_id)
+        claude, vscode, cursor = _stdio_entries(name, connect)
     else:
-        claude, vscode, cursor = _http_entries(name, url, token)
-    lines = [
-        f"MCP server of this kernel: {url}",
-        f"Token: {token}" if token else "Token: none (--no-token): any local process can connect",
-    ]
+        claude, vscode, cursor = _http_entries(name, url, token_command)
+    lines = [f"MCP server of this kernel: {url}"]
+    if token_command is not None:
+        lines += [
+            "Token: in the connection file, never printed here (cell outputs are saved in the notebook).",
+            f"  To see it: {shlex.join(token_command)}",
+        ]
+    else:
+        lines.append("Token: none (--no-token): any local process can connect")
     if connection_file:
         lines.append(f"Connection file: {connection_file}")
     lines += [
@@ -55,12 +105,17 @@ def format_client_config(
         f"  {claude}",
         "",
         "VS Code (.vscode/mcp.json):",
-        _indent(json.dumps({"servers": {name: vscode}}, indent=2)),
+        _indent(json.dumps(vscode, indent=2)),
         "",
-        "Cursor (~/.cursor/mcp.json):",
-        _indent(json.dumps({"mcpServers": {name: cursor}}, indent=2)),
+    ]
+    if token_command is not None and not stdio_proxy:
+        lines.append(f"Cursor (~/.cursor/mcp.json; set {TOKEN_VARIABLE} to the token in Cursor's environment):")
+    else:
+        lines.append("Cursor (~/.cursor/mcp.json):")
+    lines += [
+        _indent(json.dumps(cursor, indent=2)),
         "",
-        f"Clients that only speak stdio: mcp-notebook connect --kernel {kernel_id}",
+        f"Clients that only speak stdio: {shlex.join(connect)}",
     ]
     return "\n".join(lines)
 

@@ -128,10 +128,13 @@ class AccessGate:
         allowed_hosts: frozenset[str] | None,
         token: str | None = None,
         on_ready: Callable[[], None] | None = None,
+        token_hint: str | None = None,
     ) -> None:
         self.app = app
         self.allowed_hosts = allowed_hosts
         self.token = token
+        # Where the token comes from, in the 401's words; the server's own CLI by default.
+        self.token_hint = token_hint or "the token given to 'mcp-notebook serve --token' (or in MCP_NOTEBOOK_TOKEN)"
         self.on_ready = on_ready
         extra_origins = {host.rsplit(":", 1)[0].strip("[]") for host in allowed_hosts or ()}
         self.origin_hosts = LOOPBACK_NAMES | extra_origins
@@ -188,8 +191,7 @@ class AccessGate:
         if presented:
             challenge += ', error="invalid_token", error_description="the bearer token does not match"'
         message = (
-            "This server needs a bearer token: send the header 'Authorization: Bearer <token>' with the token "
-            "given to 'mcp-notebook serve --token' (or in MCP_NOTEBOOK_TOKEN)"
+            f"This server needs a bearer token: send the header 'Authorization: Bearer <token>' with {self.token_hint}"
         )
         data = {"reason": "wrong token" if presented else "missing token"}
         return 401, _error_body(message, data=data), [(b"www-authenticate", challenge.encode())]
@@ -232,6 +234,7 @@ async def serve_http(
     tasks: Sequence[BackgroundTask] = (),
     on_ready: Callable[[str], None] | None = None,
     shutdown: anyio.Event | None = None,
+    token_hint: str | None = None,
 ) -> None:
     """Serve `server` over Streamable HTTP at http://`host`:`port`/mcp until stopped.
 
@@ -251,7 +254,8 @@ async def serve_http(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_BODY_BYTES,
     )
-    gate = AccessGate(sdk_app, allowed_hosts=hosts, token=token, on_ready=(lambda: on_ready(url)) if on_ready else None)
+    ready = (lambda: on_ready(url)) if on_ready else None
+    gate = AccessGate(sdk_app, allowed_hosts=hosts, token=token, on_ready=ready, token_hint=token_hint)
     config = uvicorn.Config(
         gate,
         lifespan="on",

@@ -89,6 +89,7 @@ def isolate_runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     """A fresh Jupyter runtime directory for connection files, and no notebook named by jupyter-server."""
     folder = tmp_path / "runtime"
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(folder))
+    monkeypatch.setenv("MCP_NOTEBOOK_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     return folder
 

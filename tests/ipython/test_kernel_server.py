@@ -6,8 +6,10 @@ import contextlib
 import io
 import json
 import os
+import shlex
 import socket
 import stat
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from kernel_server_harness import Kernel, Notifications, connect, isolate_runtim
 from mcp import MCPError
 
 from mcp_notebook.discovery import list_kernel_connections
+from mcp_notebook.ipython.client_config import connect_command
 from mcp_notebook.ipython.kernel_server import (
     ServeOptions,
     kernel_prompt_state,
@@ -67,24 +70,36 @@ def test_serving_writes_an_owner_only_connection_file_and_stop_removes_it_and_cl
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
 
-def test_serve_prints_the_url_token_and_ready_to_paste_client_configuration(kernel: Kernel) -> None:
+def test_serve_prints_client_configuration_that_refers_to_the_token_and_never_holds_it(kernel: Kernel) -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         kernel.main.run(lambda: serve_command(kernel.shell, [], scheduler=kernel.scheduler))
     printed = out.getvalue()
     server = kernel_prompt_state(kernel.shell).server
-    assert server is not None
-    assert server.token and server.url
-    assert f'--header "Authorization: Bearer {server.token}"' in printed.replace("'", '"')
+    assert server is not None and server.token and server.url and server.connection_file
+    assert server.token not in printed
+    name = f"kernel-{server.kernel_id[:8]}"
+    token_command = connect_command(server.kernel_id, str(server.connection_file.parent), "--print-token")
+    assert f'--header "Authorization: Bearer $({shlex.join(token_command)})"' in printed
     vscode = json.loads(printed.split("VS Code (.vscode/mcp.json):\n", 1)[1].split("\n\n", 1)[0])
-    assert vscode["servers"][f"kernel-{server.kernel_id[:8]}"] == {
+    assert vscode["servers"][name] == {
         "type": "http",
         "url": server.url,
-        "headers": {"Authorization": f"Bearer {server.token}"},
+        "headers": {"Authorization": f"Bearer ${{input:{name}-token}}"},
     }
-    cursor = json.loads(printed.split("Cursor (~/.cursor/mcp.json):\n", 1)[1].split("\n\n", 1)[0])
-    assert cursor["mcpServers"][f"kernel-{server.kernel_id[:8]}"]["url"] == server.url
-    assert f"mcp-notebook connect --kernel {server.kernel_id}" in printed
+    assert vscode["inputs"][0]["id"] == f"{name}-token" and vscode["inputs"][0]["password"] is True
+    cursor_text = printed.split("Cursor (", 1)[1].split("\n", 1)[1].split("\n\n", 1)[0]
+    cursor = json.loads(cursor_text)
+    assert cursor["mcpServers"][name] == {
+        "url": server.url,
+        "headers": {"Authorization": "Bearer ${env:MCP_NOTEBOOK_KERNEL_TOKEN}"},
+    }
+    connect_line = shlex.join(connect_command(server.kernel_id, str(server.connection_file.parent)))
+    assert f"Clients that only speak stdio: {connect_line}" in printed
+    # The command the configuration runs gives the token, from a shell that knows nothing of this kernel.
+    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_RUNTIME_DIR"}
+    shown = subprocess.run(token_command, capture_output=True, text=True, env=env, timeout=60, check=True)
+    assert shown.stdout == f"{server.token}\n"
 
 
 def test_serve_warns_about_live_names_that_match_no_magic(kernel: Kernel) -> None:
@@ -199,7 +214,7 @@ async def test_a_variable_argument_completes_from_the_kernel_namespace_filtered_
 
 
 async def test_a_magic_renders_its_documentation_and_nothing_runs(kernel: Kernel) -> None:
-    server = kernel.serve()
+    server = kernel.serve("--all-magics")
     async with connect(server.url or "", server.token) as client:
         listed = await client.list_prompts()
         result = await client.get_prompt("magic.who", {"line": "int"})
@@ -215,7 +230,7 @@ async def test_an_allowed_magic_runs_live_on_the_main_thread_and_others_stay_doc
     server = kernel.serve("--live", "%who")
     async with connect(server.url or "", server.token) as client:
         live = await client.get_prompt("magic.who", {"line": "int"})
-        refused = await client.get_prompt("magic.who_ls", {"line": "int"})
+        refused = await client.get_prompt("magic", {"name": "who_ls", "line": "int"})
     texts = [m.content.text for m in live.messages]
     assert texts[0] == "Ran in the kernel:\n\n```python\n%who int\n```"
     assert "ks_live_value" in texts[1]
@@ -223,13 +238,25 @@ async def test_an_allowed_magic_runs_live_on_the_main_thread_and_others_stay_doc
 
 
 async def test_a_failing_live_magic_is_an_internal_error_with_its_message(kernel: Kernel) -> None:
+    server = kernel.serve("--live", "env")
+    async with connect(server.url or "", server.token) as client:
+        with pytest.raises(MCPError) as failed:
+            await client.get_prompt("magic.env", {"line": "KS_NO_SUCH_VARIABLE"})
+    assert failed.value.error.code == -32603
+    assert failed.value.error.message == "%env failed: Environment does not have key: KS_NO_SUCH_VARIABLE"
+    assert failed.value.error.data == {"prompt": "magic.env"}
+
+
+async def test_a_value_a_live_magic_does_not_accept_is_invalid_params_and_nothing_runs(kernel: Kernel) -> None:
     server = kernel.serve("--live", "history")
     async with connect(server.url or "", server.token) as client:
         with pytest.raises(MCPError) as failed:
             await client.get_prompt("magic.history", {"pattern": "x", "limit": "not-a-number"})
-    assert failed.value.error.code == -32603
-    assert failed.value.error.message == "%history failed: argument -l: invalid int value: 'not-a-number'"
-    assert failed.value.error.data == {"prompt": "magic.history"}
+    assert failed.value.error.code == -32602
+    assert failed.value.error.message == (
+        "magic.history: argument 'limit' has 'not-a-number', which is not a number of lines"
+    )
+    assert failed.value.error.data == {"prompt": "magic.history", "argument": "limit"}
 
 
 async def test_the_kernels_notebook_is_served_and_reloaded_on_save(
@@ -289,5 +316,5 @@ def test_the_public_surfaces_are_pinned() -> None:
         "unload_kernel_server",
         "unpublish_command",
     ]
-    assert client_config.__all__ == ["format_client_config"]
+    assert client_config.__all__ == ["TOKEN_VARIABLE", "connect_command", "format_client_config"]
     assert sorted(kernel_endpoint.__all__) == ["HttpEndpoint", "start_endpoint", "start_watch"]
