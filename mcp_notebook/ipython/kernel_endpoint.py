@@ -36,9 +36,10 @@ class HttpEndpoint:
         self._stop()
 
 
-def start_endpoint(server: Any, *, port: int, token: str | None) -> HttpEndpoint:
+def start_endpoint(server: Any, *, port: int, token: str | None, token_hint: str | None = None) -> HttpEndpoint:
     """Serve `server` (a `PromptServer`) over Streamable HTTP at `http://127.0.0.1:PORT/mcp`; port 0 picks one.
 
+    `token_hint` says, in a 401's message, where a client finds the token.
     Returns once requests are served; raises `OSError` when the port cannot be bound.
     """
     from ..transports.http import serve_http
@@ -52,7 +53,9 @@ def start_endpoint(server: Any, *, port: int, token: str | None) -> HttpEndpoint
         def on_ready(url: str) -> None:
             ready.set_result((url, shutdown))
 
-        await serve_http(server, host=HOST, port=port, token=token, on_ready=on_ready, shutdown=shutdown)
+        await serve_http(
+            server, host=HOST, port=port, token=token, on_ready=on_ready, shutdown=shutdown, token_hint=token_hint
+        )
 
     future = runtime.start(serve)
     future.add_done_callback(lambda done: ready.cancel() if not ready.done() else None)

@@ -315,7 +315,11 @@ class KernelServer:
             name=f"mcp-notebook kernel {self.kernel_id[:8]}",
             instructions="Prompts published by a live Jupyter kernel: its %%prompt cells, its notebook, its magics.",
         )
-        self._endpoint = start_endpoint(server, port=self.options.port, token=self.token)
+        hint = (
+            "the token of this kernel's MCP server (%mcp serve): it is in the kernel's connection file; "
+            f"'mcp-notebook connect --kernel {self.kernel_id} --print-token' prints it"
+        )
+        self._endpoint = start_endpoint(server, port=self.options.port, token=self.token, token_hint=hint)
         self._cleanups.append(self._endpoint.stop)
         self.url = self._endpoint.url
         self.connection_file = write_connection_file(

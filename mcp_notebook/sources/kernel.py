@@ -38,7 +38,7 @@ from ..exceptions import MCPNotebookError
 from ..models import MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
 from ..naming import is_valid_name
 from ..registry import PromptRegistry
-from ..rendering import placeholders
+from ..rendering import placeholders, substitute
 from .summaries import DESCRIPTION_LIMIT
 
 __all__ = [
@@ -223,12 +223,17 @@ def parse_prompt_cell(line: str, body: str) -> PromptCell:
 
 def _first_heading(text: str) -> str | None:
     match = _HEADING.search(text)
-    return match.group("text") if match else None
+    return _readable(match.group("text")) if match else None
+
+
+def _readable(text: str) -> str:
+    """`text` with each `{{name}}` written as `[name]`: a description is read, never filled in."""
+    return substitute(text, {name: f"[{name}]" for name in placeholders(text)})
 
 
 def _first_sentence(text: str) -> str | None:
     # Headings give the title and fences wrap code: neither is the prose a description wants.
-    lines = [ln.strip() for ln in text.splitlines()]
+    lines = [ln.strip() for ln in _readable(text).splitlines()]
     prose = " ".join(ln for ln in lines if ln and not ln.startswith(("#", "```"))).strip()
     if not prose:
         return None
@@ -306,6 +311,9 @@ class KernelPromptSource:
         self._group = group
         self._lock = threading.Lock()
         self._drafts: dict[str, _Draft] = {}
+        # Drafts of a name that another cell has since published, latest last: one comes back when that
+        # cell is renamed, so two cells that publish one name never lose a prompt between them.
+        self._shadowed: dict[str, list[_Draft]] = {}
 
     @property
     def group(self) -> str:
@@ -318,6 +326,7 @@ class KernelPromptSource:
 
     def define(self, cell: PromptCell, cell_id: str | None = None) -> tuple[PromptSpec, tuple[str, ...]]:
         """Publish a cell's prompt (or add its message with `--append`); returns the prompt and its warnings."""
+        clash: str | None = None
         with self._lock:
             if cell_id is not None:
                 self._forget_cell(cell_id, keep=cell.name if cell.append else None)
@@ -327,18 +336,28 @@ class KernelPromptSource:
                 draft.absorb(cell)
                 self._place(draft, part)
             else:
+                replaced = draft
                 # A prompt's first cell (or any cell run without --append) starts the prompt afresh.
                 draft = _Draft(name=cell.name, head_cell=None if cell.append else cell_id)
                 draft.absorb(cell)
                 draft.parts.append(part)
                 self._drafts[cell.name] = draft
+                if replaced is not None and cell_id is not None and replaced.head_cell not in (None, cell_id):
+                    self._shadowed.setdefault(cell.name, []).append(replaced)
+                    clash = (
+                        f"prompt {cell.name!r} is also published by another cell; this cell's version is "
+                        "served (the cell run last wins), and the other one comes back if this cell is renamed"
+                    )
             spec, warnings = draft.to_spec()
+            if clash is not None:
+                warnings = (clash, *warnings)
             self._publish()
         return spec, warnings
 
     def unpublish(self, name: str) -> bool:
         """Remove a prompt; False when there was none of that name."""
         with self._lock:
+            self._shadowed.pop(name, None)
             if self._drafts.pop(name, None) is None:
                 return False
             self._publish()
@@ -348,6 +367,7 @@ class KernelPromptSource:
         """Remove every prompt of this kernel from the registry."""
         with self._lock:
             self._drafts.clear()
+            self._shadowed.clear()
             self._registry.remove_group(self._group)
 
     def _place(self, draft: _Draft, part: _Part) -> None:
@@ -361,16 +381,35 @@ class KernelPromptSource:
 
     def _forget_cell(self, cell_id: str, keep: str | None) -> None:
         """Drop what an earlier run of this cell contributed to other prompts (it may have been renamed)."""
+        for name in list(self._shadowed):
+            kept = []
+            for draft in self._shadowed[name]:
+                if draft.head_cell == cell_id:
+                    continue
+                draft.parts = [p for p in draft.parts if p.cell_id != cell_id]
+                if draft.parts:
+                    kept.append(draft)
+            if kept:
+                self._shadowed[name] = kept
+            else:
+                del self._shadowed[name]
         for name in list(self._drafts):
             draft = self._drafts[name]
             if name == keep:
                 continue
             if draft.head_cell == cell_id:
                 del self._drafts[name]
-                continue
-            draft.parts = [p for p in draft.parts if p.cell_id != cell_id]
-            if not draft.parts:
+            else:
+                draft.parts = [p for p in draft.parts if p.cell_id != cell_id]
+                if draft.parts:
+                    continue
                 del self._drafts[name]
+            # Another cell's version of the name, hidden by this cell's, comes back.
+            earlier = self._shadowed.get(name)
+            if earlier:
+                self._drafts[name] = earlier.pop()
+                if not earlier:
+                    del self._shadowed[name]
 
     def _publish(self) -> None:
         prompts: list[PromptSpec] = []

@@ -156,7 +156,7 @@ def test_defining_a_prompt_publishes_it_with_inferred_required_arguments() -> No
     assert warnings == ()
     assert spec.origin == "kernel"
     assert spec.title == "Greeting"
-    assert spec.description == "Say hello to {{who}} in {{lang}}."
+    assert spec.description == "Say hello to [who] in [lang]."
     assert [(a.name, a.required) for a in spec.arguments] == [("who", True), ("lang", True)]
     assert registry.groups()[KERNEL_GROUP] == (spec,)
     assert _texts("greet", registry, who="Ada", lang="French") == ["# Greeting\nSay hello to Ada in French. Then stop."]
@@ -284,3 +284,59 @@ def test_the_public_surface_is_pinned() -> None:
         "parse_prompt_cell",
         "variable_types",
     ]
+
+
+@pytest.mark.parametrize(
+    ("body", "title", "description"),
+    [
+        ("Review {{code}} now. More.", None, "Review [code] now."),
+        ("# Review {{ code }}\nCheck {{code}} and {{style}}.", "Review [code]", "Check [code] and [style]."),
+        ("Escaped \\{{code}} and {{code}}.", None, "Escaped {{code}} and [code]."),
+        ("{{a}}{{b}}", None, "[a][b]"),
+    ],
+)
+def test_default_titles_and_descriptions_never_show_raw_placeholders(
+    body: str, title: str | None, description: str
+) -> None:
+    spec, _ = KernelPromptSource(PromptRegistry()).define(parse_prompt_cell("p", body))
+    assert (spec.title, spec.description) == (title, description)
+
+
+def test_a_second_cell_publishing_a_name_warns_and_wins_and_renaming_it_brings_the_first_back() -> None:
+    registry = PromptRegistry()
+    source = KernelPromptSource(registry)
+    _, first = source.define(parse_prompt_cell("same", "From cell one."), cell_id="one")
+    assert first == ()
+    _, second = source.define(parse_prompt_cell("same", "From cell two."), cell_id="two")
+    assert second == (
+        "prompt 'same' is also published by another cell; this cell's version is served "
+        "(the cell run last wins), and the other one comes back if this cell is renamed",
+    )
+    assert _texts("same", registry) == ["From cell two."]
+    _, rerun = source.define(parse_prompt_cell("same", "From cell two, again."), cell_id="two")
+    assert rerun == second  # the clash is still there
+    assert _texts("same", registry) == ["From cell two, again."]
+    source.define(parse_prompt_cell("renamed", "Cell two's new name."), cell_id="two")
+    assert _texts("same", registry) == ["From cell one."]
+    assert _texts("renamed", registry) == ["Cell two's new name."]
+
+
+def test_renaming_the_cell_whose_version_is_hidden_keeps_the_served_one() -> None:
+    registry = PromptRegistry()
+    source = KernelPromptSource(registry)
+    source.define(parse_prompt_cell("same", "From cell one."), cell_id="one")
+    source.define(parse_prompt_cell("same", "From cell two."), cell_id="two")
+    source.define(parse_prompt_cell("other", "Cell one renamed."), cell_id="one")
+    source.define(parse_prompt_cell("elsewhere", "Cell two renamed."), cell_id="two")
+    assert registry.snapshot().get("same") is None  # neither cell publishes it any more
+    assert source.names() == ("other", "elsewhere")
+
+
+def test_unpublishing_a_name_withdraws_every_cells_version_of_it() -> None:
+    registry = PromptRegistry()
+    source = KernelPromptSource(registry)
+    source.define(parse_prompt_cell("same", "One."), cell_id="one")
+    source.define(parse_prompt_cell("same", "Two."), cell_id="two")
+    assert source.unpublish("same") is True
+    source.define(parse_prompt_cell("moved", "Two moved."), cell_id="two")
+    assert registry.snapshot().get("same") is None
