@@ -87,7 +87,9 @@ GENERIC_MARKER = "*"
 # The common magics a default listing shows beside `magic` and the live ones, most useful first.
 CURATED_MAGICS = ("%timeit", "%time", "%run", "%pip", "%who", "%whos", "%history", "%matplotlib", "%load_ext")
 
-MAGICS_GROUP = "magics"
+# Groups are listed in the order of their keys: "~" sorts after notebook paths and "kernel", so a client's
+# menu shows the user's own prompts before any magic. The qualified name of a clashing magic stays `magics.NAME`.
+MAGICS_GROUP = "~/magics"
 MAGIC_ORIGIN = "magic"
 # Marks a magic prompt in its `_meta`, so it is recognised under any (qualified) name.
 MAGIC_META_KEY = "io.github.mcp-notebook/magic"

@@ -29,6 +29,7 @@ from mcp_notebook.ipython.kernel_server import (
     unload_kernel_server,
     unpublish_command,
 )
+from mcp_notebook.sources.magics import MAGICS_GROUP
 
 pytestmark = pytest.mark.slow  # real HTTP servers (in this process)
 
@@ -119,7 +120,7 @@ def test_a_port_in_use_is_a_usage_error_that_leaves_nothing_behind(kernel: Kerne
     state = kernel_prompt_state(kernel.shell)
     assert state.server is None
     assert list_kernel_connections(runtime_dir) == []
-    assert "magics" not in state.registry.groups()
+    assert MAGICS_GROUP not in state.registry.groups()
 
 
 def test_serving_twice_is_refused(kernel: Kernel) -> None:

@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
 from kernel_harness import RealKernel
 from kernel_server_harness import Notifications, connect
+from mcp import MCPError
+
+from mcp_notebook.sources.magics import MAGIC_META_KEY
 
 pytestmark = pytest.mark.slow
 
@@ -100,6 +103,52 @@ async def test_a_live_magic_asked_for_during_a_running_cell_runs_after_it(kernel
         output = (await rendered).messages[1].content.text
     assert "kp_phase" in output and "done" in output and "running" not in output
     kernel.execute("%mcp stop")
+
+
+async def test_the_default_listing_puts_the_users_prompts_first_and_at_most_ten_magics(
+    kernel: RealKernel, notebook_factory: Callable[..., Path]
+) -> None:
+    notebook = notebook_factory("mine.ipynb", [{"source": "From my notebook.", "mcp": {"prompt": "kp_from_file"}}])
+    kernel.execute("%%prompt kp_mine\nMy own prompt.")
+    kernel.execute(f"%mcp serve --notebook {notebook} --live who")
+    connection = kernel.connection()
+    try:
+        async with connect(connection.url, connection.token) as client:
+            page = await client.list_prompts()
+            assert page.next_cursor is None  # the whole default listing fits on one page
+            prompts = page.prompts
+            magics = [p for p in prompts if (p.meta or {}).get(MAGIC_META_KEY)]
+            assert 1 < len(magics) <= 10
+            first = len(prompts) - len(magics)
+            assert {p.name for p in prompts[:first]} >= {"kp_mine", "kp_from_file"}
+            assert all((p.meta or {}).get(MAGIC_META_KEY) is None for p in prompts[:first])
+            assert {"magic", "magic.who"} <= {p.name for p in magics}
+            # Every magic is still reachable: the `magic` prompt's name completes all of them.
+            ref = {"type": "ref/prompt", "name": "magic"}
+            completed = await client.complete(ref, {"name": "name", "value": "al"})
+            assert {"alias", "alias_magic"} <= set(completed.completion.values)
+            documented = await client.get_prompt("magic", {"name": "alias", "line": "ll ls -l"})
+            text = documented.messages[0].content.text
+            assert text.startswith("The IPython magic `%alias`.") and text.endswith("```python\n%alias ll ls -l\n```")
+            cell = await client.get_prompt("magic", {"name": "%%bash", "body": "echo hi"})
+            assert cell.messages[0].content.text.endswith("```python\n%%bash\necho hi\n```")
+            with pytest.raises(MCPError) as unknown:
+                await client.get_prompt("magic", {"name": "timit"})
+            assert unknown.value.error.code == -32602 and "did you mean timeit" in unknown.value.error.message
+    finally:
+        kernel.execute("%mcp stop")
+    kernel.execute("%mcp serve --all-magics")
+    connection = kernel.connection()
+    try:
+        async with connect(connection.url, connection.token) as client:
+            page = await client.list_prompts()
+            everything = list(page.prompts)
+            while page.next_cursor:
+                page = await client.list_prompts(cursor=page.next_cursor)
+                everything += page.prompts
+        assert len([p for p in everything if (p.meta or {}).get(MAGIC_META_KEY)]) > 100
+    finally:
+        kernel.execute("%mcp stop")
 
 
 def test_unloading_the_extension_stops_the_server_and_removes_its_connection_file(kernel: RealKernel) -> None:
