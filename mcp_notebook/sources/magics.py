@@ -402,10 +402,19 @@ def _quote(value: str) -> str:
     return shlex.quote(value) if value else "''"
 
 
+def _words_of(option: MagicOption, value: str) -> list[str]:
+    """The words of one value: several, split the shell way, for an argument that takes several; else one."""
+    if not option.multiple:
+        return [value]  # one word is quoted as one, spaces and all
+    try:
+        return shlex.split(value)
+    except ValueError:  # an unbalanced quote: the words as typed
+        return value.split()
+
+
 def _value_words(prompt: str, option: MagicOption, value: str) -> list[str]:
     """The quoted words of one option's or positional's value; none of them may look like an option."""
-    # Several words are passed one by one; one word is quoted as one, spaces and all.
-    words = value.split() if option.multiple else [value]
+    words = _words_of(option, value)
     for word in words:
         check_parser_word(prompt, option, word.lstrip())
     return [_quote(word) for word in words]
@@ -467,7 +476,7 @@ def build_live_invocation(
             if accepted is None:
                 raise InvalidMagicArgumentError(prompt, option.argument, "is not offered live")
             pattern, what = accepted
-            for word in value.split() if option.multiple else [value]:
+            for word in _words_of(option, value):
                 if not pattern.match(word):
                     raise InvalidMagicArgumentError(prompt, option.argument, f"has {word!r}, which is not {what}")
     return build_invocation(info, values, prompt)

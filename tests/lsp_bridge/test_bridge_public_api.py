@@ -39,13 +39,17 @@ PUBLIC = {
     "mcp_notebook.discovery": [
         "CONNECTION_FILE_PREFIX",
         "KernelConnection",
+        "STATE_DIR_ENV",
         "connection_file_name",
+        "default_runtime_dir",
         "is_process_alive",
         "latest_kernel_connection",
         "list_kernel_connections",
         "read_connection_file",
+        "register_connection_file",
         "remove_connection_file",
         "runtime_dir",
+        "state_dir",
         "write_connection_file",
     ],
 }
