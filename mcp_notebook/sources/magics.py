@@ -19,6 +19,10 @@ A kernel lists every magic only when asked (`listing="all"`); by default it
 lists the one `magic` prompt, whose `name` argument completes every magic and
 renders its documentation, the live magics and a few common ones.
 
+The prompt specs and the listing are `magic_listing`'s, the invocations
+`magic_invocation`'s, what a live magic may be passed `live_policy`'s; this
+module reads the magics and keeps them published (`MagicPromptSource`).
+
 This module reads the magics table by duck typing and never imports IPython.
 A magic still declared lazily (its extension not imported yet) is listed from
 its name alone: reading anything else from it would load the extension.
@@ -29,25 +33,28 @@ from __future__ import annotations
 import argparse
 import difflib
 import inspect
-import shlex
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from ..exceptions import PromptError
-from ..models import PromptArgument, PromptMessage, PromptSpec, RenderedPrompt, TextContent
-from ..naming import is_valid_name
+from ..models import PromptMessage, PromptSpec, RenderedPrompt, TextContent
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
-from .live_policy import (
-    InvalidMagicArgumentError,
-    LivePolicy,
-    check_line_words,
-    check_parser_word,
-    check_value,
-    live_policy,
+from .live_policy import LivePolicy
+from .magic_invocation import ESCAPES, MagicInvocation, MagicKind, build_invocation, build_live_invocation
+from .magic_listing import (
+    CURATED_MAGICS,
+    GENERIC_MARKER,
+    GENERIC_PROMPT,
+    MAGIC_META_KEY,
+    MAGIC_ORIGIN,
+    MAX_LISTED_MAGICS,
+    Listing,
+    live_policies,
+    to_magic_prompts,
 )
 
 # Re-exported: whoever renders magic prompts needs the live half too.
@@ -78,24 +85,9 @@ __all__ = [
     "to_magic_prompts",
 ]
 
-MagicKind = Literal["line", "cell"]
-Listing = Literal["all", "curated"]
-
-MAX_LISTED_MAGICS = 10  # magic prompts a default listing shows (more only when more are live)
-GENERIC_PROMPT = "magic"  # the one prompt that documents any magic
-GENERIC_MARKER = "*"
-# The common magics a default listing shows beside `magic` and the live ones, most useful first.
-CURATED_MAGICS = ("%timeit", "%time", "%run", "%pip", "%who", "%whos", "%history", "%matplotlib", "%load_ext")
-
 # Groups are listed in the order of their keys: "~" sorts after notebook paths and "kernel", so a client's
 # menu shows the user's own prompts before any magic. The qualified name of a clashing magic stays `magics.NAME`.
 MAGICS_GROUP = "~/magics"
-MAGIC_ORIGIN = "magic"
-# Marks a magic prompt in its `_meta`, so it is recognised under any (qualified) name.
-MAGIC_META_KEY = "io.github.mcp-notebook/magic"
-
-_FALSE_WORDS = frozenset({"", "0", "false", "no", "off", "n", "f"})
-_ESCAPES: Mapping[MagicKind, str] = {"line": "%", "cell": "%%"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +121,7 @@ class MagicInfo:
 
     @property
     def title(self) -> str:
-        return f"{_ESCAPES[self.kind]}{self.name}"
+        return f"{ESCAPES[self.kind]}{self.name}"
 
     @property
     def body_argument(self) -> str | None:
@@ -138,21 +130,6 @@ class MagicInfo:
             return None
         taken = {option.argument for option in self.options or ()}
         return "body" if "body" not in taken else "cell_body"
-
-
-@dataclass(frozen=True, slots=True)
-class MagicInvocation:
-    """A magic call built from prompt arguments: what to run, or to paste into a cell."""
-
-    name: str
-    kind: MagicKind
-    line: str
-    body: str | None = None
-
-    @property
-    def source(self) -> str:
-        head = f"{_ESCAPES[self.kind]}{self.name}" + (f" {self.line}" if self.line else "")
-        return head if self.kind == "line" else f"{head}\n{self.body or ''}"
 
 
 def _is_lazy(fn: object) -> bool:
@@ -248,238 +225,6 @@ def describe_magics(table: Mapping[str, Mapping[str, object]]) -> tuple[MagicInf
         for name, fn in sorted(table.get(kind, {}).items()):
             infos.append(describe_magic(name, kind, fn))
     return tuple(infos)
-
-
-def _prompt_name(info: MagicInfo, line_names: frozenset[str]) -> str:
-    if info.kind == "cell" and info.name in line_names:
-        return f"magic.cell.{info.name}"
-    return f"magic.{info.name}"
-
-
-def _arguments(info: MagicInfo, excluded: Mapping[str, str] | None = None) -> tuple[PromptArgument, ...]:
-    if info.options is None:
-        arguments = [PromptArgument(name="line", description=f"What follows {info.title} on its line", required=False)]
-    else:
-        arguments = []
-        for option in info.options:
-            if excluded and option.argument in excluded:
-                continue  # not offered live: the option would write files or run code
-            if option.flag is not None and not option.takes_value:
-                description = f"{option.flag}: " + (option.help or "a switch") + " (true to pass it)"
-                arguments.append(
-                    PromptArgument(
-                        name=option.argument,
-                        description=description,
-                        required=False,
-                        completions=("true", "false"),
-                    )
-                )
-                continue
-            label = option.flag or option.argument
-            description = f"{label}: {option.help}" if option.help else label
-            arguments.append(
-                PromptArgument(
-                    name=option.argument,
-                    description=description,
-                    required=option.required,
-                    completions=option.choices,
-                )
-            )
-    body = info.body_argument
-    if body is not None:
-        arguments.append(PromptArgument(name=body, description=f"The cell body under {info.title}", required=False))
-    return tuple(arguments)
-
-
-_LIVE_LABELS: Mapping[str, str] = MappingProxyType(
-    {
-        "reads": "[runs in the kernel]",
-        "runs-code": "[runs in the kernel: executes the code or commands a client sends]",
-        "unknown": "[runs in the kernel: may execute code (a magic mcp-notebook does not know)]",
-    }
-)
-
-
-def _description(info: MagicInfo, policy: LivePolicy | None) -> str:
-    if info.provider is not None:
-        text = f"The magic {info.title}, provided by {info.provider} (not loaded yet)."
-    else:
-        text = info.summary or f"The IPython magic {info.title}."
-    return f"{text} {_LIVE_LABELS[policy.effect]}" if policy is not None else text
-
-
-def _is_allowed(info: MagicInfo, name: str, allowed: frozenset[str]) -> bool:
-    return info.title in allowed or (info.name in allowed and info.kind == "line") or name in allowed
-
-
-def _magic_prompt(info: MagicInfo, name: str, policy: LivePolicy | None) -> PromptSpec:
-    marker = {"magic": info.title, "live": policy is not None, "executes_code": bool(policy and policy.executes_code)}
-    return PromptSpec(
-        name=name,
-        title=info.title,
-        description=_description(info, policy),
-        arguments=_arguments(info, policy.excluded if policy is not None else None),
-        meta=MappingProxyType({MAGIC_META_KEY: marker}),
-        origin=MAGIC_ORIGIN,
-    )
-
-
-def _live_policies(infos: Sequence[MagicInfo], live: Sequence[str]) -> dict[str, LivePolicy | None]:
-    """Title → policy (None: refused) of every magic that `live` names."""
-    line_names = frozenset(i.name for i in infos if i.kind == "line")
-    allowed = frozenset(live)
-    return {
-        info.title: live_policy(info) for info in infos if _is_allowed(info, _prompt_name(info, line_names), allowed)
-    }
-
-
-def to_magic_prompts(
-    infos: Sequence[MagicInfo], live: Sequence[str] = (), *, listing: Listing = "all"
-) -> tuple[PromptSpec, ...]:
-    """The prompts for a set of magics; those whose title (`%who`, `%%bash`) or name is in `live` run live.
-
-    A magic named in `live` runs live only when `live_policy` lets it (refused
-    ones stay documentation). Magics whose names cannot be prompt names (`%%!`)
-    are left out. `listing="curated"` lists the live magics, the one `magic`
-    prompt that documents any magic, and a few common ones: at most
-    `MAX_LISTED_MAGICS` (more only when more are live); `"all"` lists each magic.
-    """
-    line_names = frozenset(i.name for i in infos if i.kind == "line")
-    policies = _live_policies(infos, live)
-    prompts: list[PromptSpec] = []
-    for info in infos:
-        name = _prompt_name(info, line_names)
-        if not is_valid_name(name):
-            continue
-        prompts.append(_magic_prompt(info, name, policies.get(info.title)))
-    if listing == "all":
-        return tuple(prompts)
-    return _curated(prompts, infos, line_names)
-
-
-def _curated(
-    prompts: Sequence[PromptSpec], infos: Sequence[MagicInfo], line_names: frozenset[str]
-) -> tuple[PromptSpec, ...]:
-    by_title = {p.title: p for p in prompts}
-    chosen: dict[str, PromptSpec] = {}
-    for prompt in prompts:
-        if (prompt.meta or {})[MAGIC_META_KEY]["live"]:
-            chosen[prompt.name] = prompt
-    for title in CURATED_MAGICS:
-        if len(chosen) + 1 >= MAX_LISTED_MAGICS:
-            break
-        found = by_title.get(title)
-        if found is not None:
-            chosen.setdefault(found.name, found)
-    return (_generic_prompt(infos, line_names), *chosen.values())
-
-
-def _generic_key(info: MagicInfo, line_names: frozenset[str]) -> str:
-    # What a client types as `name`: a line magic's bare name, `%%name` for a cell magic with a line twin.
-    return info.name if info.kind == "line" or info.name not in line_names else f"%%{info.name}"
-
-
-def _generic_prompt(infos: Sequence[MagicInfo], line_names: frozenset[str]) -> PromptSpec:
-    keys = tuple(_generic_key(info, line_names) for info in infos)
-    return PromptSpec(
-        name=GENERIC_PROMPT,
-        title="Any IPython magic",
-        description=(
-            f"The documentation of any of this kernel's {len(keys)} magics and the line that runs it "
-            "(name completes every magic). Nothing runs."
-        ),
-        arguments=(
-            PromptArgument(name="name", description="The magic: timeit, who, %%bash, … (completes)", completions=keys),
-            PromptArgument(name="line", description="What follows the magic on its line", required=False),
-            PromptArgument(name="body", description="The cell body, for a cell magic", required=False),
-        ),
-        meta=MappingProxyType({MAGIC_META_KEY: {"magic": GENERIC_MARKER, "live": False, "executes_code": False}}),
-        origin=MAGIC_ORIGIN,
-    )
-
-
-def _quote(value: str) -> str:
-    return shlex.quote(value) if value else "''"
-
-
-def _words_of(option: MagicOption, value: str) -> list[str]:
-    """The words of one value: several, split the shell way, for an argument that takes several; else one."""
-    if not option.multiple:
-        return [value]  # one word is quoted as one, spaces and all
-    try:
-        return shlex.split(value)
-    except ValueError:  # an unbalanced quote: the words as typed
-        return value.split()
-
-
-def _value_words(prompt: str, option: MagicOption, value: str) -> list[str]:
-    """The quoted words of one option's or positional's value; none of them may look like an option."""
-    words = _words_of(option, value)
-    for word in words:
-        check_parser_word(prompt, option, word.lstrip())
-    return [_quote(word) for word in words]
-
-
-def build_invocation(info: MagicInfo, values: Mapping[str, str], prompt: str | None = None) -> MagicInvocation:
-    """The magic call the arguments ask for: switches that are true, options and positionals that are set.
-
-    Every value is data for its own option: quoted word by word, and refused
-    (`InvalidMagicArgumentError`) when a word starts with `-`.
-    """
-    prompt = prompt or info.title
-    body_name = info.body_argument
-    body = values.get(body_name, "") if body_name is not None else None
-    if info.options is None:
-        return MagicInvocation(name=info.name, kind=info.kind, line=values.get("line", "").strip(), body=body)
-    words: list[str] = []
-    positionals: list[str] = []
-    for option in info.options:
-        value = values.get(option.argument, "")
-        if option.flag is None:
-            if value.strip():
-                positionals.extend(_value_words(prompt, option, value))
-        elif not option.takes_value:
-            if value.strip().lower() not in _FALSE_WORDS:
-                words.append(option.flag)
-        elif value.strip():
-            words.append(" ".join([option.flag, *_value_words(prompt, option, value)]))
-    return MagicInvocation(name=info.name, kind=info.kind, line=" ".join([*words, *positionals]), body=body)
-
-
-def build_live_invocation(
-    info: MagicInfo, policy: LivePolicy, values: Mapping[str, str], prompt: str | None = None
-) -> MagicInvocation:
-    """The call a client asks a live magic for, every value checked against `policy` first.
-
-    Raises `InvalidMagicArgumentError` (nothing runs) for control characters,
-    over-long lines, words that look like options, options not offered live,
-    and (for a magic that only reads) any word the magic would not accept.
-    """
-    prompt = prompt or info.title
-    body_name = info.body_argument
-    for name, value in values.items():
-        check_value(prompt, name, value, body=name == body_name)
-        if name in policy.excluded and value.strip():
-            raise InvalidMagicArgumentError(prompt, name, f"is not offered live: that option {policy.excluded[name]}")
-    body = values.get(body_name, "") if body_name is not None else None
-    if info.options is None:
-        line = values.get("line", "")
-        if policy.effect == "reads":
-            line = " ".join(check_line_words(prompt, policy, line))
-        return MagicInvocation(name=info.name, kind=info.kind, line=line.strip(), body=body)
-    if policy.effect == "reads":
-        for option in info.options:
-            value = values.get(option.argument, "")
-            if not value.strip() or (option.flag is not None and not option.takes_value):
-                continue
-            accepted = policy.values.get(option.argument)
-            if accepted is None:
-                raise InvalidMagicArgumentError(prompt, option.argument, "is not offered live")
-            pattern, what = accepted
-            for word in _words_of(option, value):
-                if not pattern.match(word):
-                    raise InvalidMagicArgumentError(prompt, option.argument, f"has {word!r}, which is not {what}")
-    return build_invocation(info, values, prompt)
 
 
 def _validated_values(spec: PromptSpec, arguments: Mapping[str, str] | None) -> dict[str, str]:
@@ -591,7 +336,7 @@ class MagicPromptSource:
             infos = describe_magics(table)
             prompts = to_magic_prompts(infos, self._live, listing=self._listing)
             by_title = {info.title: info for info in infos}
-            policies = _live_policies(infos, self._live)
+            policies = live_policies(infos, self._live)
             live = frozenset(title for title, policy in policies.items() if policy is not None)
             listed = frozenset(str((p.meta or {})[MAGIC_META_KEY]["magic"]) for p in prompts)
             self._catalog = _Catalog(

@@ -245,8 +245,42 @@ def test_listing_magics_never_loads_a_lazy_extension(shell: InteractiveShell) ->
 
 
 def test_the_public_surface_is_pinned() -> None:
+    import mcp_notebook.sources.live_policy as policy
+    import mcp_notebook.sources.magic_invocation as invocation
+    import mcp_notebook.sources.magic_listing as listing
     import mcp_notebook.sources.magic_output as output
     import mcp_notebook.sources.magics as module
+
+    assert sorted(invocation.__all__) == [
+        "ESCAPES",
+        "MagicInvocation",
+        "MagicKind",
+        "build_invocation",
+        "build_live_invocation",
+    ]
+    assert sorted(listing.__all__) == [
+        "CURATED_MAGICS",
+        "GENERIC_MARKER",
+        "GENERIC_PROMPT",
+        "Listing",
+        "MAGIC_META_KEY",
+        "MAGIC_ORIGIN",
+        "MAX_LISTED_MAGICS",
+        "live_policies",
+        "to_magic_prompts",
+    ]
+    assert sorted(policy.__all__) == [
+        "Effect",
+        "InvalidMagicArgumentError",
+        "LivePolicy",
+        "MAX_LINE",
+        "check_line_words",
+        "check_parser_word",
+        "check_value",
+        "is_builtin_magic",
+        "live_policy",
+        "refusal_reason",
+    ]
 
     assert sorted(output.__all__) == ["CapturedOutput", "to_content_blocks", "to_live_result"]
     assert sorted(module.__all__) == [
