@@ -1,7 +1,9 @@
 """Running kernels as MCP servers: found through their connection files, followed as they come and go.
 
-The watcher polls the Jupyter runtime directory (a directory listing and a few
-tiny JSON reads, once a second by default). Polling rather than file events,
+The watcher polls the Jupyter runtime directory, and the kernels of other
+runtime directories that left a pointer in the user's state directory
+(`discovery.list_kernel_connections`): a directory listing and a few tiny JSON
+reads, once a second by default. Polling rather than file events,
 because a kernel that crashed leaves its file behind: only its dead process
 tells, and `list_kernel_connections` checks that on every scan.
 """

@@ -1,14 +1,19 @@
 """`mcp-notebook connect`: reach a running kernel's MCP server from a client that only speaks stdio.
 
 A kernel that ran `%mcp serve` listens on 127.0.0.1 over Streamable HTTP and
-leaves a connection file (URL, token) in the Jupyter runtime directory. This
-proxy finds that file (`--kernel ID` or `--latest`), then relays JSON-RPC
+leaves a connection file (URL, token) in the Jupyter runtime directory (and,
+when that is not the default one, a pointer to it that `discovery` follows).
+This proxy finds that file (`--kernel ID` or `--latest`), then relays JSON-RPC
 messages: each line read on stdin is posted to the kernel with its bearer
 token; every answer and notification (including `list_changed` from the
 session's GET stream, and 2026-07-28 `subscriptions/listen` streams) is
 written to stdout, one message per line. Both protocol eras pass through
 unchanged; the HTTP headers each era needs (`MCP-Protocol-Version`, and at
 2026-07-28 `Mcp-Method` / `Mcp-Name`) are derived from the messages.
+
+`--print-token` prints the kernel server's token instead, for client
+configurations that need it: the ones `%mcp serve` prints run it, so the
+token never appears in a cell's output.
 
 Only the standard library is imported up front, so `mcp-notebook connect --help`
 stays instant; the MCP SDK is imported when the proxy starts.
