@@ -376,7 +376,10 @@ class MagicPromptSource:
         info = catalog.find(typed)
         if info is None:
             keys = [title.lstrip("%") for title in catalog.by_title]
-            raise UnknownMagicError(typed, difflib.get_close_matches(typed.strip().lstrip("%"), keys, n=3))
+            wanted = typed.strip().lstrip("%")
+            # A name is short: anything longer gets no suggestions, and costs nothing to compare.
+            close = difflib.get_close_matches(wanted, keys, n=3) if len(wanted) <= 64 else []
+            raise UnknownMagicError(typed[:64], close)
         line = values.get("line", "").strip()
         body = values.get("body", "") if info.kind == "cell" else None
         invocation = MagicInvocation(name=info.name, kind=info.kind, line=line, body=body)

@@ -319,3 +319,31 @@ def test_the_public_surfaces_are_pinned() -> None:
     ]
     assert client_config.__all__ == ["TOKEN_VARIABLE", "connect_command", "format_client_config"]
     assert sorted(kernel_endpoint.__all__) == ["HttpEndpoint", "start_endpoint", "start_watch"]
+
+
+async def test_a_live_magic_that_waits_past_its_limit_for_a_running_cell_never_runs_and_says_why(
+    kernel: Kernel,
+) -> None:
+    kernel.cell("ks_waited = 1")
+    server = kernel.serve("--live", "who", "--live-timeout", "0.5")
+    kernel.main.run(lambda: kernel.shell.events.trigger("pre_execute"))  # a cell is running
+    try:
+        async with connect(server.url or "", server.token) as client:
+            with pytest.raises(MCPError) as failed:
+                await client.get_prompt("magic.who", {"line": "int"})
+    finally:
+        kernel.main.run(lambda: kernel.shell.events.trigger("post_execute"))
+    assert failed.value.error.code == -32603
+    assert failed.value.error.message == (
+        "%who failed: it never ran: the kernel was busy with a cell for 0.5 s; try again between cells"
+    )
+
+
+@pytest.mark.parametrize("typed", ["timit", "x" * 10_000, "%%nope", "magic.cell.nope", ""])
+async def test_the_magic_prompt_names_an_unknown_magic_briefly(kernel: Kernel, typed: str) -> None:
+    server = kernel.serve()
+    async with connect(server.url or "", server.token) as client:
+        with pytest.raises(MCPError) as failed:
+            await client.get_prompt("magic", {"name": typed})
+    assert failed.value.error.code == -32602
+    assert len(failed.value.error.message) < 200
