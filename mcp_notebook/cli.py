@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 
 if TYPE_CHECKING:
+    import socket
+
+    from .asgi import ServeSettings
     from .models import PromptSpec
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
@@ -111,8 +114,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
         if not is_loopback(args.host) and not args.allow_remote:
             raise UsageProblem(f"refusing to listen on {args.host!r}: add --allow-remote to serve other machines")
-    elif token or args.allow_remote or args.port is not None or args.host != "127.0.0.1":
-        raise UsageProblem("--host, --port, --token and --allow-remote need --http")
+        return _run_serve_http(args, token)
+    if token or args.allow_remote or args.port is not None or args.host != "127.0.0.1" or _http_only_options(args):
+        raise UsageProblem("--host, --port, --token, --allow-remote and the HTTP serving options need --http")
     registry, source = _load(args.paths)
     for line in _summary(registry, source):
         _say(line)
@@ -120,26 +124,94 @@ def run_serve(args: argparse.Namespace) -> int:
         registry, resources=source, read_file=source.read_file, page_size=args.page_size, name=args.name
     )
     tasks = [] if args.no_watch else [source.watch]
-    if not args.http:
-        from .transports.stdio import serve_stdio
+    from .transports.stdio import serve_stdio
 
-        anyio.run(lambda: serve_stdio(server, tasks=tasks))
-        return 0
+    anyio.run(lambda: serve_stdio(server, tasks=tasks))
+    return 0
 
-    from .transports.http import serve_http
 
+_HTTP_DEFAULTS = {"workers": 1, "allowed_host": None, "stateless": False}
+
+
+def _http_only_options(args: argparse.Namespace) -> bool:
+    limits = ("header_timeout", "body_timeout", "drain_timeout", "max_connections", "max_sessions", "session_timeout")
+    return any(getattr(args, name) != default for name, default in _HTTP_DEFAULTS.items()) or any(
+        getattr(args, name) is not None for name in limits
+    )
+
+
+def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
+    """Bind first (a busy port is one line, before any indexing), then serve with one or more workers."""
+    from dataclasses import replace
+
+    from .asgi import ServeSettings
+    from .transports.http import bind_socket, is_loopback, url_for
+    from .transports.limits import HttpLimits
+
+    limits = HttpLimits()
+    overrides = {
+        "header_timeout": args.header_timeout,
+        "body_timeout": args.body_timeout,
+        "drain_timeout": args.drain_timeout,
+        "max_connections": args.max_connections,
+        "max_sessions": args.max_sessions,
+        "session_idle_timeout": args.session_timeout,
+    }
+    limits = replace(limits, **{name: value for name, value in overrides.items() if value is not None})
+    try:
+        sock = bind_socket(args.host, args.port or 0)
+    except OSError as error:
+        raise UsageProblem(f"cannot listen on {args.host}:{args.port or 0}: {error.strerror or error}") from None
+    port = int(sock.getsockname()[1])
+    url = url_for(args.host, port)
+    settings = ServeSettings(
+        paths=tuple(args.paths),
+        host=args.host,
+        port=port,
+        token=token,
+        allowed_hosts=tuple(args.allowed_host or ()),
+        stateless=args.stateless,
+        page_size=args.page_size,
+        name=args.name,
+        watch=not args.no_watch,
+        limits=limits,
+    )
     if not is_loopback(args.host):
         _say(f"WARNING: listening on {args.host}: other machines can reach these prompts")
         if not token:
             _say(f"WARNING: no token: anyone who can reach this port can use it (set --token or {TOKEN_ENV})")
 
-    def on_ready(url: str) -> None:
-        _say(f"serving over Streamable HTTP at {url}" + (" (bearer token required)" if token else ""))
+    def on_ready() -> None:
+        workers = f" by {args.workers} workers" if args.workers > 1 else ""
+        _say(f"serving over Streamable HTTP at {url}{workers}" + (" (bearer token required)" if token else ""))
         print(f"{URL_LINE_PREFIX}{url}", file=sys.stderr, flush=True)
 
-    anyio.run(
-        lambda: serve_http(server, host=args.host, port=args.port or 0, token=token, tasks=tasks, on_ready=on_ready)
-    )
+    if args.workers > 1:
+        from .transports.workers import run_workers
+
+        os.environ.update(settings.to_env())
+        if not run_workers(sock, args.workers, limits, on_ready):
+            _say("a worker could not start; see the messages above")
+            return 1
+        return 0
+    return _serve_one_process(settings, sock, on_ready)
+
+
+def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: Callable[[], None]) -> int:
+    import uvicorn
+
+    from .asgi import create_app
+    from .transports.http import uvicorn_config
+
+    try:
+        app = create_app(settings, on_ready=on_ready)  # the summary goes to stderr, as `_say` writes
+    except (FileNotFoundError, ValueError) as error:
+        sock.close()
+        raise UsageProblem(str(error)) from None
+    try:
+        uvicorn.Server(uvicorn_config(app, settings.limits)).run(sockets=[sock])
+    finally:
+        sock.close()
     return 0
 
 
@@ -289,6 +361,7 @@ examples:
   mcp-notebook serve prompts/ < requests.jsonl  # one JSON-RPC message a line
   mcp-notebook serve prompts/ --http            # http://127.0.0.1:<free port>/mcp
   mcp-notebook serve a.ipynb --http --port 8765 --token s3cret
+  mcp-notebook serve prompts/ --http --port 8765 --workers 4
 """
 
 _LIST_HELP = """\
@@ -374,6 +447,49 @@ def _add_command(
     return parser
 
 
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def _add_http_serving_options(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group("HTTP serving (with --http; see docs/deployment.md)")
+    group.add_argument(
+        "--workers", type=_page_size, default=1, metavar="N", help="worker processes sharing the port (default 1)"
+    )
+    group.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME[:PORT]",
+        help="another name clients reach this server by (a load balancer's); repeatable. The Host header must "
+        "name this server: its address, this machine's names, or one of these",
+    )
+    group.add_argument(
+        "--stateless",
+        action="store_true",
+        help="no handshake sessions: any worker answers any request, no affinity needed (docs/deployment.md)",
+    )
+    group.add_argument(
+        "--session-timeout", type=_positive, metavar="S", help="end a handshake session idle this long (default 300)"
+    )
+    group.add_argument("--max-sessions", type=_page_size, metavar="N", help="open handshake sessions (default 1000)")
+    group.add_argument(
+        "--max-connections", type=_page_size, metavar="N", help="open connections (default: below the file limit)"
+    )
+    group.add_argument(
+        "--header-timeout", type=_positive, metavar="S", help="seconds a client has to send headers (default 10)"
+    )
+    group.add_argument("--body-timeout", type=_positive, metavar="S", help="seconds to send a body (default 30)")
+    group.add_argument(
+        "--drain-timeout", type=_positive, metavar="S", help="on SIGTERM, seconds to finish requests (default 10)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line; each subcommand's --help explains every option with examples."""
     parser = argparse.ArgumentParser(
@@ -399,6 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-watch", action="store_true", help="do not reload notebooks when they change on disk")
     serve.add_argument("--name", default=PROG, help=f"server name shown to clients (default {PROG})")
     serve.add_argument("-v", "--verbose", action="store_true", help="log what the server does (on stderr)")
+    _add_http_serving_options(serve)
 
     listing = _add_command(commands, "list", "list the prompts notebooks publish", _LIST_HELP, run_list)
     listing.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders")

@@ -3,16 +3,20 @@
 In front of the SDK's Streamable HTTP app sits an `AccessGate`, checking in
 this order:
 
-1. `Host` must name the bound address (loopback names and the port), so a
-   DNS-rebinding page cannot reach the server through its own hostname → 421;
+1. `Host` must name this server (`hosts.py`: the bound address or, on a
+   wildcard bind, the machine's names and addresses, with the port; plus the
+   `--allowed-host` names), so a DNS-rebinding page cannot reach the server
+   through its own hostname → 421, on every bind;
 2. `Origin`, when sent, must be a loopback origin (any port) or an allowed
    host → 403;
-3. the path must be `/mcp` → 404;
+3. the path must be `/mcp` (or `GET /ready`, the readiness probe: 200 once
+   the prompts are indexed, 503 before, when `/mcp` answers 503 too) → 404;
 4. with a token, `Authorization: Bearer <token>` must match (compared in
    constant time) → 401 with `WWW-Authenticate: Bearer` and a body saying
    what to send;
 5. a POST body must be JSON → 400 with `-32700 Parse error` (id null), in
-   either era, whatever the other headers say; over 4 MiB → 413.
+   either era, whatever the other headers say; over 4 MiB (declared or
+   sent) → 413; not all there within the body timeout → 408 (`limits.py`).
 
 Error bodies are JSON-RPC error objects with id null. Handshake clients
 (no `MCP-Protocol-Version: 2026-07-28` header) get sessions
@@ -25,41 +29,43 @@ import hmac
 import json
 import logging
 import socket
+import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Coroutine, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
+from .limits import GuardedHttpToolsProtocol, HttpLimits
+from .sessions import create_session_app
 from .stdio import BackgroundTask
 
 __all__ = [
     "MAX_BODY_BYTES",
     "MCP_PATH",
+    "READY_PATH",
     "AccessGate",
     "allowed_hosts_for",
     "bind_socket",
+    "create_http_app",
     "is_loopback",
     "serve_http",
     "url_for",
+    "uvicorn_config",
 ]
 
 log = logging.getLogger(__name__)
 
 MCP_PATH: Final = "/mcp"
+READY_PATH: Final = "/ready"
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
-LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
-WILDCARD_HOSTS: Final = frozenset({"", "0.0.0.0", "::"})
-
-
-def _bracketed(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+_bracketed = bracketed
 
 
 def is_loopback(host: str) -> bool:
@@ -72,16 +78,9 @@ def url_for(host: str, port: int) -> str:
     return f"http://{_bracketed(shown)}:{port}{MCP_PATH}"
 
 
-def allowed_hosts_for(host: str, port: int, extra: Sequence[str] = ()) -> frozenset[str] | None:
-    """The `Host` header values to accept; None (no check) when bound to every interface."""
-    if host in WILDCARD_HOSTS:
-        return None
-    names = {_bracketed(name) for name in LOOPBACK_NAMES} | {_bracketed(host.lower())}
-    names |= {_bracketed(name.lower()) for name in extra}
-    allowed = {f"{name}:{port}" for name in names}
-    if port == 80:
-        allowed |= names
-    return frozenset(allowed)
+def allowed_hosts_for(host: str, port: int, extra: Sequence[str] = ()) -> HostAllowList:
+    """The `Host` header values to accept when bound to `host`:`port`, on every bind (`hosts.py`)."""
+    return HostAllowList.for_bind(host, port, extra)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -98,6 +97,11 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+# A slow body is cut off. An oversized one is not: the server discards the rest, so the client
+# can read the 413, and the header timeout closes the connection if the rest never comes.
+_CLOSE: Final = ((b"connection", b"close"),)
 
 
 def _error_body(message: str, code: int = -32600, data: Any = None) -> bytes:
@@ -125,10 +129,12 @@ class AccessGate:
         self,
         app: ASGIApp,
         *,
-        allowed_hosts: frozenset[str] | None,
+        allowed_hosts: Container[str] | None,
         token: str | None = None,
         on_ready: Callable[[], None] | None = None,
         token_hint: str | None = None,
+        limits: HttpLimits | None = None,
+        ready: threading.Event | None = None,
     ) -> None:
         self.app = app
         self.allowed_hosts = allowed_hosts
@@ -136,8 +142,17 @@ class AccessGate:
         # Where the token comes from, in the 401's words; the server's own CLI by default.
         self.token_hint = token_hint or "the token given to 'mcp-notebook serve --token' (or in MCP_NOTEBOOK_TOKEN)"
         self.on_ready = on_ready
-        extra_origins = {host.rsplit(":", 1)[0].strip("[]") for host in allowed_hosts or ()}
+        self.limits = limits or HttpLimits()
+        self.ready = ready  # None: ready from the start
+        if isinstance(allowed_hosts, HostAllowList):
+            extra_origins = set(allowed_hosts.names)
+        else:
+            extra_origins = {host.rsplit(":", 1)[0].strip("[]") for host in allowed_hosts or ()}  # type: ignore[attr-defined]
         self.origin_hosts = LOOPBACK_NAMES | extra_origins
+        # Set when the bound port is known only per request (under another ASGI server): the
+        # allow list is then built for the port the request arrived on.
+        self.hosts_for_port: Callable[[int], HostAllowList] | None = None
+        self._hosts_by_port: dict[int, HostAllowList] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -151,6 +166,9 @@ class AccessGate:
             status, body, extra = rejection
             log.warning("refused %s %s: HTTP %d", scope["method"], scope["path"], status)
             await _respond(send, status, body, extra)
+            return
+        if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
+            await self._answer_readiness(scope, send)
             return
         if scope["method"] == "POST":
             await self._check_json_then_forward(scope, receive, send)
@@ -167,16 +185,26 @@ class AccessGate:
 
     def _reject(self, scope: Scope, headers: Headers) -> tuple[int, bytes, list[tuple[bytes, bytes]]] | None:
         host = (headers.get("host") or "").lower()
-        if self.allowed_hosts is not None and host not in self.allowed_hosts:
+        allowed = self.allowed_hosts if self.allowed_hosts is not None else self._allowed_for(scope)
+        if allowed is not None and host not in allowed:
             return 421, _error_body(f"Refused: Host {host!r} is not this server (DNS rebinding protection)"), []
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
             return 403, _error_body(f"Refused: requests from the web origin {origin!r} are not allowed"), []
-        if scope["path"] != MCP_PATH:
+        if scope["path"] != MCP_PATH and not (scope["path"] == READY_PATH and scope["method"] in ("GET", "HEAD")):
             return 404, _error_body(f"Not found: the MCP endpoint is {MCP_PATH}"), []
-        if self.token is not None:
+        if self.token is not None and scope["path"] == MCP_PATH:
             return self._check_token(headers)
         return None
+
+    def _allowed_for(self, scope: Scope) -> HostAllowList | None:
+        if self.hosts_for_port is None:
+            return None
+        port = int((scope.get("server") or ("", 0))[1] or 0)
+        if port not in self._hosts_by_port:
+            self._hosts_by_port[port] = allowed = self.hosts_for_port(port)
+            self.origin_hosts = self.origin_hosts | allowed.names
+        return self._hosts_by_port[port]
 
     def _origin_allowed(self, origin: str) -> bool:
         parts = urlsplit(origin)
@@ -196,20 +224,38 @@ class AccessGate:
         data = {"reason": "wrong token" if presented else "missing token"}
         return 401, _error_body(message, data=data), [(b"www-authenticate", challenge.encode())]
 
+    async def _answer_readiness(self, scope: Scope, send: Send) -> None:
+        """The load balancer's probe (and `/mcp` while indexing): 200 once the prompts are indexed, else 503."""
+        ready = self.ready is None or self.ready.is_set()
+        if scope["path"] == READY_PATH:
+            body = json.dumps({"ready": ready}).encode()
+        else:
+            body = _error_body("Starting: the prompts are being indexed; retry shortly", code=-32603)
+        await _respond(send, 200 if ready else 503, body, [] if ready else [(b"retry-after", b"1")])
+
     async def _check_json_then_forward(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = bytearray()
         trailing: list[Message] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                trailing.append(message)  # the client went away; let the app see it
-                break
-            body.extend(message.get("body", b""))
-            if len(body) > MAX_BODY_BYTES:
-                await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
-                return
-            if not message.get("more_body", False):
-                break
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
+            return
+        with anyio.move_on_after(self.limits.body_timeout) as reading:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    trailing.append(message)  # the client went away; let the app see it
+                    break
+                body.extend(message.get("body", b""))
+                if len(body) > MAX_BODY_BYTES:
+                    await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
+                    return
+                if not message.get("more_body", False):
+                    break
+        if reading.cancelled_caught:
+            late = f"Request timeout: the body did not arrive within {self.limits.body_timeout:g} s"
+            await _respond(send, 408, _error_body(late), _CLOSE)
+            return
         if not trailing:
             try:
                 json.loads(body)
@@ -224,6 +270,71 @@ class AccessGate:
         await self.app(scope, replayed, send)
 
 
+def create_http_app(
+    server: Server[Any],
+    *,
+    allowed_hosts: Container[str] | None,
+    token: str | None = None,
+    limits: HttpLimits | None = None,
+    stateless: bool = False,
+    prepare: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    tasks: Sequence[BackgroundTask] = (),
+    on_ready: Callable[[], None] | None = None,
+    token_hint: str | None = None,
+) -> AccessGate:
+    """The whole ASGI application: the gate in front of the Streamable HTTP endpoint at `/mcp`.
+
+    Its lifespan awaits `prepare()` (indexing the prompts) during start-up, so a
+    server starts accepting requests only once there is something to serve;
+    then `on_ready()` is called and `tasks` (the folder watch) run until
+    shutdown. `stateless` serves handshake clients without sessions.
+    """
+    limits = limits or HttpLimits()
+    ready = threading.Event()
+
+    async def run_tasks() -> None:
+        async with anyio.create_task_group() as group:
+            for task in tasks:
+                group.start_soon(task)
+
+    async def start() -> None:
+        if prepare is not None:
+            await prepare()
+        ready.set()
+        if on_ready is not None:
+            on_ready()
+
+    sdk_app = create_session_app(
+        server,
+        path=MCP_PATH,
+        limits=limits,
+        max_body_bytes=MAX_BODY_BYTES,
+        stateless=stateless,
+        on_startup=start,
+        background=run_tasks,
+    )
+    return AccessGate(
+        sdk_app, allowed_hosts=allowed_hosts, token=token, limits=limits, ready=ready, token_hint=token_hint
+    )
+
+
+def uvicorn_config(app: Any, limits: HttpLimits, **options: Any) -> uvicorn.Config:
+    """uvicorn settings for serving `app` within `limits` (the protocol with the header timeout and cap)."""
+    config = uvicorn.Config(
+        app,
+        http=GuardedHttpToolsProtocol,
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        log_level="warning",
+        timeout_keep_alive=limits.keep_alive_timeout,
+        timeout_graceful_shutdown=max(1, round(limits.drain_timeout)),
+        **options,
+    )
+    config.mcp_limits = limits  # type: ignore[attr-defined]  # read by GuardedHttpToolsProtocol
+    return config
+
+
 async def serve_http(
     server: Server[Any],
     *,
@@ -235,37 +346,38 @@ async def serve_http(
     on_ready: Callable[[str], None] | None = None,
     shutdown: anyio.Event | None = None,
     token_hint: str | None = None,
+    limits: HttpLimits | None = None,
+    stateless: bool = False,
+    prepare: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
     """Serve `server` over Streamable HTTP at http://`host`:`port`/mcp until stopped.
 
-    `port` 0 picks a free port; `on_ready(url)` is called once requests are
-    served. `tasks` run beside the server. Setting `shutdown` (or SIGINT /
-    SIGTERM) stops it. Binding to a non-loopback host is the caller's
-    decision: the CLI asks for `--allow-remote` and prints a warning.
+    `port` 0 picks a free port; `sock`, when given, is an already bound
+    listening socket (bound before the prompts are indexed, so a busy port is
+    refused at once). `prepare()` runs before requests are served and
+    `on_ready(url)` is called once they are. `tasks` run beside the server.
+    Setting `shutdown` (or SIGINT / SIGTERM) stops it, letting requests in
+    flight finish within the drain timeout. Binding to a non-loopback host is
+    the caller's decision: the CLI asks for `--allow-remote` and prints a warning.
     """
-    sock = bind_socket(host, port)
+    limits = limits or HttpLimits(drain_timeout=2)
+    if sock is None:
+        sock = bind_socket(host, port)
     bound_port = int(sock.getsockname()[1])
     url = url_for(host, bound_port)
-    hosts = allowed_hosts_for(host, bound_port, allowed_hosts)
-    sdk_app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        host=host,
-        # The gate checks Host and Origin against the real port; the SDK's own check would only repeat it.
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_request_body_size=MAX_BODY_BYTES,
+    gate = create_http_app(
+        server,
+        allowed_hosts=allowed_hosts_for(host, bound_port, allowed_hosts),
+        token=token,
+        limits=limits,
+        stateless=stateless,
+        prepare=prepare,
+        tasks=tasks,
+        on_ready=(lambda: on_ready(url)) if on_ready else None,
+        token_hint=token_hint,
     )
-    ready = (lambda: on_ready(url)) if on_ready else None
-    gate = AccessGate(sdk_app, allowed_hosts=hosts, token=token, on_ready=ready, token_hint=token_hint)
-    config = uvicorn.Config(
-        gate,
-        lifespan="on",
-        log_config=None,
-        access_log=False,
-        log_level="warning",
-        # Open GET and listen streams never end by themselves: do not wait for them for long.
-        timeout_graceful_shutdown=2,
-    )
-    web = uvicorn.Server(config)
+    web = uvicorn.Server(uvicorn_config(gate, limits))
 
     async def stop_when_asked() -> None:
         assert shutdown is not None
@@ -274,8 +386,6 @@ async def serve_http(
 
     try:
         async with anyio.create_task_group() as group:
-            for task in tasks:
-                group.start_soon(task)
             if shutdown is not None:
                 group.start_soon(stop_when_asked)
             await web.serve(sockets=[sock])

@@ -82,11 +82,13 @@ def test_the_url_names_the_bound_address_and_the_mcp_path() -> None:
 
 def test_allowed_hosts_are_the_loopback_names_with_the_port() -> None:
     allowed = allowed_hosts_for("127.0.0.1", 8123)
-    assert allowed is not None
-    assert {"127.0.0.1:8123", "localhost:8123", "[::1]:8123"} <= allowed
+    assert all(host in allowed for host in ("127.0.0.1:8123", "localhost:8123", "[::1]:8123"))
     assert "127.0.0.1:8124" not in allowed
     assert "evil.example:8123" not in allowed
-    assert allowed_hosts_for("0.0.0.0", 8123) is None
+    # Bound to every interface, Host is still checked: the machine's names, never a stranger's.
+    everywhere = allowed_hosts_for("0.0.0.0", 8123)
+    assert "127.0.0.1:8123" in everywhere
+    assert "evil.example:8123" not in everywhere
 
 
 async def test_port_zero_serves_on_a_free_port_of_127_0_0_1(registry: PromptRegistry) -> None:

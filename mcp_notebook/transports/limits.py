@@ -1,0 +1,200 @@
+"""HTTP resource limits: every connection, request and session is bounded in time and number.
+
+Without limits one local process can hold the server: connections that never
+send a request, headers or a body sent at one byte a second, a
+`Content-Length` with no body behind it, or simply more open connections than
+the process has file descriptors (then `accept` fails for everyone and even
+reading a saved notebook fails). So:
+
+* **headers** must arrive within `header_timeout` of the connection opening
+  or of the previous response (408, then the connection is closed);
+* **a body** must arrive within `body_timeout` of its headers (408, checked by
+  the access gate, so it also holds under other ASGI servers); a declared
+  `Content-Length` over the body limit is refused at once (413);
+* **an idle keep-alive connection** is closed after `keep_alive_timeout`;
+* **connections** are capped below the descriptor limit, leaving room for
+  files and the folder watch; at the cap a new connection pushes out the one
+  that has been idle longest (no request in flight), so a flood of idle
+  connections cannot lock real clients out; only when every connection is
+  busy is the newcomer closed;
+* **handshake sessions** expire after `session_idle_timeout` without a request
+  (an open GET stream counts as one), and at `max_sessions` the least
+  recently used idle session makes room for the new one (`sessions.py`).
+
+`GuardedHttpToolsProtocol` is uvicorn's httptools protocol with the header
+timeout and the connection cap; `HttpLimits.from_env()` reads the
+`MCP_NOTEBOOK_*` variables documented in docs/deployment.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Final
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+__all__ = ["ENV_PREFIX", "GuardedHttpToolsProtocol", "HttpLimits", "connection_cap"]
+
+ENV_PREFIX: Final = "MCP_NOTEBOOK_"
+_TIMEOUT_RESPONSE: Final = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 35\r\nconnection: close\r\n\r\nthe request did not arrive in time\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    """How long and how many; the defaults suit a team server (docs/deployment.md)."""
+
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keep_alive_timeout: int = 5
+    max_connections: int | None = None  # None: derived from the descriptor limit
+    session_idle_timeout: float = 300.0
+    max_sessions: int = 1000
+    drain_timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{field.name} must be positive, got {value!r}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> HttpLimits:
+        """Limits from `MCP_NOTEBOOK_HEADER_TIMEOUT`, `..._MAX_SESSIONS` and so on; unset ones keep the default."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            text = environ.get(ENV_PREFIX + field.name.upper(), "").strip()
+            if not text:
+                continue
+            kind = int if field.name in ("keep_alive_timeout", "max_connections", "max_sessions") else float
+            try:
+                values[field.name] = kind(text)
+            except ValueError:
+                raise ValueError(f"{ENV_PREFIX}{field.name.upper()} must be a number, got {text!r}") from None
+        return cls(**values)
+
+    def to_env(self) -> dict[str, str]:
+        """The variables `from_env` reads back into these limits."""
+        return {
+            ENV_PREFIX + field.name.upper(): str(getattr(self, field.name))
+            for field in fields(self)
+            if getattr(self, field.name) is not None
+        }
+
+
+def _descriptor_limit() -> int:
+    try:
+        import resource
+    except ImportError:  # no descriptor limit to respect (Windows)
+        return 4096
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return 65536 if soft == resource.RLIM_INFINITY or soft <= 0 else soft
+
+
+def connection_cap(limits: HttpLimits) -> int:
+    """Open connections allowed: `max_connections`, and never so many that files cannot be opened."""
+    soft = _descriptor_limit()
+    # Room for notebooks being read, the watch, logs and the SDK's own descriptors.
+    headroom = max(64, soft // 8)
+    derived = max(8, soft - headroom)
+    return derived if limits.max_connections is None else min(limits.max_connections, derived)
+
+
+class _ConnectionBook:
+    """The connections of one server, the idle ones in the order they became idle."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.open = 0
+        self.idle: OrderedDict[GuardedHttpToolsProtocol, None] = OrderedDict()
+
+    def opened(self, connection: GuardedHttpToolsProtocol) -> None:
+        self.open += 1
+        self.idle[connection] = None
+        if self.open <= self.cap:
+            return
+        oldest = next((c for c in self.idle if c is not connection), None)
+        (oldest or connection).close_connection()
+
+    def busy(self, connection: GuardedHttpToolsProtocol) -> None:
+        self.idle.pop(connection, None)
+
+    def idle_again(self, connection: GuardedHttpToolsProtocol) -> None:
+        self.idle.pop(connection, None)
+        self.idle[connection] = None
+
+    def closed(self, connection: GuardedHttpToolsProtocol) -> None:
+        self.open -= 1
+        self.idle.pop(connection, None)
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, plus the header timeout and the connection cap (module docstring)."""
+
+    limits: HttpLimits | None = None  # set per process by the server; None reads the environment
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        limits = type(self).limits or getattr(self.config, "mcp_limits", None)
+        if limits is None:
+            limits = type(self).limits = HttpLimits.from_env()
+        self._limits: HttpLimits = limits
+        book = getattr(self.server_state, "mcp_connection_book", None)
+        if book is None:
+            book = _ConnectionBook(connection_cap(limits))
+            self.server_state.mcp_connection_book = book  # type: ignore[attr-defined]
+        self._book: _ConnectionBook = book
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_header_timer()
+        self._book.opened(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        if not self._closed:
+            self._closed = True
+            self._book.closed(self)
+        super().connection_lost(exc)
+
+    def on_headers_complete(self) -> None:
+        self._disarm_header_timer()
+        self._book.busy(self)
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._book.idle_again(self)
+            self._arm_header_timer()
+
+    def close_connection(self) -> None:
+        """Close at once (pushed out at the cap): the peer sees the connection end."""
+        self._book.busy(self)
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _arm_header_timer(self) -> None:
+        self._disarm_header_timer()
+        self._header_timer = self.loop.call_later(self._limits.header_timeout, self._on_header_timeout)
+
+    def _disarm_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _on_header_timeout(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing():
+            return
+        self.transport.write(_TIMEOUT_RESPONSE)
+        self.transport.close()
