@@ -24,7 +24,7 @@ from typing import IO, Any
 from client_harness import stop_process
 from e2e_processes import DEADLINE, URL_PREFIX
 
-__all__ = ["ServedHttp", "raw_exchange", "read_until_closed"]
+__all__ = ["ServedHttp", "json_post", "raw_exchange", "read_until_closed", "wait_until"]
 
 
 def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
@@ -108,6 +108,15 @@ class ServedHttp:
         stop_process(self.process, timeout=DEADLINE)
         if self.process.stderr is not None:
             self.process.stderr.close()
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = DEADLINE) -> None:
+    """Poll a state only the server's process table shows (its descriptors), within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(0.05)
 
 
 def read_until_closed(sock: socket.socket, timeout: float) -> bytes:
