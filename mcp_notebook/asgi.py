@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from .transports.limits import ENV_PREFIX, HttpLimits
@@ -63,6 +64,7 @@ class ServeSettings:
     name: str = PROG
     watch: bool = True
     limits: HttpLimits = field(default_factory=HttpLimits)
+    worker_dir: str | None = None  # set by `serve --workers N`: where sibling workers route sessions
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServeSettings:
@@ -84,6 +86,7 @@ class ServeSettings:
             name=environ.get(ENV_PREFIX + "NAME", "").strip() or PROG,
             watch=_flag(environ, "WATCH", True),
             limits=HttpLimits.from_env(environ),
+            worker_dir=environ.get(ENV_PREFIX + "WORKER_DIR") or None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -102,6 +105,8 @@ class ServeSettings:
             env[ENV_PREFIX + "PORT"] = str(self.port)
         if self.token:
             env[ENV_PREFIX + "TOKEN"] = self.token
+        if self.worker_dir:
+            env[ENV_PREFIX + "WORKER_DIR"] = self.worker_dir
         return env
 
 
@@ -162,6 +167,7 @@ def create_app(
         prepare=index,
         tasks=[source.watch] if settings.watch else [],
         on_ready=on_ready,
+        worker_dir=Path(settings.worker_dir) if settings.worker_dir else None,
     )
     if settings.port is None:
         gate.hosts_for_port = lambda port: HostAllowList.for_bind("0.0.0.0", port, settings.allowed_hosts)

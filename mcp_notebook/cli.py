@@ -187,17 +187,22 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
         print(f"{URL_LINE_PREFIX}{url}", file=sys.stderr, flush=True)
 
     if args.workers > 1:
+        import tempfile
+
         from .transports.workers import run_workers
 
-        os.environ.update(settings.to_env())
-        if not run_workers(sock, args.workers, limits, on_ready):
-            _say("a worker could not start; see the messages above")
-            return 1
+        with tempfile.TemporaryDirectory(prefix="mcp-notebook-workers-") as directory:
+            os.environ.update(replace(settings, worker_dir=directory).to_env())
+            if not run_workers(sock, args.workers, limits, on_ready):
+                _say("a worker could not start; see the messages above")
+                return 1
         return 0
     return _serve_one_process(settings, sock, on_ready)
 
 
 def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: Callable[[], None]) -> int:
+    import signal
+
     import uvicorn
 
     from .asgi import create_app
@@ -208,9 +213,13 @@ def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: C
     except (FileNotFoundError, ValueError) as error:
         sock.close()
         raise UsageProblem(str(error)) from None
+    # uvicorn drains on SIGTERM, then raises the signal again for the previous handler: a drained
+    # shutdown is a success, so that handler does nothing and the exit code is 0.
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
     try:
         uvicorn.Server(uvicorn_config(app, settings.limits)).run(sockets=[sock])
     finally:
+        signal.signal(signal.SIGTERM, previous)
         sock.close()
     return 0
 

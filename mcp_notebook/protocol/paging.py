@@ -2,10 +2,18 @@
 
 A cursor names a position in one listing (`prompts` or `resources`) of one
 exact set of items: it carries the kind, the set's fingerprint and the
-offset, sealed with a keyed MAC so a client cannot forge or edit it. A cursor
-whose set has changed since it was issued, that was edited, that belongs to
-another listing, or that is not a cursor at all raises `InvalidCursorError`
-(JSON-RPC -32602 "Invalid cursor"); the client then starts over.
+offset, sealed with a MAC. A cursor whose set has changed since it was
+issued, that was edited, that belongs to another listing, or that is not a
+cursor at all raises `InvalidCursorError` (JSON-RPC -32602 "Invalid
+cursor"); the client then starts over.
+
+Cursors are derived from the content alone: the MAC key is a fixed constant
+unless one is given, so every process serving the same folder (workers,
+replicas behind a load balancer, the same server after a restart) issues
+and accepts the same cursors, with no secret to share. The MAC is a seal
+against damage and edits, not a secret: a client that computed a cursor
+itself would only name a position in a listing it may page through in full
+anyway, and the fingerprint check still refuses it once the set changes.
 """
 
 from __future__ import annotations
@@ -14,7 +22,6 @@ import base64
 import binascii
 import hashlib
 import hmac
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -26,7 +33,8 @@ __all__ = ["DEFAULT_PAGE_SIZE", "CursorCodec", "Page", "Paginator", "fingerprint
 
 DEFAULT_PAGE_SIZE = 50
 
-_VERSION = "1"
+_VERSION = "2"  # 1 was sealed with a random key per process
+_CONTENT_KEY = hashlib.sha256(b"mcp-notebook listing cursor").digest()
 _MAC_BYTES = 16
 # A real cursor is well under 200 characters; anything far longer is garbage we need not decode.
 _MAX_CURSOR_LENGTH = 512
@@ -48,10 +56,10 @@ def _unb64(text: str) -> bytes:
 
 
 class CursorCodec:
-    """Seals and opens cursors with a secret key (random per server unless given)."""
+    """Seals and opens cursors; by default the same in every process (module docstring), or with `key`."""
 
     def __init__(self, key: bytes | None = None) -> None:
-        self._key = key if key is not None else secrets.token_bytes(32)
+        self._key = key if key is not None else _CONTENT_KEY
 
     def _mac(self, payload: bytes) -> bytes:
         return hmac.new(self._key, payload, hashlib.sha256).digest()[:_MAC_BYTES]

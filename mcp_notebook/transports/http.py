@@ -32,6 +32,7 @@ import socket
 import threading
 from collections import deque
 from collections.abc import Callable, Container, Coroutine, Sequence
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -41,6 +42,7 @@ from mcp.server.lowlevel import Server
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .affinity import SessionRouter, new_worker_id
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
 from .limits import GuardedHttpToolsProtocol, HttpLimits
 from .sessions import create_session_app
@@ -281,6 +283,7 @@ def create_http_app(
     tasks: Sequence[BackgroundTask] = (),
     on_ready: Callable[[], None] | None = None,
     token_hint: str | None = None,
+    worker_dir: Path | None = None,
 ) -> AccessGate:
     """The whole ASGI application: the gate in front of the Streamable HTTP endpoint at `/mcp`.
 
@@ -288,9 +291,15 @@ def create_http_app(
     server starts accepting requests only once there is something to serve;
     then `on_ready()` is called and `tasks` (the folder watch) run until
     shutdown. `stateless` serves handshake clients without sessions.
+    `worker_dir` is where the workers of one `serve --workers N` meet, to
+    route each session's requests to its worker (`affinity.py`).
     """
     limits = limits or HttpLimits()
     ready = threading.Event()
+    router: SessionRouter | None = None
+    if worker_dir is not None:
+        router = SessionRouter(None, directory=worker_dir, worker_id=new_worker_id())  # type: ignore[arg-type]
+        tasks = [*tasks, router.serve_siblings]
 
     async def run_tasks() -> None:
         async with anyio.create_task_group() as group:
@@ -312,9 +321,14 @@ def create_http_app(
         stateless=stateless,
         on_startup=start,
         background=run_tasks,
+        session_prefix=router.worker_id if router is not None else "",
     )
+    inner: ASGIApp = sdk_app
+    if router is not None:
+        router.app = sdk_app
+        inner = router
     return AccessGate(
-        sdk_app, allowed_hosts=allowed_hosts, token=token, limits=limits, ready=ready, token_hint=token_hint
+        inner, allowed_hosts=allowed_hosts, token=token, limits=limits, ready=ready, token_hint=token_hint
     )
 
 

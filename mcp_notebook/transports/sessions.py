@@ -38,12 +38,25 @@ log = logging.getLogger(__name__)
 
 
 class BoundedSessionManager(StreamableHTTPSessionManager):
-    """A session manager that makes room at its cap by ending the least recently used idle session."""
+    """A session manager that makes room at its cap by ending the least recently used idle session.
+
+    Session IDs start with `session_prefix` (a worker's ID, so its siblings can route to it).
+    """
+
+    session_prefix: str = ""
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
             self._end_least_recently_used()
-        return super()._admit_session(requestor)
+        transport = super()._admit_session(requestor)
+        if transport is not None and self.session_prefix and transport.mcp_session_id is not None:
+            # Re-keyed before the transport has served anything, so it only ever knows the prefixed ID.
+            plain = transport.mcp_session_id
+            transport.mcp_session_id = self.session_prefix + plain
+            self._server_instances[transport.mcp_session_id] = self._server_instances.pop(plain)
+            if plain in self._session_owners:
+                self._session_owners[transport.mcp_session_id] = self._session_owners.pop(plain)
+        return transport
 
     def _end_least_recently_used(self) -> None:
         # An idle session's deadline is when its last request ended plus the idle timeout, so the
@@ -73,6 +86,7 @@ def create_session_app(
     stateless: bool = False,
     on_startup: Callable[[], Coroutine[Any, Any, None]] | None = None,
     background: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    session_prefix: str = "",
 ) -> Starlette:
     """The Streamable HTTP endpoint at `path` with bounded sessions (or none, when `stateless`).
 
@@ -87,6 +101,7 @@ def create_session_app(
         session_idle_timeout=limits.session_idle_timeout,
         max_sessions=limits.max_sessions,
     )
+    manager.session_prefix = session_prefix
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

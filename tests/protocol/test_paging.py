@@ -89,11 +89,17 @@ def test_a_cursor_of_one_listing_is_invalid_for_another() -> None:
         paginator.page("resources", ITEMS, FINGERPRINT, cursor)
 
 
-def test_a_cursor_from_another_server_is_invalid() -> None:
+def test_a_cursor_from_another_server_of_the_same_set_is_valid() -> None:
+    # Workers and replicas behind one load balancer, and a restarted server, share no secret.
     cursor = Paginator(page_size=3).page("prompts", ITEMS, FINGERPRINT, None).next_cursor
     assert cursor is not None
+    assert Paginator(page_size=3).page("prompts", ITEMS, FINGERPRINT, cursor).items == ITEMS[3:6]
+
+
+def test_a_cursor_sealed_with_another_key_is_invalid() -> None:
+    cursor = CursorCodec(b"k" * 32).encode("prompts", FINGERPRINT, 3)
     with pytest.raises(InvalidCursorError):
-        Paginator(page_size=3).page("prompts", ITEMS, FINGERPRINT, cursor)
+        CursorCodec().decode("prompts", cursor, FINGERPRINT)
 
 
 def test_the_same_key_opens_its_own_cursors_across_instances() -> None:

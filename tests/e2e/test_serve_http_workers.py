@@ -1,0 +1,271 @@
+"""Scaling out: `serve --http --workers 2`, the ASGI factory under `uvicorn --workers 2`, restarts, draining.
+
+Every request that matters goes over a new connection, so consecutive
+requests land on either worker: nothing may depend on which one answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import psutil
+import pytest
+from client_harness import ChangeWatcher
+from e2e_checks import EXPECTED_NAMES
+from e2e_processes import ACCEPT, DEADLINE, MODERN, RawHttpSession, add_prompt, modern_meta, write_corpus
+from mcp import Client
+from served_http import ServedHttp, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("workers") / "prompts"
+    write_corpus(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def workers(folder: Path) -> Iterator[ServedHttp]:
+    with ServedHttp([folder], "--workers", "2", "--page-size", "1") as server:
+        yield server
+
+
+def _modern(method: str, params: dict[str, Any] | None = None, request_id: int = 1) -> tuple[str, dict[str, str]]:
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": modern_meta()}}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+        "Connection": "close",  # a new connection for every request
+    }
+    if method == "prompts/get":
+        headers["Mcp-Name"] = str(params and params.get("name"))
+    return json.dumps(body), headers
+
+
+async def _fresh_request(
+    url: str, method: str, params: dict[str, Any] | None = None, *, status: int = 200
+) -> dict[str, Any]:
+    body, headers = _modern(method, params)
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(url, content=body, headers=headers, timeout=DEADLINE)
+    assert response.status_code == status, response.text
+    reply: dict[str, Any] = response.json()
+    return reply
+
+
+async def _page_through(url: str, cursor: str | None = None) -> tuple[list[str], list[str]]:
+    """Every prompt name from `cursor` on, each page over a new connection; and the cursors seen."""
+    names: list[str] = []
+    cursors: list[str] = []
+    while True:
+        reply = await _fresh_request(url, "prompts/list", {"cursor": cursor} if cursor else None)
+        assert "result" in reply, reply
+        names += [prompt["name"] for prompt in reply["result"]["prompts"]]
+        cursor = reply["result"].get("nextCursor")
+        if cursor is None:
+            return names, cursors
+        cursors.append(cursor)
+
+
+def test_two_workers_are_two_processes_on_one_port(workers: ServedHttp) -> None:
+    children = [c for c in psutil.Process(workers.process.pid).children() if "mcp_notebook" in " ".join(c.cmdline())]
+    assert len(children) >= 2 or len(psutil.Process(workers.process.pid).children()) >= 2
+    assert workers.line_with("by 2 workers")
+    # Each worker indexed the folder itself and reported the same prompts.
+    assert workers.count_lines_with("5 prompts from 3 notebooks") == 2
+
+
+async def test_a_listing_pages_over_new_connections_to_either_worker(workers: ServedHttp) -> None:
+    names, cursors = await _page_through(workers.url)
+    assert names == EXPECTED_NAMES
+    assert len(cursors) == 4
+
+
+async def test_two_hundred_gets_over_new_connections_have_no_errors(workers: ServedHttp) -> None:
+    failures: list[str] = []
+    limiter = anyio.Semaphore(8)
+
+    async def get(index: int) -> None:
+        async with limiter:
+            reply = await _fresh_request(
+                workers.url, "prompts/get", {"name": "greet", "arguments": {"who": f"n{index}"}}
+            )
+            text = reply.get("result", {}).get("messages", [{}])[0].get("content", {}).get("text", "")
+            if f"Greet n{index}" not in text:
+                failures.append(json.dumps(reply)[:200])
+
+    async with anyio.create_task_group() as group:
+        for index in range(200):
+            group.start_soon(get, index)
+    assert failures == []
+
+
+async def test_every_listen_stream_and_session_on_any_worker_hears_of_a_save(tmp_path: Path) -> None:
+    folder = tmp_path / "prompts"
+    write_corpus(folder)
+    with ServedHttp([folder], "--workers", "2") as server:
+        async with AsyncExitStack() as stack:
+            subscriptions = []
+            for _ in range(4):  # each client its own connection, so the streams spread over the workers
+                client = await stack.enter_async_context(Client(server.url, mode="auto"))
+                subscriptions.append(await stack.enter_async_context(client.listen(prompts_list_changed=True)))
+            watchers = [ChangeWatcher() for _ in range(2)]
+            for watcher in watchers:
+                old = await stack.enter_async_context(Client(server.url, mode="legacy", message_handler=watcher))
+                await old.list_prompts()
+            add_prompt(folder, "fresh")
+            with anyio.fail_after(DEADLINE):
+                for subscription in subscriptions:
+                    await subscription.__anext__()
+                for watcher in watchers:
+                    await watcher.changed.wait()
+        names, _ = await _page_through(server.url)
+        assert "fresh" in names
+
+
+async def test_a_cursor_from_one_run_is_accepted_by_a_restarted_run(tmp_path: Path) -> None:
+    folder = tmp_path / "prompts"
+    write_corpus(folder)
+    with ServedHttp([folder], "--workers", "2", "--page-size", "2") as first:
+        reply = await _fresh_request(first.url, "prompts/list")
+        cursor = reply["result"]["nextCursor"]
+        assert first.terminate() == 0
+    with ServedHttp([folder], "--page-size", "2") as second:
+        names, _ = await _page_through(second.url, cursor)
+        assert names == EXPECTED_NAMES[2:]
+        forged = await _fresh_request(second.url, "prompts/list", {"cursor": cursor[:-2] + "AA"}, status=400)
+        assert forged["error"]["code"] == -32602
+    add_prompt(folder, "later")
+    with ServedHttp([folder], "--page-size", "2") as third:
+        stale = await _fresh_request(third.url, "prompts/list", {"cursor": cursor}, status=400)
+        assert stale["error"]["code"] == -32602
+
+
+async def test_handshake_clients_need_no_affinity_in_stateless_mode(folder: Path) -> None:
+    with ServedHttp([folder], "--workers", "2", "--stateless") as server:
+        for _ in range(10):
+            async with httpx2.AsyncClient() as http:
+                session = RawHttpSession(http, server.url, "2025-06-18", headers={"Connection": "close"})
+                reply = await session.request("prompts/list")
+            assert [p["name"] for p in reply["result"]["prompts"]] == EXPECTED_NAMES
+            assert session.session_id is None
+
+
+def test_a_busy_port_is_one_line_and_nothing_is_indexed(workers: ServedHttp, folder: Path) -> None:
+    for extra in ([], ["--workers", "2"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "mcp_notebook", "serve", str(folder), "--http", "--port", str(workers.port), *extra],
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+        )
+        assert run.returncode == 2
+        assert run.stderr.strip().splitlines() == [
+            f"mcp-notebook: cannot listen on 127.0.0.1:{workers.port}: Address already in use"
+        ]
+
+
+def test_sigterm_drains_a_request_in_flight_and_exits_0(folder: Path) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "prompts/list", "params": {"_meta": modern_meta()}})
+    with ServedHttp([folder], "--drain-timeout", "15") as server:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE)
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+            f"Accept: {ACCEPT}\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: prompts/list\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        sock.sendall(head.encode() + body[:10].encode())  # in flight: the body is still coming
+        server.process.send_signal(15)
+
+        def refuses_new_connections() -> bool:
+            try:
+                socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
+            except ConnectionRefusedError:
+                return True
+            return False
+
+        wait_until(refuses_new_connections, "the server to stop accepting")
+        sock.sendall(body[10:].encode())
+        reply = sock.recv(65536)
+        sock.close()
+        assert reply.startswith(b"HTTP/1.1 200"), reply
+        assert server.process.wait(timeout=DEADLINE) == 0
+
+
+def test_sigterm_stops_every_worker_and_exits_0(folder: Path) -> None:
+    with ServedHttp([folder], "--workers", "2") as server:
+        children = psutil.Process(server.process.pid).children(recursive=True)
+        assert server.terminate() == 0
+        _, alive = psutil.wait_procs(children, timeout=DEADLINE)
+        assert alive == []
+
+
+def _free_socket() -> socket.socket:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+def _start_uvicorn(folder: Path, **variables: str) -> tuple[subprocess.Popen[bytes], int]:
+    """`uvicorn --factory mcp_notebook.asgi:create_app --workers 2` on a socket bound here (no port race)."""
+    sock = _free_socket()
+    port = int(sock.getsockname()[1])
+    env = {**os.environ, "MCP_NOTEBOOK_PATHS": str(folder), "MCP_NOTEBOOK_PAGE_SIZE": "1", **variables}
+    command = [sys.executable, "-m", "uvicorn", "--factory", "mcp_notebook.asgi:create_app"]
+    process = subprocess.Popen(
+        [*command, "--workers", "2", "--fd", str(sock.fileno()), "--log-level", "warning"],
+        env=env,
+        pass_fds=[sock.fileno()],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sock.close()
+    return process, port
+
+
+@pytest.mark.parametrize("sessions", ["worker-dir", "stateless"])
+async def test_the_asgi_factory_runs_under_uvicorn_with_two_workers(
+    folder: Path, tmp_path: Path, sessions: str
+) -> None:
+    # Handshake sessions need either a meeting place for the workers or no sessions at all.
+    variables = (
+        {"MCP_NOTEBOOK_WORKER_DIR": str(tmp_path)} if sessions == "worker-dir" else {"MCP_NOTEBOOK_STATELESS": "1"}
+    )
+    process, port = _start_uvicorn(folder, **variables)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+
+        def ready() -> bool:
+            try:
+                return httpx2.get(f"http://127.0.0.1:{port}/ready", timeout=2).status_code == 200
+            except httpx2.HTTPError:
+                return False
+
+        wait_until(ready, "the workers to be ready")
+        names, _ = await _page_through(url)
+        assert names == EXPECTED_NAMES
+        for _ in range(4):
+            async with Client(url, mode="legacy") as client:
+                for _ in range(3):
+                    assert [p.name for p in (await client.list_prompts(cache_mode="refresh")).prompts][:1] == ["greet"]
+        foreign = httpx2.get(f"http://127.0.0.1:{port}/ready", headers={"Host": "evil.example"}, timeout=DEADLINE)
+        assert foreign.status_code == 421
+    finally:
+        process.terminate()
+        assert process.wait(timeout=DEADLINE) == 0
