@@ -25,7 +25,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, PromptArgument, UserMessage
 
-__all__ = ["CellPromptRenderer", "create_baseline_server", "main", "read_cell_prompts"]
+__all__ = ["CellPromptRenderer", "create_baseline_http_app", "create_baseline_server", "main", "read_cell_prompts"]
 
 # `{{ name }}` placeholders and the `\{{` escape, scanned together like the notebook prompt format says.
 _PLACEHOLDER = re.compile(r"\\\{\{|\{\{[ \t]*([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*\}\}")
@@ -125,6 +125,14 @@ def create_baseline_server(folders: list[Path]) -> MCPServer[Any]:
             )
         )
     return server
+
+
+def create_baseline_http_app() -> Any:
+    """The same server as a Streamable HTTP ASGI app, for `uvicorn --factory` (folders in `BASELINE_FOLDERS`)."""
+    import os
+
+    folders = [Path(p) for p in os.environ["BASELINE_FOLDERS"].split(os.pathsep) if p]
+    return create_baseline_server(folders).streamable_http_app()
 
 
 def main(argv: list[str] | None = None) -> None:

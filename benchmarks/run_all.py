@@ -17,11 +17,20 @@ from .servers import ROOT, describe_environment
 
 __all__ = ["BENCHMARKS", "QUICK_ARGUMENTS", "main"]
 
-BENCHMARKS = ("bench_server", "bench_index", "bench_reload", "bench_load_ext", "bench_lsp_completion", "bench_scale")
+BENCHMARKS = (
+    "bench_server",
+    "bench_http",
+    "bench_index",
+    "bench_reload",
+    "bench_load_ext",
+    "bench_lsp_completion",
+    "bench_scale",
+)
 
 # Sizes small enough for a smoke test in CI.
 QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "bench_server": ("--notebooks", "3", "--prompts", "2", "--starts", "1", "--round-trips", "5", "--listings", "2"),
+    "bench_http": ("--notebooks", "2", "--prompts", "2", "--seconds", "0.2", "--clients", "1", "2"),
     "bench_index": ("--notebooks", "3", "--prompts", "2", "--repeats", "1"),
     "bench_reload": ("--notebooks", "3", "--prompts", "2", "--saves", "2", "--probe-seconds", "0.5"),
     "bench_load_ext": ("--repeats", "1"),

@@ -1,0 +1,247 @@
+"""HTTP throughput: `mcp-notebook serve --http --workers W` vs the bare SDK server under `uvicorn --workers W`.
+
+Stateless 2026-07-28 `prompts/get` and `prompts/list` requests (each one stands alone, so any
+worker can answer it) from C concurrent clients, each on its own keep-alive
+connection, for a fixed time; the figure is requests per second, for W = 1
+and 2 workers and C = 1, 8 and 32 clients. Both servers run the same HTTP
+stack (uvicorn, httptools, uvloop) on the same corpus; the two take turns
+per cell of the table. The load generator is one process of raw asyncio
+sockets on uvloop (pre-built requests, a minimal response reader), so it
+costs the servers as little CPU as a client can. Example:
+`python -m benchmarks.bench_http --notebooks 50 --prompts 10 --seconds 5`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .corpus import create_corpus, prompt_arguments_for
+from .servers import ROOT, describe_environment, ours_command
+
+__all__ = ["Cell", "main", "measure", "run"]
+
+MODERN = "2026-07-28"
+STARTUP = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    method: str
+    server: str
+    workers: int
+    clients: int
+    requests: int
+    errors: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds if self.seconds > 0 else 0.0
+
+
+def _request(port: int, name: str, method: str = "prompts/get") -> bytes:
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    params: dict[str, Any] = {"_meta": meta}
+    named = ""
+    if method == "prompts/get":
+        params |= {"name": name, "arguments": prompt_arguments_for(name)}
+        named = f"Mcp-Name: {name}\r\n"
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\n"
+        f"Mcp-Method: {method}\r\n{named}Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    lines = head.lower().split(b"\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in lines if line.startswith(b"content-length:")), None)
+    if length is not None:
+        return status, await reader.readexactly(length)
+    body = bytearray()  # chunked
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).strip(), 16)
+        if size == 0:
+            await reader.readuntil(b"\r\n")
+            return status, bytes(body)
+        body.extend((await reader.readexactly(size + 2))[:-2])
+
+
+async def _client(port: int, request: bytes, until: float, counts: list[int]) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        while time.perf_counter() < until:
+            writer.write(request)
+            status, body = await _read_response(reader)
+            ok = status == 200 and b'"result"' in body
+            counts[0 if ok else 1] += 1
+    finally:
+        writer.close()
+
+
+async def _load(port: int, request: bytes, clients: int, seconds: float) -> tuple[int, int, float]:
+    counts = [0, 0]
+    warm = time.perf_counter() + min(1.0, seconds / 2)
+    await asyncio.gather(*(_client(port, request, warm, [0, 0]) for _ in range(clients)))
+    started = time.perf_counter()
+    await asyncio.gather(*(_client(port, request, started + seconds, counts) for _ in range(clients)))
+    return counts[0], counts[1], time.perf_counter() - started
+
+
+def measure(port: int, name: str, clients: int, seconds: float, method: str = "prompts/get") -> tuple[int, int, float]:
+    """(answered, errors, seconds) for `clients` clients sending `method` (about `name`) for `seconds`."""
+    try:
+        import uvloop
+
+        runner: Any = uvloop.run
+    except ImportError:
+        runner = asyncio.run
+    result: tuple[int, int, float] = runner(_load(port, _request(port, name, method), clients, seconds))
+    return result
+
+
+def _bound_socket() -> socket.socket:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    return sock
+
+
+def _wait_until_serving(port: int, name: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + STARTUP
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            answered, _, _ = measure(port, name, 1, 0.05)
+            if answered:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the server did not serve in time")
+
+
+@contextmanager
+def _serving(server: str, folder: Path, workers: int, name: str) -> Iterator[int]:
+    sock = _bound_socket()
+    port = int(sock.getsockname()[1])
+    env = {**os.environ, "BASELINE_FOLDERS": str(folder)}
+    if server == "ours":
+        # Ours binds its own port (it refuses a busy one before indexing); give it this one.
+        sock.close()
+        argv = ours_command("serve", str(folder), "--http", "--port", str(port), "--workers", str(workers))
+        process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        argv = [sys.executable, "-m", "uvicorn", "--factory", "benchmarks.baseline_server:create_baseline_http_app"]
+        argv += ["--workers", str(workers), "--fd", str(sock.fileno()), "--log-level", "warning", "--no-access-log"]
+        process = subprocess.Popen(
+            argv, cwd=ROOT, env=env, pass_fds=[sock.fileno()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        sock.close()
+    try:
+        _wait_until_serving(port, name, process)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+METHODS = ("prompts/get", "prompts/list")
+
+
+def run(folder: Path, name: str, workers: Sequence[int], clients: Sequence[int], seconds: float) -> list[Cell]:
+    cells: list[Cell] = []
+    for count in workers:
+        for server in ("ours", "sdk") if count % 2 else ("sdk", "ours"):
+            with _serving(server, folder, count, name) as port:
+                for method in METHODS:
+                    for concurrency in clients:
+                        answered, errors, spent = measure(port, name, concurrency, seconds, method)
+                        cells.append(Cell(method, server, count, concurrency, answered, errors, spent))
+    return cells
+
+
+def render(all_cells: Sequence[Cell]) -> str:
+    return "\n\n".join(
+        f"`{method}`, requests/s:\n\n" + _render_method([c for c in all_cells if c.method == method])
+        for method in METHODS
+    )
+
+
+def _render_method(cells: Sequence[Cell]) -> str:
+    def rate(server: str, workers: int, clients: int) -> float:
+        return next(c.rate for c in cells if (c.server, c.workers, c.clients) == (server, workers, clients))
+
+    clients = sorted({c.clients for c in cells})
+    workers = sorted({c.workers for c in cells})
+    lines = [
+        "| clients | "
+        + " | ".join(f"ours, {w} worker{'s' * (w > 1)} | SDK, {w}" for w in workers)
+        + " | "
+        + " | ".join(f"ours/SDK, {w}" for w in workers)
+        + (" | ours 2 workers / 1 | SDK 2 / 1 |" if {1, 2} <= set(workers) else " |"),
+    ]
+    lines.append("|" + "---|" * (1 + 3 * len(workers) + (2 if {1, 2} <= set(workers) else 0)))
+    for count in clients:
+        row = [str(count)]
+        row += [f"{rate(s, w, count):.0f}" for w in workers for s in ("ours", "sdk")]
+        row += [f"{rate('ours', w, count) / max(rate('sdk', w, count), 1e-9):.2f}" for w in workers]
+        if {1, 2} <= set(workers):
+            row.append(f"{rate('ours', 2, count) / max(rate('ours', 1, count), 1e-9):.2f}")
+            row.append(f"{rate('sdk', 2, count) / max(rate('sdk', 1, count), 1e-9):.2f}")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append(f"errors: {sum(c.errors for c in cells)}")
+    return "\n".join(lines)
+
+
+def create_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--notebooks", type=int, default=50)
+    parser.add_argument("--prompts", type=int, default=10, help="prompts per notebook")
+    parser.add_argument("--seconds", type=float, default=5.0, help="measured time per cell")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = create_parser().parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="mcp-notebook-bench-") as scratch:
+        corpus = create_corpus(Path(scratch) / "corpus", notebooks=args.notebooks, prompts=args.prompts)
+        cells = run(corpus.folder, corpus.prompt_names[0], args.workers, args.clients, args.seconds)
+    print(f"### HTTP throughput ({corpus.size} prompts, {args.seconds:g} s per cell)\n")
+    print(render(cells))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        document = {"environment": describe_environment(), "cells": [asdict(c) | {"rate": c.rate} for c in cells]}
+        args.json.write_text(json.dumps(document, indent=2))
+    if sum(c.errors for c in cells):
+        raise SystemExit("some requests failed")
+
+
+if __name__ == "__main__":
+    main()

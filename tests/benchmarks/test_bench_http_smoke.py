@@ -1,0 +1,34 @@
+"""The HTTP throughput benchmark runs at tiny sizes and prints both servers' rates; the figures are not judged."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def test_http_benchmark_prints_ours_and_the_sdk_for_each_worker_count() -> None:
+    quick = ["--notebooks", "2", "--prompts", "2", "--seconds", "0.2", "--clients", "1", "2", "--workers", "1", "2"]
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_http", *quick],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert out.returncode == 0, f"{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    header = "| clients | ours, 1 worker | SDK, 1 | ours, 2 workers | SDK, 2 |"
+    assert out.stdout.count(header) == 2  # prompts/get and prompts/list
+    rows = [line for line in out.stdout.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert len(rows) == 4
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert all(float(cell) > 0 for cell in cells[1:5]), row
+    assert out.stdout.count("errors: 0") == 2
