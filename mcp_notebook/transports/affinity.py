@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final
@@ -54,6 +55,7 @@ class SessionRouter:
         self.app = app
         self.directory = directory
         self.worker_id = worker_id
+        self._listening: socket.socket | None = None
 
     def socket_of(self, worker_id: str) -> Path:
         return self.directory / f"{worker_id}.sock"
@@ -69,16 +71,27 @@ class SessionRouter:
                     return
         await self.app(scope, receive, send)
 
-    async def serve_siblings(self) -> None:
-        """Answer relayed requests on this worker's Unix socket until cancelled."""
+    def listen(self) -> None:
+        """Bind this worker's Unix socket, before the worker opens its first session."""
         path = self.socket_of(self.worker_id)
-        config = uvicorn.Config(self.app, uds=str(path), lifespan="off", log_config=None, log_level="warning")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(path))
+        sock.listen(128)
+        self._listening = sock
+
+    async def serve_siblings(self) -> None:
+        """Answer relayed requests on this worker's Unix socket (bound by `listen`) until cancelled."""
+        if self._listening is None:
+            self.listen()
+        assert self._listening is not None
+        config = uvicorn.Config(self.app, lifespan="off", log_config=None, log_level="warning")
         config.access_log = False
         server = _QuietServer(config)
         try:
-            await server.serve()
+            await server.serve(sockets=[self._listening])
         finally:
-            path.unlink(missing_ok=True)
+            self._listening.close()
+            self.socket_of(self.worker_id).unlink(missing_ok=True)
 
     async def _relay(self, path: Path, scope: Scope, receive: Receive, send: Send) -> None:
         body = bytearray()

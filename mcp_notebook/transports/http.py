@@ -309,6 +309,8 @@ def create_http_app(
     async def start() -> None:
         if prepare is not None:
             await prepare()
+        if router is not None:
+            router.listen()
         ready.set()
         if on_ready is not None:
             on_ready()

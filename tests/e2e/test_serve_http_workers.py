@@ -11,7 +11,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,6 @@ import anyio
 import httpx2
 import psutil
 import pytest
-from client_harness import ChangeWatcher
 from e2e_checks import EXPECTED_NAMES
 from e2e_processes import ACCEPT, DEADLINE, MODERN, RawHttpSession, add_prompt, modern_meta, write_corpus
 from mcp import Client
@@ -114,6 +113,24 @@ async def test_two_hundred_gets_over_new_connections_have_no_errors(workers: Ser
     assert failures == []
 
 
+async def _session_stream(stack: AsyncExitStack, url: str) -> AsyncIterator[str]:
+    """A new handshake session and its open GET stream (a separate connection); the stream's lines."""
+    posts = await stack.enter_async_context(httpx2.AsyncClient(timeout=DEADLINE))
+    session = RawHttpSession(posts, url, "2025-06-18")
+    await session.open()
+    assert session.session_id is not None
+    headers = {
+        "Accept": "text/event-stream",
+        "Mcp-Session-Id": session.session_id,
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    gets = await stack.enter_async_context(httpx2.AsyncClient(timeout=DEADLINE))
+    response = await stack.enter_async_context(gets.stream("GET", url, headers=headers))
+    assert response.status_code == 200
+    lines: AsyncIterator[str] = response.aiter_lines()
+    return lines
+
+
 async def test_every_listen_stream_and_session_on_any_worker_hears_of_a_save(tmp_path: Path) -> None:
     folder = tmp_path / "prompts"
     write_corpus(folder)
@@ -123,16 +140,17 @@ async def test_every_listen_stream_and_session_on_any_worker_hears_of_a_save(tmp
             for _ in range(4):  # each client its own connection, so the streams spread over the workers
                 client = await stack.enter_async_context(Client(server.url, mode="auto"))
                 subscriptions.append(await stack.enter_async_context(client.listen(prompts_list_changed=True)))
-            watchers = [ChangeWatcher() for _ in range(2)]
-            for watcher in watchers:
-                old = await stack.enter_async_context(Client(server.url, mode="legacy", message_handler=watcher))
-                await old.list_prompts()
+            # Handshake sessions, each with its GET stream on a new connection (so often relayed by the
+            # other worker); the stream is open once its response headers are in.
+            streams = [await _session_stream(stack, server.url) for _ in range(4)]
             add_prompt(folder, "fresh")
             with anyio.fail_after(DEADLINE):
                 for subscription in subscriptions:
                     await subscription.__anext__()
-                for watcher in watchers:
-                    await watcher.changed.wait()
+                for lines in streams:
+                    async for line in lines:
+                        if "notifications/prompts/list_changed" in line:
+                            break
         names, _ = await _page_through(server.url)
         assert "fresh" in names
 
