@@ -239,14 +239,23 @@ def _free_socket() -> socket.socket:
     return sock
 
 
-def _start_uvicorn(folder: Path, **variables: str) -> tuple[subprocess.Popen[bytes], int]:
-    """`uvicorn --factory mcp_notebook.asgi:create_app --workers 2` on a socket bound here (no port race)."""
+_SERVERS = {
+    "uvicorn": ["-m", "uvicorn", "--factory", "mcp_notebook.asgi:create_app", "--workers", "2", "--fd", "{fd}"],
+    "gunicorn": ["-m", "gunicorn", "-w", "2", "-k", "uvicorn.workers.UvicornWorker", "-b", "fd://{fd}"],
+    "hypercorn": ["-m", "hypercorn", "--workers", "2", "-b", "fd://{fd}"],
+}
+
+
+def _start_asgi_server(name: str, folder: Path, **variables: str) -> tuple[subprocess.Popen[bytes], int]:
+    """The factory under `name` with 2 workers, on a socket bound here (no port race)."""
     sock = _free_socket()
     port = int(sock.getsockname()[1])
     env = {**os.environ, "MCP_NOTEBOOK_PATHS": str(folder), "MCP_NOTEBOOK_PAGE_SIZE": "1", **variables}
-    command = [sys.executable, "-m", "uvicorn", "--factory", "mcp_notebook.asgi:create_app"]
+    argv = [part.format(fd=sock.fileno()) for part in _SERVERS[name]]
+    if name != "uvicorn":
+        argv.append("mcp_notebook.asgi:create_app()")
     process = subprocess.Popen(
-        [*command, "--workers", "2", "--fd", str(sock.fileno()), "--log-level", "warning"],
+        [sys.executable, *argv],
         env=env,
         pass_fds=[sock.fileno()],
         stdin=subprocess.DEVNULL,
@@ -257,15 +266,19 @@ def _start_uvicorn(folder: Path, **variables: str) -> tuple[subprocess.Popen[byt
     return process, port
 
 
-@pytest.mark.parametrize("sessions", ["worker-dir", "stateless"])
-async def test_the_asgi_factory_runs_under_uvicorn_with_two_workers(
-    folder: Path, tmp_path: Path, sessions: str
+@pytest.mark.parametrize(
+    ("server", "sessions"),
+    [("uvicorn", "worker-dir"), ("uvicorn", "stateless"), ("gunicorn", "worker-dir"), ("hypercorn", "stateless")],
+)
+async def test_the_asgi_factory_runs_under_a_process_manager_with_two_workers(
+    folder: Path, tmp_path: Path, server: str, sessions: str
 ) -> None:
+    pytest.importorskip(server)
     # Handshake sessions need either a meeting place for the workers or no sessions at all.
     variables = (
         {"MCP_NOTEBOOK_WORKER_DIR": str(tmp_path)} if sessions == "worker-dir" else {"MCP_NOTEBOOK_STATELESS": "1"}
     )
-    process, port = _start_uvicorn(folder, **variables)
+    process, port = _start_asgi_server(server, folder, **variables)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
 
