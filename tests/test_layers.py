@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "edges",
         (
             "transports",
+            "asgi",
             "lazy_packages",
             "client",
             "cli",
