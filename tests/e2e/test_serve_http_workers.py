@@ -204,9 +204,11 @@ def test_sigterm_drains_a_request_in_flight_and_exits_0(folder: Path) -> None:
         head = (
             f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
             f"Accept: {ACCEPT}\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: prompts/list\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n"
+            f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\n\r\n"
         )
-        sock.sendall(head.encode() + body[:10].encode())  # in flight: the body is still coming
+        sock.sendall(head.encode())
+        # "100 Continue" comes once the application asks for the body: the request is in flight.
+        assert sock.recv(65536).startswith(b"HTTP/1.1 100")
         server.process.send_signal(15)
 
         def refuses_new_connections() -> bool:
@@ -217,7 +219,7 @@ def test_sigterm_drains_a_request_in_flight_and_exits_0(folder: Path) -> None:
             return False
 
         wait_until(refuses_new_connections, "the server to stop accepting")
-        sock.sendall(body[10:].encode())
+        sock.sendall(body.encode())
         reply = sock.recv(65536)
         sock.close()
         assert reply.startswith(b"HTTP/1.1 200"), reply
