@@ -15,7 +15,6 @@ whatever address it is bound to:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import socket
 import struct
 from collections.abc import Iterable, Iterator
@@ -37,8 +36,10 @@ def bracketed(host: str) -> str:
 
 def _interface_ipv4() -> Iterator[str]:
     try:
+        import fcntl  # not on Windows, where the resolved host names have to do
+
         interfaces = socket.if_nameindex()
-    except OSError:
+    except (ImportError, OSError):
         return
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         for _, name in interfaces:
