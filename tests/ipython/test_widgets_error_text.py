@@ -32,6 +32,21 @@ def test_a_pydantic_report_becomes_one_line_with_the_first_problem() -> None:
     assert text.details == FASTMCP_ERROR
 
 
+def test_a_long_type_repr_is_left_to_the_details() -> None:
+    message = (
+        "typed: Could not convert argument 'topic' with value 'ab' to expected type typing.Annotated[str, "
+        "FieldInfo(annotation=NoneType, required=True, metadata=[MinLen(min_length=3)])]. Error: 1 validation error "
+        "for constrained-str\n  Invalid JSON: expected value at line 1 column 1 [type=json_invalid]"
+    )
+    text = summarize_error(message)
+
+    assert text.summary == (
+        "typed: Could not convert argument 'topic' with value 'ab' to the expected type: "
+        "Invalid JSON: expected value at line 1 column 1"
+    )
+    assert text.details == message
+
+
 def test_a_bare_validation_report_names_its_first_problem() -> None:
     text = summarize_error(MODEL_ERROR)
 

@@ -5,8 +5,8 @@ does with a datalist varies (Chromium shows it on a click, never on Tab,
 Firefox on a double click, headless browsers not at all). This script, shown
 once per form as a JavaScript output, gives every `.mcp-combobox` input of the
 form one behaviour everywhere: the suggestions open under the field as an
-overlay when it gets focus and as you type (so the form's layout never moves),
-↑/↓ move through them, Enter or a click takes one, Escape closes them. Enter
+overlay (so the form's layout never moves), all of them when it gets focus and
+those that match as you type; ↑/↓ move through them, Enter or a click takes one, Escape closes them. Enter
 with no suggestion chosen goes on to the widget, which tells the kernel (the
 form then moves to the next field, or renders from the last).
 
@@ -48,10 +48,13 @@ COMBOBOX_SCRIPT = r"""
     let items = [];
     let active = -1;
     let quiet = false;  // closed by a choice or Escape: stays closed until the user types or moves again
+    let typed = false;  // since the field got focus: until then every suggestion shows, unfiltered
 
     const matches = () => {
-      const typed = input.value.toLowerCase();
-      return Array.from(datalist.options, (o) => o.value).filter((v) => v.toLowerCase().includes(typed));
+      const values = Array.from(datalist.options, (o) => o.value);
+      if (!typed) return values;
+      const text = input.value.toLowerCase();
+      return values.filter((v) => v !== input.value && v.toLowerCase().includes(text));
     };
     const close = () => {
       popup.style.display = 'none';
@@ -99,9 +102,11 @@ COMBOBOX_SCRIPT = r"""
       }
     };
 
-    input.addEventListener('focus', () => { quiet = false; active = -1; open(); });
+    input.addEventListener('focus', () => { quiet = false; typed = false; active = -1; open(); });
     input.addEventListener('blur', close);
-    input.addEventListener('input', (event) => { if (event.isTrusted) { quiet = false; active = -1; open(); } });
+    input.addEventListener('input', (event) => {
+      if (event.isTrusted) { quiet = false; typed = true; active = -1; open(); }
+    });
     // Capture on the input runs before the widget's own handlers, so a key used here never reaches them.
     input.addEventListener('keydown', (event) => {
       const shown = popup.style.display !== 'none';

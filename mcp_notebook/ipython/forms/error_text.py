@@ -18,6 +18,8 @@ _SUMMARY_LIMIT = 240
 _PYDANTIC_HEAD = re.compile(r"\s*(?:Error:\s*)?\d+ validation errors? for \S+\s*$")
 _PYDANTIC_TAIL = re.compile(r"\s*\[type=[^\]]*\]\s*$")
 _FURTHER = re.compile(r"^\s*For further information visit ")
+_TYPE_WORDS = " to expected type "
+_LONG_TYPE = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,13 +43,26 @@ def _first_pydantic_problem(lines: list[str]) -> str | None:
     return None
 
 
+def _without_long_type(head: str) -> str:
+    """ "… to expected type typing.Annotated[str, FieldInfo(…)]": such a repr says more to Python than to people."""
+    start = head.find(_TYPE_WORDS)
+    if start < 0:
+        return head
+    end = head.find("Error:", start)
+    end = len(head) if end < 0 else end
+    named = head[start + len(_TYPE_WORDS) : end].rstrip(" .")
+    if len(named) <= _LONG_TYPE:
+        return head
+    return f"{head[:start]} to the expected type{head[start + len(_TYPE_WORDS) + len(named) :]}"
+
+
 def summarize_error(message: str) -> ErrorText:
     """One line for `message`, and the full text as details when it had more to say."""
     text = message.strip()
     lines = text.splitlines()
     if not lines:
         return ErrorText("The server gave no reason.")
-    head = lines[0].strip()
+    head = _without_long_type(lines[0].strip())
     report = _PYDANTIC_HEAD.search(head)
     if report is not None:
         problem = _first_pydantic_problem(lines[1:])

@@ -33,6 +33,8 @@ __all__ = ["ArgumentField", "needs_multiline"]
 
 _MULTILINE_LENGTH = 80  # a value longer than this opens in the Textarea
 
+_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "—"})()  # a drop-down's "nothing chosen" entry
+
 EditListener = Callable[["ArgumentField", bool], None]
 """Called with the field and whether the new value was picked from the suggestions."""
 
@@ -154,7 +156,7 @@ class ArgumentField:
         if self.typed_editor is None:
             return str(self.editor.value)
         value = self.typed_editor.value
-        if value is None or not self.touched:
+        if value is None or value is _UNSET or not self.touched:
             return ""
         return to_wire(self.type.kind, value)
 
@@ -263,8 +265,8 @@ class ArgumentField:
         if kind == "enum":
             options: list[tuple[str, Any]] = [(_choice_label(c), c) for c in self.type.choices]
             if initial is None:
-                options.insert(0, ("—", None))  # nothing chosen yet: the server's default, or "required"
-            return widgets.Dropdown(options=options, value=initial, layout=layout)
+                options.insert(0, ("—", _UNSET))  # nothing chosen yet: the server's default, or "required"
+            return widgets.Dropdown(options=options, value=_UNSET if initial is None else initial, layout=layout)
         return None
 
     def _set_typed(self, value: Any) -> None:
@@ -274,9 +276,9 @@ class ArgumentField:
             if value is not None:
                 editor.value = value
             elif self.type.kind == "enum":
-                if None not in [choice for _, choice in editor.options]:
-                    editor.options = [("—", None), *editor.options]
-                editor.value = None
+                if all(choice is not _UNSET for _, choice in editor.options):
+                    editor.options = [("—", _UNSET), *editor.options]
+                editor.value = _UNSET
             self.touched = value is not None
             self.help.value = self._help_html()
         finally:

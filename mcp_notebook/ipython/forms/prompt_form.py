@@ -174,9 +174,9 @@ class PromptForm:
         self.widget.add_class("mcp-prompt-form")
         self.render_button.on_click(lambda _: self.render())
         self.copy_button.on_click(lambda _: self.copy_as_code())
-        for name, field in self.fields.items():
-            if field.completes:
-                self.request_suggestions(name)  # ready before the field gets focus: suggestions show at once
+        for name, fetcher in self.fetchers.items():
+            # The whole list, ready before the field gets focus, so suggestions show at once.
+            fetcher.request("", self._context_for(name))
 
     # -- display -----------------------------------------------------------------------------------
 
@@ -252,7 +252,11 @@ class PromptForm:
         name = field.name
 
         async def complete(value: str, context: Mapping[str, str]) -> CompletionResult:
-            return await self._service.complete(self.spec.name, name, value, context or None)
+            result = await self._service.complete(self.spec.name, name, value, context or None)
+            if value and tuple(result.values) == (value,):
+                # The value is complete: offer the whole list again, for the next time the field gets focus.
+                result = await self._service.complete(self.spec.name, name, "", context or None)
+            return result
 
         def on_error(value: str, error: BaseException) -> None:
             field.show_suggestion_error(str(error) or type(error).__name__)
