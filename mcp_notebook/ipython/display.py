@@ -129,9 +129,9 @@ def _turn_open(role: str) -> str:
     indent = "2.5em" if role == "assistant" else "0"
     label = html.escape(_ROLE_LABELS.get(role, role.capitalize()))
     return (
-        f'<div class="mcp-turn mcp-turn-{html.escape(role)}" style="border-left: 4px solid {accent}; '
-        f"background: {background}; border-radius: 4px; padding: 4px 12px; margin: 8px 0 8px {indent}; "
-        f'border-top: 1px solid var(--jp-border-color2, transparent)">'
+        f'<div class="mcp-turn mcp-turn-{html.escape(role)}" style="border: 1px solid var(--jp-border-color2, '
+        f"transparent); border-left: 4px solid {accent}; background: {background}; border-radius: 4px; "
+        f'padding: 4px 12px 1px; margin: 8px 0 8px {indent}">'
         f'<div class="mcp-role" style="color: {accent}; font-weight: bold; font-size: 0.85em; '
         f'text-transform: uppercase; letter-spacing: 0.05em">{label}</div>'
     )

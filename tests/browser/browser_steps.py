@@ -17,8 +17,10 @@ __all__ = [
     "active_suggestion",
     "check_describe_chart_form",
     "run_all_cells",
+    "set_theme",
     "shown_suggestions",
     "wait_for_focus",
+    "wait_for_outputs",
     "wait_for_suggestions",
     "wait_for_value",
 ]
@@ -131,3 +133,22 @@ def check_describe_chart_form(page: Any, shots: str) -> None:
     assert image.evaluate("img => img.complete && img.naturalWidth > 0")
     output.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / f"{shots}-rendered.png"), full_page=True)
+
+
+def set_theme(page: Any, theme: str) -> None:
+    """Switch JupyterLab's theme ("JupyterLab Light", "JupyterLab Dark") and wait until the page shows it."""
+    page.evaluate("(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme)
+    light = "true" if "Light" in theme else "false"
+    page.wait_for_function(
+        f"document.body.dataset.jpThemeLight === '{light}' && document.body.dataset.jpThemeName === {theme!r}",
+        timeout=STEP,
+    )
+
+
+def wait_for_outputs(page: Any, count: int) -> None:
+    """Wait until the notebook shows `count` rendered Markdown outputs (the conversations)."""
+    page.wait_for_function(
+        "(count) => document.querySelectorAll('.jp-OutputArea-output.jp-RenderedMarkdown').length >= count",
+        arg=count,
+        timeout=STEP,
+    )

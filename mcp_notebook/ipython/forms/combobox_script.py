@@ -103,6 +103,7 @@ COMBOBOX_SCRIPT = r"""
     };
 
     input.addEventListener('focus', () => { quiet = false; typed = false; active = -1; open(); });
+    input.addEventListener('click', () => { if (popup.style.display === 'none') { quiet = false; open(); } });
     input.addEventListener('blur', close);
     input.addEventListener('input', (event) => {
       if (event.isTrusted) { quiet = false; typed = true; active = -1; open(); }
