@@ -143,15 +143,15 @@ class PromptForm:
         self.status = widgets.HTML("")
         self.status.add_class("mcp-form-status")
         self.input_area = widgets.VBox([])
+        self.output = widgets.Output(_dom_classes=("mcp-form-output",))  # the class from the start: tests find it
         self.code = widgets.Textarea(value="", rows=1, layout=widgets.Layout(width="100%", display="none"))
         self.code.add_class("mcp-code")
-        self.code_note = widgets.Output(layout=widgets.Layout(display="none"))
-        self.code_note.add_class("mcp-code-note")
+        self.code_note = widgets.Output(layout=widgets.Layout(display="none"), _dom_classes=("mcp-code-note",))
         # The combobox behaviour of the fields, in front ends that run scripts (see combobox_script).
-        self.scripts = widgets.Output(layout=widgets.Layout(height="0px", overflow="hidden"))
+        self.scripts = widgets.Output(
+            layout=widgets.Layout(height="0px", overflow="hidden"), _dom_classes=("mcp-form-scripts",)
+        )
         self.scripts.outputs = (_javascript(COMBOBOX_SCRIPT),)
-        self.output = widgets.Output()
-        self.output.add_class("mcp-form-output")
         if not spec.arguments:
             no_args = widgets.HTML("<i>This prompt takes no arguments.</i>")
             field_widgets = [no_args]
