@@ -8,11 +8,13 @@ from pathlib import Path
 
 import ipywidgets as widgets
 import pytest
+from IPython.core.error import UsageError
 from widget_harness import render_and_keep
 
 from mcp_notebook.client import PromptClient
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.ipython.forms import PromptForm
+from mcp_notebook.ipython.widgets import create_prompt_form, uninstall_form_input_handler
 from mcp_notebook.models import PromptSpec, TextContent
 from mcp_notebook.runtime import BackgroundRuntime, get_runtime
 
@@ -121,3 +123,14 @@ def test_json_that_does_not_parse_is_an_error_beside_its_field(form: PromptForm,
 
     assert form.validate() is None
     assert (form.fields["tags"].error_message or "").startswith("Not valid JSON")
+
+
+def test_a_value_of_the_wrong_type_on_the_form_line_is_a_usage_error(
+    client: PromptClient, runtime: BackgroundRuntime
+) -> None:
+    (spec,) = [s for s in runtime.call(client.list_prompts, timeout=30) if s.name == "plan_trip"]
+    try:
+        with pytest.raises(UsageError, match=r"argument 'days': expected a whole number, got 'five'"):
+            create_prompt_form(None, client, spec, server="typed", runtime=runtime, values={"days": "five"})
+    finally:
+        uninstall_form_input_handler()

@@ -131,7 +131,11 @@ COMBOBOX_SCRIPT = r"""
     }, true);
     new MutationObserver(() => { if (document.activeElement === input) open(); })
       .observe(datalist, {childList: true, subtree: true, attributes: true});
-    document.addEventListener('scroll', () => { if (popup.style.display !== 'none') open(); }, true);
+    const follow = () => {
+      if (!input.isConnected) { document.removeEventListener('scroll', follow, true); popup.remove(); return; }
+      if (popup.style.display !== 'none') open();
+    };
+    document.addEventListener('scroll', follow, true);
   }
 
   let scheduled = false;
