@@ -230,8 +230,8 @@ class PromptForm:
         Called from a cell (`form.copy_as_code()`), the code also goes into a new
         cell under it. A click on the button reaches the kernel outside any cell
         execution, where a new cell cannot be made, so there the code is put on
-        the clipboard (in browsers that allow it) and shown in the form, selected
-        for copying either way.
+        the clipboard (in browsers that allow it). Either way it is shown in the
+        form, ready to select and copy.
         """
         code = self._write_code(self.server, self.spec.name, self.arguments())
         self.code.value = code
