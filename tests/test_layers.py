@@ -26,7 +26,7 @@ PACKAGES = ("mcp_notebook", "lsp_bridge")
 # (layer, module prefixes under mcp_notebook/), in the order of the table: each may import only the ones before.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("models", "exceptions")),
-    ("pure logic", ("naming", "rendering", "discovery", "resources", "transcript")),
+    ("pure logic", ("naming", "rendering", "argument_types", "discovery", "resources", "transcript")),
     ("state", ("registry",)),
     ("sources", ("sources",)),
     ("protocol seam", ("protocol",)),

@@ -1,9 +1,10 @@
 """How prompts look in Jupyter and in terminals: conversations, prompt tables, server tables.
 
-`PromptConversation` is a `RenderedPrompt` that shows itself as a chat (role
-per message, its Markdown rendered by the front end, images inline, audio
-playable, embedded resources with URI and MIME type, resource links
-clickable) and converts itself for LLM SDKs (`to_openai()`,
+`PromptConversation` is a `RenderedPrompt` that shows itself as a chat (one
+box per turn of consecutive messages of a role, user and assistant told apart
+by the theme's colours, its Markdown rendered by the front end, images inline,
+audio playable, embedded resources with URI and MIME type, other binary
+resources as a download link, resource links clickable) and converts itself for LLM SDKs (`to_openai()`,
 `to_anthropic()`). `PromptTable` and `ServerTable` show listings as HTML
 tables in Jupyter and aligned text in terminals.
 
@@ -41,6 +42,7 @@ __all__ = [
     "conversation_json",
     "conversation_markdown",
     "conversation_text",
+    "conversation_turns",
 ]
 
 _TEXT_PREVIEW = 4000
@@ -80,16 +82,27 @@ def _plain(value: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in value.items() if v is not None}
 
 
+def conversation_turns(rendered: RenderedPrompt) -> list[tuple[str, list[ContentBlock]]]:
+    """The messages as turns: consecutive messages of one role are one turn, in order."""
+    turns: list[tuple[str, list[ContentBlock]]] = []
+    for message in rendered.messages:
+        if turns and turns[-1][0] == message.role:
+            turns[-1][1].append(message.content)
+        else:
+            turns.append((message.role, [message.content]))
+    return turns
+
+
 def conversation_text(rendered: RenderedPrompt) -> str:
-    """The conversation as plain text, one block per message, for terminals."""
+    """The conversation as plain text, one block per turn under its role, for terminals."""
     title = rendered.name or "prompt"
     lines = [f"{title}: {len(rendered.messages)} message{'s' if len(rendered.messages) != 1 else ''}"]
     if rendered.description:
         lines.append(rendered.description)
-    for message in rendered.messages:
+    for role, blocks in conversation_turns(rendered):
         lines.append("")
-        lines.append(f"[{message.role}]")
-        lines.append(block_text(message.content, clip=_TEXT_PREVIEW))
+        lines.append(f"[{role}]")
+        lines.append("\n\n".join(block_text(block, clip=_TEXT_PREVIEW) for block in blocks))
     return "\n".join(lines)
 
 
@@ -101,26 +114,59 @@ def _decoded_size(data: str) -> str:
     return describe_size(data_size(data))
 
 
+# Each role's look, from JupyterLab's theme variables so light and dark themes both read well; the
+# fallbacks serve front ends without them (VS Code). (accent, background)
+_TURN_STYLES = {
+    "user": ("var(--jp-brand-color1, #1976d2)", "var(--jp-layout-color2, rgba(127, 127, 127, 0.1))"),
+    "assistant": ("var(--jp-success-color1, #388e3c)", "var(--jp-layout-color1, transparent)"),
+}
+_OTHER_STYLE = ("var(--jp-border-color1, #999)", "transparent")
+_ROLE_LABELS = {"user": "User", "assistant": "Assistant"}
+
+
+def _turn_open(role: str) -> str:
+    accent, background = _TURN_STYLES.get(role, _OTHER_STYLE)
+    indent = "2.5em" if role == "assistant" else "0"
+    label = html.escape(_ROLE_LABELS.get(role, role.capitalize()))
+    return (
+        f'<div class="mcp-turn mcp-turn-{html.escape(role)}" style="border: 1px solid var(--jp-border-color2, '
+        f"transparent); border-left: 4px solid {accent}; background: {background}; border-radius: 4px; "
+        f'padding: 4px 12px 1px; margin: 8px 0 8px {indent}">'
+        f'<div class="mcp-role" style="color: {accent}; font-weight: bold; font-size: 0.85em; '
+        f'text-transform: uppercase; letter-spacing: 0.05em">{label}</div>'
+    )
+
+
 def conversation_markdown(rendered: RenderedPrompt) -> str:
-    """The conversation as Markdown: a quoted block per message under its role.
+    """The conversation as Markdown: one box per turn, its role on top, user and assistant set apart.
 
     Markdown, not HTML, because front ends render Markdown only in a
-    `text/markdown` output: the prompts' own Markdown shows formatted.
-    Images and audio are inline HTML with data URIs (which Markdown allows).
+    `text/markdown` output: the prompts' own Markdown shows formatted. Each
+    turn is an HTML `<div>` whose content is Markdown again (a blank line after
+    the opening tag makes it so); images and audio are inline HTML with data
+    URIs, other binary resources a download link.
     """
     parts: list[str] = []
     if rendered.name or rendered.description:
         name = f"`{rendered.name}`" if rendered.name else ""
         parts.append(" — ".join(x for x in (name, _escape_markdown(rendered.description or "")) if x))
-    for message in rendered.messages:
-        body = _block_markdown(message.content)
-        quoted = "\n".join(f"> {line}" if line else ">" for line in body.splitlines() or [""])
-        parts.append(f"> **{message.role.upper()}**\n>\n{quoted}")
+    for role, blocks in conversation_turns(rendered):
+        body = "\n\n".join(_block_markdown(block) for block in blocks)
+        parts.append(f"{_turn_open(role)}\n\n{body}\n\n</div>")
     return "\n\n".join(parts) + "\n"
 
 
 def _escape_markdown(text: str) -> str:
     return html.escape(text, quote=False).replace("*", "\\*").replace("_", "\\_")
+
+
+def _resource_head(uri: str, mime: str) -> str:
+    return f'<small style="opacity: 0.75">Resource</small> `{uri}` · {_escape_markdown(mime)}'
+
+
+def _file_name(uri: str) -> str:
+    name = uri.rstrip("/").rpartition("/")[2] or "resource"
+    return re.sub(r"[^\w.\- ]", "_", name)
 
 
 def _block_markdown(block: ContentBlock) -> str:
@@ -132,17 +178,32 @@ def _block_markdown(block: ContentBlock) -> str:
         return _audio(block.mime_type, block.data)
     if isinstance(block, EmbeddedResource):
         mime = block.mime_type or "unknown type"
-        head = f"📎 `{block.uri}` · {mime}"
+        head = _resource_head(block.uri, mime)
         if block.text is not None:
             return f"{head}\n\n{_fenced(_clip(block.text), mime)}"
-        if block.blob is not None and mime.startswith("image/"):
-            return f"{head}\n\n{_img(mime, block.blob)}"
-        if block.blob is not None and mime.startswith("audio/"):
-            return f"{head}\n\n{_audio(mime, block.blob)}"
-        return f"{head} (binary, {_decoded_size(block.blob or '')})"
+        blob = block.blob or ""
+        if mime.startswith("image/"):
+            return f"{head}\n\n{_img(mime, blob)}"
+        if mime.startswith("audio/"):
+            return f"{head}\n\n{_audio(mime, blob)}"
+        return f"{head}\n\n{_download(block.uri, block.mime_type or 'application/octet-stream', blob)}"
     label = (block.title or block.name).replace("]", "\\]")
     extra = " · ".join(x for x in (block.mime_type, block.description) if x)
-    return f"🔗 [{label}](<{block.uri}>)" + (f" ({_escape_markdown(extra)})" if extra else "")
+    link = f'<small style="opacity: 0.75">Link</small> [{label}](<{block.uri}>)'
+    return link + (f" ({_escape_markdown(extra)})" if extra else "")
+
+
+def _download(uri: str, mime: str, blob: str) -> str:
+    """A link that saves the blob as a file, with its type and size; too large a blob is only described."""
+    size = _decoded_size(blob)
+    if len(blob) > _MAX_DOWNLOAD_BASE64:
+        return f"*{html.escape(mime)}, {size}: too large to offer here; the bytes are in the result's messages.*"
+    name = html.escape(_file_name(uri))
+    href = f"data:{html.escape(mime)};base64,{html.escape(blob)}"
+    return f'<a download="{name}" href="{href}">Download {name}</a> ({html.escape(mime)}, {size})'
+
+
+_MAX_DOWNLOAD_BASE64 = 8 * 1024 * 1024  # about 6 MiB of bytes: more would swell the saved notebook
 
 
 def _img(mime_type: str, data: str) -> str:

@@ -143,6 +143,19 @@ def _variables(shell: Any) -> list[str]:
     return [n for n in shell.user_ns if is_user_variable(n, hidden)]
 
 
+def _cell_writer(shell: Any) -> Callable[[str], bool]:
+    """Puts code into a new cell under the running one; only a cell's execution can (not a click)."""
+
+    def write(code: str) -> bool:
+        header = (getattr(shell, "parent_header", None) or {}).get("header") or {}
+        if header.get("msg_type") != "execute_request":
+            return False
+        shell.set_next_input(code, replace=False)
+        return True
+
+    return write
+
+
 def _resolve_value(shell: Any, name: str, raw: str) -> str:
     """The `@name` / `@file:path` / `@@` rule of the magics, applied to one field."""
     try:
@@ -176,9 +189,14 @@ def create_prompt_form(
         resolve_value=lambda name, raw: _resolve_value(shell, name, raw),
         write_code=write_code,
         variables=lambda: _variables(shell),
+        write_cell=_cell_writer(shell),
     )
     for name, value in (values or {}).items():
-        form.fields[name].value = value
+        try:
+            form.fields[name].value = value
+        except ValueError as error:  # a typed argument given a value of another type
+            form.close()
+            raise UsageError(f"argument {name!r}: {error}") from None
     return form
 
 

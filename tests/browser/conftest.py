@@ -10,30 +10,11 @@ the `notebook` package is there.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from client_harness import stop_process
-from kernel_harness import jupyter_folders
-from lab_harness import (
-    ARTIFACTS,
-    EXAMPLES,
-    FIXTURES,
-    NOTEBOOK7_MODULES,
-    SERVED_EXAMPLES,
-    Lab,
-    find_chromium,
-    free_port,
-    missing_stack,
-    wait_for_lab,
-)
+from lab_harness import ARTIFACTS, NOTEBOOK7_MODULES, Lab, chromium_page, find_chromium, missing_stack, running_lab
 
 
 @pytest.fixture(scope="session")
@@ -49,45 +30,8 @@ def chromium_path() -> str:
 @pytest.fixture(scope="session")
 def lab(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """JupyterLab serving a folder with the fixture notebooks and the examples they use (and nothing else)."""
-    base = tmp_path_factory.mktemp("lab")
-    root = base / "notebooks"
-    shutil.copytree(FIXTURES, root)
-    for example in SERVED_EXAMPLES:
-        shutil.copy(EXAMPLES / example, root / example)
-    lab_folders = (("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"))
-    env = {**os.environ, **jupyter_folders(base, lab_folders)}
-    # No "Would you like to get notified about Jupyter news?" toast over the page.
-    news = base / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    news.parent.mkdir(parents=True)
-    news.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    # The kernel starts `mcp-notebook` and `python` by name: the venv's must come first.
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = base / "lab.log"
-    command = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        "--IdentityProvider.token=",
-        "--ServerApp.password=",
-        "--ServerApp.disable_check_xsrf=True",
-        "--LabApp.expose_app_in_browser=True",
-        # The Notebook 7 UI is another application of the same server: it exposes its app on its own setting.
-        "--JupyterNotebookApp.expose_app_in_browser=True",
-        f"--ServerApp.root_dir={root}",
-        "--allow-root",
-    ]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-    try:
-        wait_for_lab(url, process, log)
-        yield Lab(url=url, root=root, log=log)
-    finally:
-        stop_process(process, timeout=30)
+    with running_lab(tmp_path_factory.mktemp("lab")) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")
@@ -103,14 +47,6 @@ def notebook7(chromium_path: str, request: pytest.FixtureRequest) -> Lab:
 @pytest.fixture
 def page(lab: Lab, chromium_path: str) -> Iterator[Any]:
     """A fresh Chromium page in a 1280×1000 window; tests save their screenshots under test-artifacts/browser/."""
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium_path, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
-        )
-        try:
-            yield browser.new_page(viewport={"width": 1280, "height": 1000})
-        finally:
-            browser.close()
+    with chromium_page(chromium_path) as page:
+        yield page

@@ -12,21 +12,26 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLES = ROOT / "examples"
-SERVED_EXAMPLES = ("plot_prompt.ipynb", "code_review.ipynb")  # the example notebooks the fixture notebooks serve
+SERVED_EXAMPLES = ("plot_prompt.ipynb", "code_review.ipynb", "few_shot.ipynb")  # what the fixture notebooks serve
+# Test servers the fixture notebooks start by file name (a FastMCP server with typed prompt arguments).
+SERVED_SERVERS = (ROOT / "tests" / "servers" / "typed_fastmcp_server.py",)
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 SETUP_MARKER = ROOT / "test-artifacts" / "browser-setup.txt"
 LAB_START_DEADLINE = 90.0
@@ -93,3 +98,74 @@ def wait_for_lab(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
             return
         tick.wait(0.2)
     raise RuntimeError(f"JupyterLab did not answer within {LAB_START_DEADLINE:g} s:\n{log.read_text()[-3000:]}")
+
+
+@contextlib.contextmanager
+def running_lab(base: Path) -> Iterator[Lab]:
+    """JupyterLab serving the fixture notebooks and what they use (and nothing else), stopped on exit.
+
+    Lab runs from `base` with its own Jupyter/IPython folders, on 127.0.0.1 at a
+    free port, with no token (loopback only) and its app exposed to the page.
+    """
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))  # run as a script (the screenshots), not only under pytest
+    from client_harness import stop_process
+    from kernel_harness import jupyter_folders
+
+    root = base / "notebooks"
+    shutil.copytree(FIXTURES, root)
+    for example in SERVED_EXAMPLES:
+        shutil.copy(EXAMPLES / example, root / example)
+    for server in SERVED_SERVERS:
+        shutil.copy(server, root / server.name)
+    lab_folders = (("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"))
+    env = {**os.environ, **jupyter_folders(base, lab_folders)}
+    # No "Would you like to get notified about Jupyter news?" toast over the page.
+    news = base / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    news.parent.mkdir(parents=True)
+    news.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    # The kernel starts `mcp-notebook` and `python` by name: the venv's must come first.
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = base / "lab.log"
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        "--ServerApp.disable_check_xsrf=True",
+        "--LabApp.expose_app_in_browser=True",
+        # The Notebook 7 UI is another application of the same server: it exposes its app on its own setting.
+        "--JupyterNotebookApp.expose_app_in_browser=True",
+        f"--ServerApp.root_dir={root}",
+        "--allow-root",
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    try:
+        wait_for_lab(url, process, log)
+        yield Lab(url=url, root=root, log=log)
+    finally:
+        stop_process(process, timeout=30)
+
+
+@contextlib.contextmanager
+def chromium_page(chromium_path: str, width: int = 1280, height: int = 1000) -> Iterator[Any]:
+    """A fresh headless Chromium page, allowed to use the clipboard, closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+        )
+        try:
+            context = browser.new_context(viewport={"width": width, "height": height})
+            context.grant_permissions(["clipboard-read", "clipboard-write"])
+            yield context.new_page()
+        finally:
+            browser.close()

@@ -96,7 +96,7 @@ def test_configured_servers_are_listed_and_prompts_come_from_mcp_notebook_serve_
 
 def test_get_shows_a_conversation_and_keeps_the_result(kernel: RealKernel) -> None:
     shown = kernel.execute("who = 'Ada'\n%mcp get notebooks:greet name=@who lang=rust").result
-    assert "> **USER**" in shown["text/markdown"]
+    assert 'class="mcp-turn mcp-turn-user"' in shown["text/markdown"]
     assert "Say hello to **Ada** in rust." in shown["text/markdown"]
     assert shown["text/plain"].startswith("greet: 1 message")
 

@@ -198,7 +198,7 @@ def test_after_an_at_sign_the_suggestions_are_the_sessions_variables(
 
     lang.combobox.value = "@fa"
 
-    assert lang.suggestions.options == ("@fallback", "@favourite")
+    assert lang.combobox.options == ("@fallback", "@favourite")
 
 
 @pytest.mark.slow

@@ -94,34 +94,46 @@ def test_each_argument_gets_a_field_with_its_help_and_required_mark(
     assert form.fields["name"].combobox.placeholder == "required"
 
 
-def test_typing_shows_the_servers_suggestions_under_the_field_and_in_the_combobox(
+def test_suggestions_are_asked_for_before_the_user_types_so_they_show_on_focus(
     prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
 ) -> None:
     form = make_form(prompts["greet"], service, runtime)
     lang = form.fields["lang"]
 
+    wait_until(lambda: lang.combobox.options == ("python", "rust", "ruby"), "every suggestion is offered")
+    assert ("lang", "", {}) in service.completions
+
+
+def test_typing_shows_the_servers_suggestions_in_the_combobox_and_nothing_under_it(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    form = make_form(prompts["greet"], service, runtime)
+    lang = form.fields["lang"]
+    wait_until(lambda: len(lang.combobox.options) == 3, "the first suggestions arrive")
+    column = list(lang.column.children)
+
     lang.combobox.value = "r"  # what the front end sends as the user types
 
-    wait_until(lambda: lang.suggestions.options, "suggestions appear")
-    assert lang.suggestions.options == ("rust", "ruby")
-    assert lang.combobox.options == ("rust", "ruby")
-    assert lang.suggestions.layout.display == ""
+    wait_until(lambda: lang.combobox.options == ("rust", "ruby"), "suggestions for 'r' appear")
+    assert list(lang.column.children) == column  # no list appears under the field: the layout stays put
+    assert [c.layout.display for c in column] == ["", "none", "none", None]  # editor, textarea, error, notes
 
 
-def test_picking_a_suggestion_fills_the_field_and_closes_the_list(
+def test_taking_a_suggestion_fills_the_field_and_empties_the_drop_down(
     prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
 ) -> None:
     form = make_form(prompts["greet"], service, runtime)
     lang = form.fields["lang"]
     lang.combobox.value = "ru"
-    wait_until(lambda: lang.suggestions.options == ("rust", "ruby"), "suggestions appear")
-    asked = len(service.completions)
+    wait_until(lambda: lang.combobox.options == ("rust", "ruby"), "suggestions appear")
 
-    lang.suggestions.value = "ruby"
+    lang.combobox.value = "ruby"  # what the browser's drop-down sends when the user takes "ruby"
 
+    # "ruby" is complete: the drop-down holds the whole list again, for the next time the field gets focus.
+    wait_until(lambda: ("lang", "ruby", {}) in service.completions, "the server is asked about 'ruby'")
+    wait_until(lambda: service.completions[-1] == ("lang", "", {}), "the whole list is asked for again")
+    wait_until(lambda: lang.combobox.options == ("python", "rust", "ruby"), "the whole list is offered")
     assert lang.value == "ruby"
-    assert lang.suggestions.layout.display == "none"
-    assert len(service.completions) == asked  # a picked value needs no more suggestions
 
 
 def test_suggestion_requests_carry_the_other_filled_in_arguments(
@@ -131,7 +143,7 @@ def test_suggestion_requests_carry_the_other_filled_in_arguments(
     form.fields["name"].combobox.value = "Ada"
     form.fields["lang"].combobox.value = "py"
 
-    wait_until(lambda: form.fields["lang"].suggestions.options == ("python",), "suggestions appear")
+    wait_until(lambda: form.fields["lang"].combobox.options == ("python",), "suggestions appear")
     assert ("lang", "py", {"name": "Ada"}) in service.completions
 
 
@@ -332,13 +344,12 @@ def test_a_cut_suggestion_list_says_how_many_matches_there_are(
 
     colour.combobox.value = "colour-"
 
-    wait_until(lambda: colour.suggestions.options, "suggestions appear")
-    assert colour.suggestions.options == COLOURS[:100]
+    wait_until(lambda: "Showing 100 of 150" in colour.suggestions_status.value, "suggestions appear")
+    assert colour.combobox.options == COLOURS[:100]
     assert "Showing 100 of 150 matches" in colour.suggestions_status.value
-    assert colour.suggestions_status.layout.display == ""
     colour.combobox.value = "colour-14"
-    wait_until(lambda: len(colour.suggestions.options) == 10, "the narrower list appears")
-    assert colour.suggestions_status.layout.display == "none"
+    wait_until(lambda: len(colour.combobox.options) == 10, "the narrower list appears")
+    assert colour.suggestions_status.value == ""
 
 
 def test_a_served_notebooks_titles_and_static_suggestions_reach_the_form(
@@ -352,8 +363,7 @@ def test_a_served_notebooks_titles_and_static_suggestions_reach_the_form(
     assert "The code to review" in code.help.value
     assert "argument <code>code</code>" in code.help.value  # the title differs from the name, so both show
     language.combobox.value = "t"
-    wait_until(lambda: language.suggestions.options, "suggestions appear")
-    assert language.suggestions.options == ("TypeScript",)
+    wait_until(lambda: language.combobox.options == ("TypeScript",), "suggestions for 't' appear")
 
 
 def test_rendering_a_served_notebook_keeps_its_chart_image(

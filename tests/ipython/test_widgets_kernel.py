@@ -59,7 +59,11 @@ def test_mcp_form_in_a_kernel_suggests_what_the_front_end_types_and_renders_on_c
     name = comm_id_of(messages, "ComboboxModel", tooltip="who to greet")
     lang = comm_id_of(messages, "ComboboxModel", tooltip="a programming language")
     render = comm_id_of(messages, "ButtonModel", description="Render")
-    (output,) = [m["content"]["comm_id"] for m in widget_opens(messages, "OutputModel")]
+    (output,) = [
+        m["content"]["comm_id"]
+        for m in widget_opens(messages, "OutputModel")
+        if "mcp-form-output" in m["content"]["data"]["state"]["_dom_classes"]
+    ]
 
     kernel.set_widget_state(lang, value="r")
     suggested = kernel.wait_for_message(
@@ -77,7 +81,11 @@ def test_the_servers_question_appears_in_the_form_and_the_answer_completes_the_r
     kernel = connected
     messages = kernel.execute("%mcp form sdk:ask").outputs
     render = comm_id_of(messages, "ButtonModel", description="Render")
-    (output,) = [m["content"]["comm_id"] for m in widget_opens(messages, "OutputModel")]
+    (output,) = [
+        m["content"]["comm_id"]
+        for m in widget_opens(messages, "OutputModel")
+        if "mcp-form-output" in m["content"]["data"]["state"]["_dom_classes"]
+    ]
 
     (status,) = [
         m["content"]["comm_id"]

@@ -111,7 +111,7 @@ def test_a_variable_argument_suggests_the_kernels_variables_of_its_type(kernel: 
 
     kernel.main.run(lambda: setattr(field.combobox, "value", "ks_"))
 
-    wait_until(lambda: field.suggestions.options == ("ks_count", "ks_total"), "the int variables are suggested")
+    wait_until(lambda: field.combobox.options == ("ks_count", "ks_total"), "the int variables are suggested")
 
 
 def test_a_live_magic_chosen_in_the_picker_runs_on_the_main_thread_which_the_picker_leaves_free(

@@ -42,7 +42,12 @@ def test_a_live_magic_of_this_kernel_renders_from_the_picker_on_a_click(kernel: 
     form = kernel.seen[kernel.seen.index(listed) : kernel.seen.index(render)]
     line = widget_opens(form, "ComboboxModel")[-1]["content"]["comm_id"]  # `%who` takes one argument, its line
     kernel.set_widget_state(line, value="int")
-    output = kernel.wait_for_message("the form's output", lambda m: bool(widget_opens([m], "OutputModel")))
+    output = kernel.wait_for_message(
+        "the form's output",
+        lambda m: any(
+            "mcp-form-output" in o["content"]["data"]["state"]["_dom_classes"] for o in widget_opens([m], "OutputModel")
+        ),
+    )
 
     kernel.click_widget(render["content"]["comm_id"])
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import html
+import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -23,6 +24,8 @@ import ipywidgets as widgets
 from ...client import InputHandler, InputRequest
 from ...exceptions import MCPNotebookError, ServerError
 from ...models import CompletionResult, PromptSpec, RenderedPrompt
+from .combobox_script import COMBOBOX_SCRIPT
+from .error_text import mentioned_arguments, summarize_error
 from .fields import ArgumentField
 from .input_form import InputRequestForm
 from .services import PromptService, RenderedPromptDisplay, TaskRunner
@@ -38,16 +41,50 @@ ValueResolver = Callable[[str, str], str]
 CodeWriter = Callable[[str, str, Mapping[str, str]], str]
 """Writes the code (ending with a `%mcp get` line) that renders (server, prompt, arguments)."""
 
+CellWriter = Callable[[str], bool]
+"""Puts code into a new cell when it can (during a cell's execution); says whether it did."""
+
 _MAX_VARIABLE_SUGGESTIONS = 100
 
 current_form: contextvars.ContextVar[PromptForm | None] = contextvars.ContextVar("mcp_prompt_form", default=None)
 """The form whose render is running in this context; input requests of that render go to it."""
 
 
-def _error_html(message: str) -> str:
+def _error_html(message: str, details: str | None = None) -> str:
+    """A short error line; the full text, when there is more, folded under "Details"."""
+    fold = (
+        '<details style="color: var(--jp-ui-font-color1, inherit)"><summary style="cursor: pointer">Details'
+        '</summary><pre style="white-space: pre-wrap; margin: 4px 0; font-size: var(--jp-code-font-size, 12px)">'
+        f"{html.escape(details)}</pre></details>"
+        if details
+        else ""
+    )
     return (
-        '<div style="color: var(--jp-error-color1, #d32f2f); border-left: 3px solid currentColor; '
-        f'padding-left: 6px; white-space: pre-wrap">{html.escape(message)}</div>'
+        '<div class="mcp-error" style="border-left: 3px solid var(--jp-error-color1, #d32f2f); padding-left: 6px">'
+        f'<div style="color: var(--jp-error-color1, #d32f2f)">{html.escape(message)}</div>{fold}</div>'
+    )
+
+
+def _javascript(code: str) -> dict[str, Any]:
+    """An output that runs `code` in front ends that run scripts, and shows nothing elsewhere."""
+    return {"output_type": "display_data", "data": {"application/javascript": code, "text/plain": ""}, "metadata": {}}
+
+
+def _clipboard_script(text: str) -> str:
+    # The text travels as a JSON string literal: data, never code.
+    literal = json.dumps(text).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return (
+        "(function (scope) {\n"
+        f"  const text = {literal};\n"
+        "  const node = scope && (scope.jquery ? scope[0] : scope);\n"
+        "  const say = (words) => {\n"
+        "    if (node) { node.textContent = words; node.classList.add('mcp-copy-outcome'); }\n"
+        "  };\n"
+        "  const fallback = () => say('Select the code above and copy it (Ctrl+C).');\n"
+        "  if (navigator.clipboard && window.isSecureContext) {\n"
+        "    navigator.clipboard.writeText(text).then(() => say('Copied to the clipboard.'), fallback);\n"
+        "  } else { fallback(); }\n"
+        "})(typeof element !== 'undefined' ? element : null);\n"
     )
 
 
@@ -71,6 +108,7 @@ class PromptForm:
         write_code: CodeWriter,
         variables: Callable[[], list[str]] | None = None,
         debounce: float = DEFAULT_DEBOUNCE_SECONDS,
+        write_cell: CellWriter | None = None,
     ) -> None:
         self.spec = spec
         self.server = server
@@ -80,6 +118,7 @@ class PromptForm:
         self._resolve_value = resolve_value
         self._write_code = write_code
         self._variables = variables or (lambda: [])
+        self._write_cell = write_cell
         self._lock = threading.Lock()
         self.result: RenderedPrompt | None = None
         self.error: BaseException | None = None
@@ -89,8 +128,12 @@ class PromptForm:
         self.fields: dict[str, ArgumentField] = {arg.name: ArgumentField(arg) for arg in spec.arguments}
         self.fetchers: dict[str, SuggestionFetcher] = {}
         for field in self.fields.values():
-            self.fetchers[field.name] = self._create_fetcher(field, debounce)
+            if field.completes:
+                self.fetchers[field.name] = self._create_fetcher(field, debounce)
             field.add_edit_listener(self._on_field_edit)
+            for editor in (field.combobox, field.typed_editor):
+                if editor is not None:
+                    editor.on_msg(lambda _widget, content, _buffers, name=field.name: self._on_key(name, content))
 
         self.header = widgets.HTML(self._header_html())
         self.render_button = widgets.Button(description="Render", button_style="primary", icon="play")
@@ -100,10 +143,15 @@ class PromptForm:
         self.status = widgets.HTML("")
         self.status.add_class("mcp-form-status")
         self.input_area = widgets.VBox([])
+        self.output = widgets.Output(_dom_classes=("mcp-form-output",))  # the class from the start: tests find it
         self.code = widgets.Textarea(value="", rows=1, layout=widgets.Layout(width="100%", display="none"))
         self.code.add_class("mcp-code")
-        self.output = widgets.Output()
-        self.output.add_class("mcp-form-output")
+        self.code_note = widgets.Output(layout=widgets.Layout(display="none"), _dom_classes=("mcp-code-note",))
+        # The combobox behaviour of the fields, in front ends that run scripts (see combobox_script).
+        self.scripts = widgets.Output(
+            layout=widgets.Layout(height="0px", overflow="hidden"), _dom_classes=("mcp-form-scripts",)
+        )
+        self.scripts.outputs = (_javascript(COMBOBOX_SCRIPT),)
         if not spec.arguments:
             no_args = widgets.HTML("<i>This prompt takes no arguments.</i>")
             field_widgets = [no_args]
@@ -117,13 +165,18 @@ class PromptForm:
                 self.status,
                 self.input_area,
                 self.code,
+                self.code_note,
                 self.output,
+                self.scripts,
             ],
             layout=widgets.Layout(border="1px solid var(--jp-border-color2, #ccc)", padding="8px"),
         )
         self.widget.add_class("mcp-prompt-form")
         self.render_button.on_click(lambda _: self.render())
         self.copy_button.on_click(lambda _: self.copy_as_code())
+        for name, fetcher in self.fetchers.items():
+            # The whole list, ready before the field gets focus, so suggestions show at once.
+            fetcher.request("", self._context_for(name))
 
     # -- display -----------------------------------------------------------------------------------
 
@@ -138,7 +191,8 @@ class PromptForm:
             self.pending.cancel()
         for field in self.fields.values():
             field.close()
-        for part in (self.header, self.render_button, self.copy_button, self.status, self.code, self.output):
+        parts = (self.header, self.render_button, self.copy_button, self.status, self.code, self.code_note)
+        for part in (*parts, self.output, self.scripts):
             part.close()
         self.input_area.close()
         self.widget.close()
@@ -159,7 +213,9 @@ class PromptForm:
             if raw.strip() == "":
                 if field.argument.required:
                     message = "Required: fill this in."
-            else:
+            elif field.type.kind in ("boolean", "integer", "number", "enum"):
+                values[name] = raw  # already the text the server expects
+            elif (message := field.problem()) is None:
                 try:
                     values[name] = self._resolve_value(name, raw)
                 except Exception as error:  # the rule's own message says what to fix
@@ -169,16 +225,25 @@ class PromptForm:
         return None if problems else values
 
     def copy_as_code(self) -> str:
-        """Show the `%mcp get` code that renders the same prompt with the same arguments, ready to copy.
+        """The `%mcp get` code that renders the same prompt with the same arguments: copied, shown, returned.
 
-        It is shown in the form rather than put in a new cell: a click reaches the
-        kernel outside any cell execution, where `set_next_input` would only
-        take effect at some later, unrelated execution.
+        Called from a cell (`form.copy_as_code()`), the code also goes into a new
+        cell under it. A click on the button reaches the kernel outside any cell
+        execution, where a new cell cannot be made, so there the code is put on
+        the clipboard (in browsers that allow it). Either way it is shown in the
+        form, ready to select and copy.
         """
         code = self._write_code(self.server, self.spec.name, self.arguments())
         self.code.value = code
         self.code.rows = code.count("\n") + 1
         self.code.layout.display = ""
+        if self._write_cell is not None and self._write_cell(code):
+            self.code_note.outputs = (
+                {"output_type": "stream", "name": "stdout", "text": "The code is in a new cell below this one.\n"},
+            )
+        else:
+            self.code_note.outputs = (_javascript(_clipboard_script(code)),)
+        self.code_note.layout.display = ""
         return code
 
     # -- suggestions -------------------------------------------------------------------------------
@@ -187,7 +252,11 @@ class PromptForm:
         name = field.name
 
         async def complete(value: str, context: Mapping[str, str]) -> CompletionResult:
-            return await self._service.complete(self.spec.name, name, value, context or None)
+            result = await self._service.complete(self.spec.name, name, value, context or None)
+            if value and tuple(result.values) == (value,):
+                # The value is complete: offer the whole list again, for the next time the field gets focus.
+                result = await self._service.complete(self.spec.name, name, "", context or None)
+            return result
 
         def on_error(value: str, error: BaseException) -> None:
             field.show_suggestion_error(str(error) or type(error).__name__)
@@ -203,13 +272,26 @@ class PromptForm:
     def _on_field_edit(self, field: ArgumentField, picked: bool) -> None:
         if field.error_message and field.value.strip():
             field.set_error(None)
-        if not picked:
+        if not picked and field.completes:
             self.request_suggestions(field.name)
+
+    def _on_key(self, name: str, content: Mapping[str, Any]) -> None:
+        """Enter in a field: on to the next one, or render from the last."""
+        if not isinstance(content, Mapping) or content.get("event") != "submit":
+            return
+        names = list(self.fields)
+        position = names.index(name)
+        if position + 1 < len(names):
+            self.fields[names[position + 1]].focus()
+        else:
+            self.render()
 
     def request_suggestions(self, name: str) -> Future[CompletionResult | None] | None:
         """Ask for suggestions for what field `name` holds now (kernel variables after `@`)."""
         field = self.fields[name]
-        fetcher = self.fetchers[name]
+        fetcher = self.fetchers.get(name)
+        if fetcher is None:
+            return None  # a checkbox, number or drop-down: nothing to suggest
         value = field.value
         if value.startswith("@") and not value.startswith("@@"):
             fetcher.cancel()
@@ -271,12 +353,17 @@ class PromptForm:
         self._set_status("")
 
     def _show_error(self, error: BaseException) -> None:
-        if isinstance(error, ServerError) and isinstance(error.data, Mapping):
-            for name in error.data.get("missing") or ():
-                if name in self.fields:
-                    self.fields[name].set_error("Required by the server.")
         message = str(error) if isinstance(error, MCPNotebookError) else f"{type(error).__name__}: {error}"
-        self._set_status(_error_html(f"Rendering failed: {message}"))
+        text = summarize_error(message)
+        data = error.data if isinstance(error, ServerError) else None
+        missing = data.get("missing") if isinstance(data, Mapping) else None
+        for name in missing or ():
+            if name in self.fields:
+                self.fields[name].set_error("Required by the server.")
+        if not missing:
+            for name in mentioned_arguments(text.summary, self.fields):
+                self.fields[name].set_error("The server did not accept this value (see below).")
+        self._set_status(_error_html(f"Rendering failed: {text.summary}", text.details))
 
     def _set_status(self, text: str) -> None:
         self.status.value = text
