@@ -204,7 +204,7 @@ class PathRefusedError(PathOutsideRootError):
         self.path = path
         self.root = ""  # deliberately unknown: the message goes to clients
         self.reason = reason
-        ResourceError.__init__(self, path, f"Refused: {path!r} {reason}")
+        ResourceError.__init__(self, path, f"Refused: {_shown(path)} {reason}")
 
 
 class EmbeddedFileArgumentError(PromptError, ResourceError):
@@ -214,7 +214,12 @@ class EmbeddedFileArgumentError(PromptError, ResourceError):
         self.prompt = prompt
         self.path = path
         self.reason = reason
-        ResourceError.__init__(self, path, f"Prompt {prompt!r} cannot embed {path!r}: {reason}")
+        ResourceError.__init__(self, path, f"Prompt {prompt!r} cannot embed {_shown(path)}: {reason}")
 
     def data(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "path": self.path}
+
+
+def _shown(text: str, limit: int = 200) -> str:
+    """`text` quoted for a message, cut short: an error never echoes a huge request back."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"

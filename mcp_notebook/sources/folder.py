@@ -370,7 +370,8 @@ class NotebookFolderSource:
         except FileRefusal as refusal:
             if fixed:  # the notebook's own file: not the client's doing
                 raise ResourceError(to_file_uri(relative), _describe(relative, refusal)) from None
-            raise EmbeddedFileArgumentError(spec.name, path, _describe(relative, refusal)) from None
+            reason = "no such file in the served folder" if str(refusal) == "no such file" else str(refusal)
+            raise EmbeddedFileArgumentError(spec.name, path, reason) from None
 
     def _derived_now(self) -> _Derived:
         """The embed rules and cell listing of the current set, computed once per change."""
