@@ -208,13 +208,16 @@ class PathRefusedError(PathOutsideRootError):
 
 
 class EmbeddedFileArgumentError(PromptError, ResourceError):
-    """A prompt argument that selects an embedded file which is missing or cannot be read (-32602)."""
+    """A prompt argument that selects an embedded file which is missing or cannot be read (-32602).
+
+    `reason` says what is wrong with the file, naming it relative to the served folder.
+    """
 
     def __init__(self, prompt: str, path: str, reason: str) -> None:
         self.prompt = prompt
         self.path = path
         self.reason = reason
-        ResourceError.__init__(self, path, f"Prompt {prompt!r} cannot embed {_shown(path)}: {reason}")
+        ResourceError.__init__(self, path, f"Prompt {prompt!r}: {reason}")
 
     def data(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "path": self.path}

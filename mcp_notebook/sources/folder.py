@@ -120,7 +120,8 @@ class NotebookFolderSource:
         self._registry = registry
         self._lock = threading.RLock()
         self._states: Mapping[str, _NotebookState] = MappingProxyType({})
-        self._derived: tuple[Mapping[str, _NotebookState], _Derived] | None = None  # for which `_states`
+        self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
+        self._derived: tuple[int, _Derived] | None = None
 
     @property
     def root(self) -> Path:
@@ -232,6 +233,7 @@ class NotebookFolderSource:
                     changes[key] = new.group()
             self._states = MappingProxyType(dict(sorted(states.items())))
             if changes:
+                self._version += 1
                 self._registry.update(changes)
             return bool(changes)
 
@@ -370,14 +372,14 @@ class NotebookFolderSource:
         except FileRefusal as refusal:
             if fixed:  # the notebook's own file: not the client's doing
                 raise ResourceError(to_file_uri(relative), _describe(relative, refusal)) from None
-            reason = "no such file in the served folder" if str(refusal) == "no such file" else str(refusal)
-            raise EmbeddedFileArgumentError(spec.name, path, reason) from None
+            raise EmbeddedFileArgumentError(spec.name, path, _describe(relative, refusal)) from None
 
     def _derived_now(self) -> _Derived:
         """The embed rules and cell listing of the current set, computed once per change."""
-        states = self._states
+        with self._lock:  # a consistent pair; the work itself is done outside the lock
+            states, version = self._states, self._version
         cached = self._derived
-        if cached is not None and cached[0] is states:
+        if cached is not None and cached[0] == version:
             return cached[1]
         rules: dict[str, EmbedRule] = {}
         for key, state in states.items():
@@ -390,7 +392,7 @@ class NotebookFolderSource:
             self._cell_info(key, cell) for key, state in states.items() for cell in (state.loaded or _EMPTY).cells
         )
         derived = _Derived(MappingProxyType(dict(sorted(rules.items()))), cells, digest_of(cells))
-        self._derived = (states, derived)
+        self._derived = (version, derived)
         return derived
 
     @staticmethod
