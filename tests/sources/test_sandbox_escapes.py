@@ -284,3 +284,32 @@ def test_no_read_escapes_while_a_symlink_is_swapped_for_seconds(
     assert flips.flips > 100, flips.flips
     assert reads["inside"] > 0, reads
     assert reads["escaped"] == 0, reads
+
+
+def test_no_notebook_from_outside_is_loaded_while_one_is_swapped_for_seconds(tmp_path: Path) -> None:
+    foreign = write(tmp_path / "outside" / "foreign.ipynb", notebook(markdown(OUTSIDE, {"prompt": "foreign"})))
+    served = tmp_path / "served"
+    target = write(served / "nb.ipynb", notebook(markdown("home", {"prompt": "home"})))
+    keep, spare = served / "nb.keep", served / "spare"
+    os.link(target, keep)
+    registry = PromptRegistry()
+    published: list[set[str]] = []
+    registry.add_listener(lambda snapshot: published.append({p.name for p in snapshot.prompts}))
+    source = NotebookFolderSource([served], registry)
+
+    def flip(to_outside: bool) -> None:
+        if to_outside:
+            spare.symlink_to(foreign)
+        else:
+            os.link(keep, spare)
+        os.replace(spare, target)
+
+    loads = 0
+    deadline = time.monotonic() + 3.0
+    with Flipper(flip) as flips:
+        while time.monotonic() < deadline:
+            source.reload([target])
+            loads += 1
+    assert flips.flips > 100 and loads > 100, (flips.flips, loads)
+    assert any("home" in names for names in published)
+    assert not any("foreign" in names for names in published), "a notebook outside the folder was served"
