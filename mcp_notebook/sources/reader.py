@@ -8,6 +8,8 @@ fail with `RecursionError` far from here. The depth is measured iteratively.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import warnings as pywarnings
 from collections.abc import Callable
 from pathlib import Path
@@ -34,9 +36,20 @@ def exceeds_nesting(value: object, limit: int) -> bool:
     return False
 
 
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of `path`, refusing a FIFO, socket or device (looked at first, so a FIFO never blocks us)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise NotebookFormatError(str(path), "is not a regular file (a FIFO, socket or device), so it is skipped")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # swapped since it was looked at
+            raise NotebookFormatError(str(path), "is not a regular file (a FIFO, socket or device), so it is skipped")
+        return file.read()
+
+
 def _read_notebook_json(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
+        raw = _read_regular_file(path)
     except OSError as error:
         raise NotebookFormatError(str(path), f"cannot be read: {error.strerror or error}") from error
     return _parse_json(raw, str(path))
