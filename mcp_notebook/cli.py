@@ -108,14 +108,15 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING, format=f"{PROG}: %(message)s"
     )
-    token = _token(args)
     if args.http:
         from .transports.http import is_loopback
 
         if not is_loopback(args.host) and not args.allow_remote:
             raise UsageProblem(f"refusing to listen on {args.host!r}: add --allow-remote to serve other machines")
-        return _run_serve_http(args, token)
-    if token or args.allow_remote or args.port is not None or args.host != "127.0.0.1" or _http_only_options(args):
+        return _run_serve_http(args, _token(args))
+    if any(option is not None for option in (args.token, args.token_file, args.port)) or (
+        args.allow_remote or args.host != "127.0.0.1" or _http_only_options(args)
+    ):  # $MCP_NOTEBOOK_TOKEN is not among them: it is for --http, and a stdio server ignores it
         raise UsageProblem(
             "--host, --port, --token, --token-file, --allow-remote and the HTTP serving options need --http"
         )

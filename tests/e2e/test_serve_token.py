@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from e2e_processes import ACCEPT, DEADLINE, HttpServer, initialize_params, write_corpus
+from e2e_processes import ACCEPT, DEADLINE, HttpServer, StdioServer, initialize_params, write_corpus
 
 pytestmark = pytest.mark.slow
 
@@ -125,3 +125,9 @@ def test_giving_the_token_twice_is_a_usage_error(folder: Path, token_file: Path)
     )
     assert done.returncode == 2
     assert "not both" in done.stderr
+
+
+def test_the_environment_token_does_not_stop_a_stdio_server(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_NOTEBOOK_TOKEN", TOKEN)  # exported for HTTP servers, say, in a shell profile
+    with StdioServer([str(folder)]) as server:
+        assert server.initialize("2025-11-25")["result"]["serverInfo"]["name"] == "mcp-notebook"
