@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,20 @@ def test_serve_starts_lists_and_keeps_serving_beside_hostile_notebooks(folder: P
         server.stderr_line("mcp-notebook: 2 prompts")
         for name in REFUSED:
             assert name in server.stderr_line(f"mcp-notebook: warning: {name}")
+
+
+def test_serve_keeps_watching_a_folder_deleted_and_created_again(tmp_path: Path) -> None:
+    served = tmp_path / "served"
+    write_notebook(served / "first.ipynb", [("First.", {"prompt": "first"})])
+    with StdioServer([str(served)]) as server:
+        server.initialize("2025-11-25")
+        assert [p["name"] for p in server.request("prompts/list")["result"]["prompts"]] == ["first"]
+        shutil.rmtree(served)
+        server.notification("notifications/prompts/list_changed")
+        assert server.request("prompts/list")["result"]["prompts"] == []
+        write_notebook(served / "again.ipynb", [("Again.", {"prompt": "again"})])
+        server.notification("notifications/prompts/list_changed")
+        assert [p["name"] for p in server.request("prompts/list")["result"]["prompts"]] == ["again"]
+        write_notebook(served / "later.ipynb", [("Later.", {"prompt": "later"})])  # the new folder is watched
+        server.notification("notifications/prompts/list_changed")
+        assert [p["name"] for p in server.request("prompts/list")["result"]["prompts"]] == ["again", "later"]
