@@ -8,8 +8,9 @@ its first check back to the event loop.
 
 An operating-system watch dies with its folder: deleted and created again,
 the folder is a new one nobody watches. So each watched folder is followed
-by its identity (device and inode), looked at after every batch and at
-least once a second: when it is gone, its nearest existing parent is
+by its identity (device and inode) and by the events about the folder
+itself, looked at after every batch and at least once a second: when it
+is gone, its nearest existing parent is
 watched (not recursively) until it comes back; when it is back (or was
 replaced), it is watched anew and reported changed once that watch is in
 place, so notebooks created in between are found.
@@ -132,7 +133,10 @@ async def watch_paths(
                 async for changes in batches:
                     if changes:
                         report({Path(changed) for _, changed in changes})
-                    if _identity(path) != identity:
+                    # Its own deletion ends a watch even when a new folder already took the place, and
+                    # the inode number with it (file systems reuse them at once): the identity alone misses that.
+                    deleted = any(change == Change.deleted and Path(changed) == path for change, changed in changes)
+                    if deleted or _identity(path) != identity:
                         if _identity(path) is None:
                             report({path})  # gone: whatever it served is withdrawn
                         return
