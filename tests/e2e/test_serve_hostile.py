@@ -70,7 +70,7 @@ def test_serve_starts_lists_and_keeps_serving_beside_hostile_notebooks(folder: P
 def test_serve_keeps_watching_a_folder_deleted_and_created_again(tmp_path: Path) -> None:
     served = tmp_path / "served"
     write_notebook(served / "first.ipynb", [("First.", {"prompt": "first"})])
-    with StdioServer([str(served), "-v"]) as server:
+    with StdioServer([str(served)]) as server:
         server.initialize("2025-11-25")
         assert [p["name"] for p in server.request("prompts/list")["result"]["prompts"]] == ["first"]
         shutil.rmtree(served)
