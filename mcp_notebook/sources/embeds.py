@@ -77,9 +77,10 @@ class EmbedRule:
             return None if path == self.template else f"is not the file {self.template!r}"
         if "\x00" in path or "\\" in path:
             return "holds a NUL or a backslash, which no embedded file name may"
-        if not self.pattern.fullmatch(path):
-            return f"is not a file the template {self.template!r} names"
-        return self.below_folder(path, self.folder)
+        outside = self.below_folder(path, self.folder)
+        if outside is not None:
+            return outside
+        return None if self.pattern.fullmatch(path) else f"is not a file the template {self.template!r} names"
 
     @staticmethod
     def below_folder(path: str, folder: str) -> str | None:
