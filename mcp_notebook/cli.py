@@ -108,15 +108,18 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING, format=f"{PROG}: %(message)s"
     )
-    token = args.token or os.environ.get(TOKEN_ENV) or None
     if args.http:
         from .transports.http import is_loopback
 
         if not is_loopback(args.host) and not args.allow_remote:
             raise UsageProblem(f"refusing to listen on {args.host!r}: add --allow-remote to serve other machines")
-        return _run_serve_http(args, token)
-    if token or args.allow_remote or args.port is not None or args.host != "127.0.0.1" or _http_only_options(args):
-        raise UsageProblem("--host, --port, --token, --allow-remote and the HTTP serving options need --http")
+        return _run_serve_http(args, _token(args))
+    if any(option is not None for option in (args.token, args.token_file, args.port)) or (
+        args.allow_remote or args.host != "127.0.0.1" or _http_only_options(args)
+    ):  # $MCP_NOTEBOOK_TOKEN is not among them: it is for --http, and a stdio server ignores it
+        raise UsageProblem(
+            "--host, --port, --token, --token-file, --allow-remote and the HTTP serving options need --http"
+        )
     registry, source = _load(args.paths)
     for line in _summary(registry, source):
         _say(line)
@@ -179,7 +182,7 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
     if not is_loopback(args.host):
         _say(f"WARNING: listening on {args.host}: other machines can reach these prompts")
         if not token:
-            _say(f"WARNING: no token: anyone who can reach this port can use it (set --token or {TOKEN_ENV})")
+            _say(f"WARNING: no token: anyone who can reach this port can use it (set --token-file or {TOKEN_ENV})")
 
     def on_ready() -> None:
         workers = f" by {args.workers} workers" if args.workers > 1 else ""
@@ -222,6 +225,36 @@ def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: C
         signal.signal(signal.SIGTERM, previous)
         sock.close()
     return 0
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    """The bearer token: from --token-file, $MCP_NOTEBOOK_TOKEN, or (warned against) --token."""
+    if args.token is not None and args.token_file is not None:
+        raise UsageProblem("give the token once: --token-file or --token, not both")
+    if args.token is not None:
+        _say(
+            "WARNING: --token is visible to every user of this machine in the process list "
+            f"(ps, /proc/PID/cmdline); use --token-file PATH or ${TOKEN_ENV} instead"
+        )
+        return args.token or None
+    if args.token_file is not None:
+        return _read_token_file(Path(args.token_file).expanduser())
+    return os.environ.get(TOKEN_ENV) or None
+
+
+def _read_token_file(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+        mode = path.stat().st_mode
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise UsageProblem(f"cannot read the token file {str(path)!r}: {reason}") from None
+    token = text.strip()
+    if not token or any(character.isspace() for character in token):
+        raise UsageProblem(f"the token file {str(path)!r} must hold exactly one token, with no spaces in it")
+    if os.name == "posix" and mode & 0o077:
+        _say(f"WARNING: the token file {str(path)!r} is readable by other users; chmod 600 it")
+    return token
 
 
 def _spec_record(spec: PromptSpec) -> dict[str, Any]:
@@ -369,8 +402,13 @@ examples:
   mcp-notebook serve prompts/                   # stdio, for a client config
   mcp-notebook serve prompts/ < requests.jsonl  # one JSON-RPC message a line
   mcp-notebook serve prompts/ --http            # http://127.0.0.1:<free port>/mcp
-  mcp-notebook serve a.ipynb --http --port 8765 --token s3cret
+  mcp-notebook serve a.ipynb --http --port 8765 --token-file ~/.mcp-token
   mcp-notebook serve prompts/ --http --port 8765 --workers 4
+
+With --http, a bearer token keeps other local users (and, with --allow-remote,
+other machines) out: put it in a file only you can read (--token-file) or in
+$MCP_NOTEBOOK_TOKEN. --token TOKEN works too, but every user of the machine can
+read it in the process list, so it prints a warning.
 """
 
 _LIST_HELP = """\
@@ -515,7 +553,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--port", type=_port, help="port to listen on with --http (default 0: any free port)")
     serve.add_argument(
-        "--token", help=f"with --http, require 'Authorization: Bearer TOKEN' (default: ${TOKEN_ENV}, if set)"
+        "--token-file",
+        metavar="PATH",
+        help=f"with --http, require 'Authorization: Bearer TOKEN', TOKEN read from PATH (or set ${TOKEN_ENV})",
+    )
+    serve.add_argument(
+        "--token", help="the token itself (visible to every local user in the process list: prefer --token-file)"
     )
     serve.add_argument(
         "--allow-remote", action="store_true", help="allow --host to be an address other machines can reach"

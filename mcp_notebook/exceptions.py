@@ -11,7 +11,9 @@
     ├── PromptExecutionError        a prompt that runs something (a live magic) failed; -32603 with its message; .prompt
     ├── NotebookFormatError         a notebook that cannot be read or breaks the format; .path
     ├── ResourceError               a resource that cannot be read; .uri
-    │   └── PathOutsideRootError        a path that escapes the served root; .path
+    │   ├── PathOutsideRootError        a path that escapes the served root; .path
+    │   │   └── PathRefusedError            a path no request may name (outside, hidden, ...); names no server path
+    │   └── EmbeddedFileArgumentError   an argument names an unreadable embedded file; -32602 (a PromptError)
     ├── ServerError                 a remote MCP server answered with an error; .code, .data
     │   └── ServerConnectionError       it could not be reached or went away; .server
     └── ConfigError                 an MCP configuration file or entry is unusable; .path
@@ -29,11 +31,13 @@ __all__ = [
     "ArgumentTooLargeError",
     "ConfigError",
     "DeclinedArgumentsError",
+    "EmbeddedFileArgumentError",
     "InvalidCursorError",
     "MCPNotebookError",
     "MissingArgumentsError",
     "NotebookFormatError",
     "PathOutsideRootError",
+    "PathRefusedError",
     "PromptError",
     "PromptExecutionError",
     "ResourceError",
@@ -189,3 +193,36 @@ class ConfigError(MCPNotebookError):
     def __init__(self, path: str | None, message: str) -> None:
         self.path = path
         super().__init__(f"{path}: {message}" if path else message)
+
+
+class PathRefusedError(PathOutsideRootError):
+    """A path a request may not name: outside the served folder, or hidden, a notebook, or outside
+    the folder a templated embedded path selects from. The message quotes the path as the request
+    gave it and never the served folder's location on the server."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.root = ""  # deliberately unknown: the message goes to clients
+        self.reason = reason
+        ResourceError.__init__(self, path, f"Refused: {_shown(path)} {reason}")
+
+
+class EmbeddedFileArgumentError(PromptError, ResourceError):
+    """A prompt argument that selects an embedded file which is missing or cannot be read (-32602).
+
+    `reason` says what is wrong with the file, naming it relative to the served folder.
+    """
+
+    def __init__(self, prompt: str, path: str, reason: str) -> None:
+        self.prompt = prompt
+        self.path = path
+        self.reason = reason
+        ResourceError.__init__(self, path, f"Prompt {prompt!r}: {reason}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "path": self.path}
+
+
+def _shown(text: str, limit: int = 200) -> str:
+    """`text` quoted for a message, cut short: an error never echoes a huge request back."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"

@@ -238,6 +238,7 @@ def test_config_names_the_server_after_the_folder_by_default(
     ("argv", "message"),
     [
         (["serve", "x", "--token", "t"], "need --http"),
+        (["serve", "x", "--token-file", "t"], "need --http"),
         (["serve", "x", "--http", "--host", "0.0.0.0"], "add --allow-remote"),
     ],
 )

@@ -44,7 +44,7 @@ from ..models import CompletionResult, EmbeddedResource, PromptArgument, PromptS
 from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
 from ..rendering import FileReader, complete_argument, render_prompt
-from ..resources import ResourceProvider
+from ..resources import ResourceListing, ResourceProvider
 from .asking import ANSWERS_KEY, arguments_to_ask, can_ask, to_answers, to_elicitation, to_input_required_result
 from .changes import ChangeFeed, ConnectionTracker
 from .convert import (
@@ -274,9 +274,11 @@ class PromptServer(Server[ChangeFeed]):
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         # The provider may look at files (sizes of embedded ones): keep the loop free.
-        infos: Sequence[ResourceInfo] = tuple(await anyio.to_thread.run_sync(self._provider().list_resources))
+        infos: Sequence[ResourceInfo] = await anyio.to_thread.run_sync(self._provider().list_resources)
+        # A listing the provider fingerprinted once per change is paged as it is (prompts/list pages a snapshot).
+        fingerprint = infos.fingerprint if isinstance(infos, ResourceListing) else fingerprint_of(infos := tuple(infos))
         cursor = params.cursor if params is not None else None
-        page = self.paginator.page("resources", infos, fingerprint_of(infos), cursor)
+        page = self.paginator.page("resources", infos, fingerprint, cursor)
         return types.ListResourcesResult(
             resources=[to_mcp_resource(info, ctx.protocol_version) for info in page.items],
             next_cursor=page.next_cursor,

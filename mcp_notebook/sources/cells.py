@@ -30,6 +30,7 @@ from .fields import (
     to_flag,
     to_icons,
     to_link,
+    to_meta,
     to_resource,
     to_role,
     to_text,
@@ -289,10 +290,7 @@ def _build_prompt(
                 warn(f"{where}: {{{{{placeholder}}}}} is not a declared argument, so it stays as written")
     meta: dict[str, Any] = {}
     if "_meta" in fields:
-        if isinstance(fields["_meta"], Mapping):
-            meta.update(fields["_meta"])
-        else:
-            warn(f"{where}: _meta must be an object, ignored")
+        meta.update(to_meta(fields["_meta"], where, warn) or {})
     meta[NOTEBOOK_META_KEY] = origin
     title = to_text(fields.get("title"), "title", where, warn) if "title" in fields else None
     description = to_text(fields.get("description"), "description", where, warn) if "description" in fields else None

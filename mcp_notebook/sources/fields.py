@@ -14,17 +14,20 @@ from typing import Any, Literal
 
 from ..models import Annotations, EmbeddedResource, Icon, PromptArgument, ResourceLink, Role
 from .outputs import clean_base64
+from .reader import exceeds_nesting
 
 __all__ = [
     "ARGUMENT_NAME_PATTERN",
     "CELL_FIELDS",
     "KNOWN_FIELDS",
+    "MAX_META_NESTING",
     "PROMPT_FIELDS",
     "to_annotations",
     "to_arguments",
     "to_flag",
     "to_icons",
     "to_link",
+    "to_meta",
     "to_resource",
     "to_role",
     "to_text",
@@ -35,6 +38,9 @@ Warn = Callable[[str], None]
 PROMPT_FIELDS = ("title", "description", "arguments", "icons", "_meta")
 CELL_FIELDS = ("role", "outputs", "source", "resource", "link", "annotations")
 KNOWN_FIELDS = frozenset({"prompt", *PROMPT_FIELDS, *CELL_FIELDS})
+
+# `_meta` goes to clients as it is written; their JSON parsers and validators recurse.
+MAX_META_NESTING = 32
 
 # An argument is only useful when a placeholder can name it (see rendering.PLACEHOLDER_PATTERN).
 ARGUMENT_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -58,6 +64,17 @@ def to_text(value: Any, field: str, where: str, warn: Warn) -> str | None:
         return value
     warn(f"{where}: {field} must be a string, ignored")
     return None
+
+
+def to_meta(value: Any, where: str, warn: Warn) -> Mapping[str, Any] | None:
+    """A prompt's `_meta` object, or None (reported) when it is not an object or nests too deeply."""
+    if not isinstance(value, Mapping):
+        warn(f"{where}: _meta must be an object, ignored")
+        return None
+    if exceeds_nesting(dict(value), MAX_META_NESTING):
+        warn(f"{where}: _meta nests more than {MAX_META_NESTING} levels deep, ignored")
+        return None
+    return value
 
 
 def to_flag(value: Any, field: str, default: bool, where: str, warn: Warn) -> bool:

@@ -1,9 +1,14 @@
 """Serving a folder of notebooks: prompts in the registry, cells and files as resources, live reload.
 
 Each notebook is one registry group, keyed by its path relative to the served
-folder (posix). A notebook that stops loading (half-written, corrupt) keeps
-its last good prompts; its error is logged and reported in `errors` and in
-the registry's warnings until it loads again.
+folder (posix). A notebook that stops loading (half-written, corrupt, nested
+too deeply, a symlink leading out of the folder, a FIFO or other special
+file) keeps its last good prompts; its error is logged and reported in
+`errors` and in the registry's warnings until it loads again. Every file,
+notebooks included, is read through `sandbox` (no symlink or swap leads out
+of the folder) and the files a prompt embeds follow `embeds` (a templated
+path selects only below its own folder). Messages for clients name paths
+relative to the served folder, never where it is on the server.
 """
 
 from __future__ import annotations
@@ -13,31 +18,36 @@ import logging
 import mimetypes
 import os
 import posixpath
-import re
+import stat
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import anyio
 
-from ..exceptions import NotebookFormatError, PathOutsideRootError, ResourceError
+from ..exceptions import EmbeddedFileArgumentError, NotebookFormatError, PathRefusedError, ResourceError
 from ..models import AudioContent, EmbeddedResource, ImageContent, PromptSpec, ResourceInfo, TextContent
-from ..registry import PromptRegistry
-from ..rendering import PLACEHOLDER_PATTERN, is_textual_mime_type
-from ..resources import ResourceProvider
-from .cells import NotebookPrompts, PublishedCell, load_notebook
-from .uris import is_absolute_path, normalize_relative_path, parse_notebook_uri, to_cell_uri, to_file_uri
+from ..registry import PromptRegistry, digest_of
+from ..rendering import is_textual_mime_type
+from ..resources import ResourceListing, ResourceProvider
+from .cells import NotebookPrompts, PublishedCell, prompts_from_notebook
+from .embeds import EmbedRule, is_hidden_part
+from .reader import parse_notebook
+from .sandbox import FileRefusal, SandboxedFile, read_inside, resolve_inside
+from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
 from .watch import watch_paths
 
-__all__ = ["MAX_FILE_BYTES", "NotebookFolderSource"]
+__all__ = ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"]
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 10_000_000  # an embedded file larger than this is refused rather than sent to a model
-_SKIPPED_FOLDERS = frozenset({".ipynb_checkpoints", "__pycache__", "node_modules"})
+MAX_NOTEBOOK_BYTES = 256_000_000  # a notebook larger than this is refused rather than held in memory
+_OUTSIDE = "is outside the served folder"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,19 +72,31 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 
 def _is_hidden(parts: Iterable[str]) -> bool:
-    return any(part.startswith(".") or part in _SKIPPED_FOLDERS for part in parts)
+    return any(is_hidden_part(part) for part in parts)
 
 
-def _path_pattern(path: str) -> re.Pattern[str]:
-    """A regex for the files a template path may name: each `{{placeholder}}` stands for any text."""
-    pieces: list[str] = []
-    position = 0
-    for match in PLACEHOLDER_PATTERN.finditer(path):
-        pieces.append(re.escape(path[position : match.start()]))
-        pieces.append(".+" if match.group(1) else re.escape("{{"))
-        position = match.end()
-    pieces.append(re.escape(path[position:]))
-    return re.compile("".join(pieces))
+def _exists(path: Path) -> bool:
+    """Whether something other than a folder is at `path` (a dangling symlink or a FIFO counts)."""
+    return os.path.lexists(path) and not path.is_dir()
+
+
+def _iso(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _normalized(relative: str) -> str | None:
+    """`relative` (posix) without `.` and `..` parts, or None when it leaves the served folder."""
+    normal = posixpath.normpath(relative)
+    return None if normal == ".." or normal.startswith("../") or normal.startswith("/") else normal
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """What is computed once per change of the served set rather than once per request."""
+
+    rules: Mapping[str, EmbedRule]  # every embedded path template, joined to its notebook's folder
+    cells: tuple[ResourceInfo, ...]
+    cells_digest: bytes
 
 
 class NotebookFolderSource:
@@ -98,6 +120,8 @@ class NotebookFolderSource:
         self._registry = registry
         self._lock = threading.RLock()
         self._states: Mapping[str, _NotebookState] = MappingProxyType({})
+        self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
+        self._derived: tuple[int, _Derived] | None = None
 
     @property
     def root(self) -> Path:
@@ -136,7 +160,7 @@ class NotebookFolderSource:
         """Every served notebook on disk now (only those below `under`, when given)."""
         found: dict[str, Path] = {}
         for file in self._files:
-            if file.is_file() and (under is None or file.is_relative_to(under)):
+            if _exists(file) and (under is None or file.is_relative_to(under)):
                 found[file.relative_to(self._root).as_posix()] = file
         for folder in self._folders:
             start = folder
@@ -155,17 +179,36 @@ class NotebookFolderSource:
                         found[path.relative_to(self._root).as_posix()] = path
         return found
 
-    def _load(self, key: str, path: Path, previous: _NotebookState | None) -> _NotebookState:
-        stamp = _stamp(path)  # taken before reading: a save during the read makes the next look reload
+    def _read_notebook(self, key: str) -> SandboxedFile:
         try:
-            loaded = load_notebook(path, origin=key, root=str(self._root))
-        except NotebookFormatError as error:
+            return read_inside(self._root, resolve_inside(self._root, key), limit=MAX_NOTEBOOK_BYTES)
+        except FileRefusal as refusal:
+            if refusal.kind == "outside":
+                reason = "is a symlink to a file outside the served folder, so it is refused"
+            elif refusal.kind == "special":
+                reason = f"is skipped: {refusal}"
+            else:
+                reason = f"cannot be read: {refusal}"
+            raise NotebookFormatError(key, reason) from None
+
+    def _load(self, key: str, path: Path, previous: _NotebookState | None) -> _NotebookState:
+        try:
+            file = self._read_notebook(key)
+            data = parse_notebook(file.data, key)
+            loaded = prompts_from_notebook(
+                data, origin=key, root=str(self._root), last_modified=_iso(file.stamp[0] or 0)
+            )
+        except Exception as error:  # one notebook, whatever is wrong with it, never stops the others loading
+            if isinstance(error, NotebookFormatError):
+                reason = str(error).removeprefix(f"{error.path}: ")  # the key already names the file
+            else:
+                log.exception("notebook %s could not be loaded", key)
+                reason = f"could not be loaded ({type(error).__name__}; the server log has the details)"
             kept = previous.loaded if previous else None
             note = "; its last good prompts stay served" if kept and kept.prompts else ""
-            reason = str(error).removeprefix(f"{error.path}: ")  # the key already names the file
             log.warning("notebook %s failed to load: %s%s", key, reason, note)
             return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}")
-        return _NotebookState(path=path, loaded=loaded, stamp=stamp)
+        return _NotebookState(path=path, loaded=loaded, stamp=file.stamp)
 
     def _apply(self, found: Mapping[str, Path], gone: Iterable[str], *, rescanned: Collection[str] = ()) -> bool:
         """Load `found`, forget `gone`, and publish the changed groups in one registry update.
@@ -190,6 +233,7 @@ class NotebookFolderSource:
                     changes[key] = new.group()
             self._states = MappingProxyType(dict(sorted(states.items())))
             if changes:
+                self._version += 1
                 self._registry.update(changes)
             return bool(changes)
 
@@ -218,7 +262,7 @@ class NotebookFolderSource:
                 path = Path(os.path.abspath(raw if Path(raw).is_absolute() else self._root / raw))
                 key = self._key(path)
                 if key is not None:
-                    if path.is_file():
+                    if _exists(path):
                         found[key] = path
                     else:
                         gone.add(key)
@@ -273,49 +317,83 @@ class NotebookFolderSource:
 
     # -- files and resources -----------------------------------------------------------------
 
-    def _read_under_root(self, relative: str, shown: str, uri: str) -> bytes:
-        candidate = self._root / relative
-        resolved = candidate.resolve()
-        if not resolved.is_relative_to(self._root):  # a symlink that leads outside
-            raise PathOutsideRootError(shown, str(self._root))
-        if not resolved.is_file():
-            raise ResourceError(uri, f"No file {relative!r} in the served folder {str(self._root)!r}")
+    @staticmethod
+    def _refusal_through_links(rule: EmbedRule, resolved: str) -> str | None:
+        """Why a templated `rule` may not read `resolved` (its symlinks resolved); None when it may.
+
+        Symlinks inside the served folder are the author's to place, and are
+        followed; but a value never reaches a hidden file or a notebook through one.
+        """
+        name = resolved.rsplit("/", 1)[-1]
+        if rule.fixed or not (is_hidden_part(name) or name.casefold().endswith(".ipynb")):
+            return None
+        return "leads (through a symlink) to a hidden file or a notebook, which a prompt's argument may not select"
+
+    def _resolved(self, relative: str, rules: Sequence[EmbedRule], shown: str) -> str:
+        """`relative` with its symlinks resolved, once every check on it passed; raises refusals."""
         try:
-            size = resolved.stat().st_size
-            if size > MAX_FILE_BYTES:
-                raise ResourceError(uri, f"File {relative!r} is {size} bytes; the limit is {MAX_FILE_BYTES}")
-            return resolved.read_bytes()
-        except OSError as error:
-            raise ResourceError(uri, f"File {relative!r} cannot be read: {error.strerror or error}") from error
+            resolved = resolve_inside(self._root, relative)
+        except FileRefusal as refusal:
+            if refusal.kind == "outside":
+                raise PathRefusedError(shown, f"{_OUTSIDE} (a symlink leads out of it)") from None
+            raise
+        reasons = [self._refusal_through_links(rule, resolved) for rule in rules]
+        if None not in reasons:
+            raise PathRefusedError(shown, next(r for r in reasons if r is not None))
+        return resolved
 
     def read_file(self, spec: PromptSpec, path: str) -> bytes:
-        """The bytes of a file named relative to `spec`'s notebook, refusing anything outside the root.
+        """The bytes of a file named relative to `spec`'s notebook, as one of the prompt's embedded paths allows.
 
-        Raises `PathOutsideRootError` for absolute paths, `..` escapes and
-        symlinks leading out of the served folder, and `ResourceError` for a
-        missing file or a prompt that is not served here.
+        Raises `PathRefusedError` (a `PathOutsideRootError`) for absolute
+        paths, `..` escapes, symlinks leading out of the served folder, and a
+        templated path whose value selects a file outside the template's
+        folder, a hidden file or a notebook; `EmbeddedFileArgumentError` when
+        an argument selects a file that is missing or cannot be read; and
+        `ResourceError` for a fixed path that cannot be read, or a prompt that
+        is not served here.
         """
-        root = str(self._root)
         if spec.origin is None or spec.origin not in self._states:
             raise ResourceError(path, f"Prompt {spec.name!r} does not come from a notebook served here")
         if is_absolute_path(path):  # joining would silently drop the notebook's folder
-            raise PathOutsideRootError(path, root)
+            raise PathRefusedError(path, f"{_OUTSIDE}: an embedded path is relative to its notebook")
+        relative = _normalized(posixpath.join(posixpath.dirname(spec.origin), path))
+        if relative is None:
+            raise PathRefusedError(path, _OUTSIDE)
+        rules = [EmbedRule.of(spec.origin, t.path) for t in spec.messages if t.path is not None]
+        allowing = [rule for rule in rules if rule.refusal(relative) is None]
+        if not allowing:
+            reasons = [reason for rule in rules if not rule.fixed and (reason := rule.refusal(relative))]
+            raise PathRefusedError(path, reasons[0] if reasons else "is not a file this prompt embeds")
+        fixed = any(rule.fixed for rule in allowing)
         try:
-            relative = normalize_relative_path(posixpath.join(posixpath.dirname(spec.origin), path), root=root)
-        except PathOutsideRootError:
-            raise PathOutsideRootError(path, root) from None  # name the path as the prompt gave it
-        return self._read_under_root(relative, path, to_file_uri(relative))
+            resolved = self._resolved(relative, [r for r in allowing if r.fixed] or allowing, path)
+            return read_inside(self._root, resolved, limit=MAX_FILE_BYTES).data
+        except FileRefusal as refusal:
+            if fixed:  # the notebook's own file: not the client's doing
+                raise ResourceError(to_file_uri(relative), _describe(relative, refusal)) from None
+            raise EmbeddedFileArgumentError(spec.name, path, _describe(relative, refusal)) from None
 
-    def _file_patterns(self) -> list[tuple[str, re.Pattern[str]]]:
-        """Every file path a served prompt embeds, relative to the root (placeholders as wildcards)."""
-        patterns: dict[str, re.Pattern[str]] = {}
-        for key, state in self._states.items():
+    def _derived_now(self) -> _Derived:
+        """The embed rules and cell listing of the current set, computed once per change."""
+        with self._lock:  # a consistent pair; the work itself is done outside the lock
+            states, version = self._states, self._version
+        cached = self._derived
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        rules: dict[str, EmbedRule] = {}
+        for key, state in states.items():
             for spec in state.loaded.prompts if state.loaded else ():
                 for template in spec.messages:
                     if template.path is not None:
-                        full = posixpath.normpath(posixpath.join(posixpath.dirname(key), template.path))
-                        patterns.setdefault(full, _path_pattern(full))
-        return sorted(patterns.items())
+                        rule = EmbedRule.of(key, template.path)
+                        rules.setdefault(rule.template, rule)
+        cells = tuple(
+            self._cell_info(key, cell) for key, state in states.items() for cell in (state.loaded or _EMPTY).cells
+        )
+        derived = _Derived(MappingProxyType(dict(sorted(rules.items()))), cells, digest_of(cells))
+        self._derived = (version, derived)
+        return derived
 
     @staticmethod
     def _cell_info(key: str, cell: PublishedCell) -> ResourceInfo:
@@ -328,40 +406,60 @@ class NotebookFolderSource:
             size=len(cell.source.encode()) if cell.source is not None else None,
         )
 
-    def list_resources(self) -> Sequence[ResourceInfo]:
-        """Every published cell, then every existing file a prompt embeds by a fixed path."""
-        states = self._states
-        infos = [self._cell_info(key, cell) for key, state in states.items() for cell in (state.loaded or _EMPTY).cells]
-        for relative, _ in self._file_patterns():
-            if PLACEHOLDER_PATTERN.search(relative) or relative.startswith("../"):
+    def list_resources(self) -> ResourceListing:
+        """Every published cell, then every existing file a prompt embeds by a fixed path.
+
+        The cells are listed once per change of the served notebooks; the
+        embedded files are looked at on every call (their sizes change
+        without a notebook changing).
+        """
+        derived = self._derived_now()
+        files: list[ResourceInfo] = []
+        for relative, rule in derived.rules.items():
+            if not rule.fixed or _normalized(relative) is None:
                 continue
-            path = self._root / relative
-            if path.is_file() and path.resolve().is_relative_to(self._root):
+            try:
+                status = os.stat(self._root / resolve_inside(self._root, relative), follow_symlinks=False)
+            except (FileRefusal, OSError, ValueError):
+                continue
+            if stat.S_ISREG(status.st_mode):
                 mime_type = mimetypes.guess_type(relative, strict=False)[0]
-                infos.append(
-                    ResourceInfo(to_file_uri(relative), relative, mime_type=mime_type, size=path.stat().st_size)
-                )
-        return infos
+                files.append(ResourceInfo(to_file_uri(relative), relative, mime_type=mime_type, size=status.st_size))
+        fingerprint = digest_of([derived.cells_digest, *files]).hex()
+        return ResourceListing((*derived.cells, *files), fingerprint)
 
     def read_resource(self, uri: str) -> Sequence[EmbeddedResource]:
         """A cell's published source and media, or a file that a served prompt embeds."""
         location = parse_notebook_uri(uri, root=str(self._root))
+        shown = _quoted(uri)
         state = self._states.get(location.path)
         if location.cell is not None:
             if state is None:
-                raise ResourceError(uri, f"Unknown resource {uri!r}: {location.path!r} is not a served notebook")
+                raise ResourceError(uri, f"Unknown resource {shown}: {location.path!r} is not a served notebook")
             cells = (state.loaded or _EMPTY).cells
             cell = next((c for c in cells if c.key == location.cell), None)
             if cell is None:
                 raise ResourceError(
-                    uri, f"Unknown resource {uri!r}: no published cell {location.cell!r} in {location.path}"
+                    uri, f"Unknown resource {shown}: no published cell {_quoted(location.cell)} in {location.path}"
                 )
             return _cell_contents(uri, cell)
         if state is not None:
-            raise ResourceError(uri, f"Unknown resource {uri!r}: name a cell, as {to_cell_uri(location.path, '<id>')}")
-        if not any(pattern.fullmatch(location.path) for _, pattern in self._file_patterns()):
-            raise ResourceError(uri, f"Unknown resource {uri!r}: no served prompt embeds {location.path!r}")
-        data = self._read_under_root(location.path, location.path, uri)
+            raise ResourceError(uri, f"Unknown resource {shown}: name a cell, as {to_cell_uri(location.path, '<id>')}")
+        allowing = [rule for rule in self._derived_now().rules.values() if rule.refusal(location.path) is None]
+        if not allowing:
+            raise ResourceError(uri, f"Unknown resource {shown}: no served prompt embeds {_quoted(location.path)}")
+        try:
+            resolved = self._resolved(location.path, allowing, location.path)
+            data = read_inside(self._root, resolved, limit=MAX_FILE_BYTES).data
+        except PathRefusedError as refusal:
+            if refusal.reason.startswith(_OUTSIDE):
+                raise
+            # Allowed as written but not where its symlinks lead: as unknown as any file no prompt embeds.
+            raise ResourceError(
+                uri, f"Unknown resource {shown}: no served prompt embeds {_quoted(location.path)}"
+            ) from None
+        except FileRefusal as refusal:
+            raise ResourceError(uri, _describe(location.path, refusal)) from None
         mime_type = mimetypes.guess_type(location.path, strict=False)[0]
         if is_textual_mime_type(mime_type):
             try:
@@ -370,6 +468,24 @@ class NotebookFolderSource:
                 pass
         blob = base64.b64encode(data).decode("ascii")
         return [EmbeddedResource(uri=uri, mime_type=mime_type or "application/octet-stream", blob=blob)]
+
+
+def _quoted(text: str, limit: int = 200) -> str:
+    """`text` quoted for a message, cut short: an error never echoes a huge request back."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"
+
+
+def _describe(relative: str, refusal: FileRefusal) -> str:
+    """A client-facing message for a file that cannot be read; it names the file relative to the served folder."""
+    shown = _quoted(relative)
+    if refusal.kind == "missing":
+        detail = "" if str(refusal) == "no such file" else f" ({refusal})"
+        return f"No file {shown} in the served folder{detail}"
+    if refusal.kind == "too-large":
+        return f"File {shown} is too large: {refusal}"
+    if refusal.kind == "special":
+        return f"{shown} is not a file that can be embedded: {refusal}"
+    return f"File {shown} cannot be read: {refusal}"
 
 
 _EMPTY = NotebookPrompts(prompts=())

@@ -1,8 +1,15 @@
-"""Reading a notebook file into an nbformat v4 dict, with clear errors for anything else."""
+"""Reading a notebook file into an nbformat v4 dict, with clear errors for anything else.
+
+JSON nested deeper than `MAX_NESTING` is refused: no notebook needs it, and
+deep input would make recursive code (comparisons, serializers, converters)
+fail with `RecursionError` far from here. The depth is measured iteratively.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import warnings as pywarnings
 from collections.abc import Callable
 from pathlib import Path
@@ -10,16 +17,48 @@ from typing import Any
 
 from ..exceptions import NotebookFormatError
 
-__all__ = ["read_notebook"]
+__all__ = ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"]
+
+MAX_NESTING = 100  # objects and arrays inside one another; notebooks with deep JSON outputs use about 20
+
+
+def exceeds_nesting(value: object, limit: int) -> bool:
+    """Whether `value` (parsed JSON) nests objects and arrays more than `limit` deep; never recursive."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of `path`, refusing a FIFO, socket or device (looked at first, so a FIFO never blocks us)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise NotebookFormatError(str(path), "is not a regular file (a FIFO, socket or device), so it is skipped")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # swapped since it was looked at
+            raise NotebookFormatError(str(path), "is not a regular file (a FIFO, socket or device), so it is skipped")
+        return file.read()
 
 
 def _read_notebook_json(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
+        raw = _read_regular_file(path)
     except OSError as error:
         raise NotebookFormatError(str(path), f"cannot be read: {error.strerror or error}") from error
+    return _parse_json(raw, str(path))
+
+
+def _parse_json(raw: bytes, path: str) -> dict[str, Any]:
     if not raw.strip():
         raise NotebookFormatError(str(path), "is empty (a notebook still being written?)")
+    too_deep = False
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as error:
@@ -29,12 +68,16 @@ def _read_notebook_json(path: Path) -> dict[str, Any]:
             str(path),
             f"is not valid JSON at line {error.lineno}, column {error.colno} (a notebook still being written?)",
         ) from error
+    except RecursionError:  # the parser itself gave up: far deeper than any limit
+        too_deep = True
+    if too_deep or exceeds_nesting(data, MAX_NESTING):
+        raise NotebookFormatError(path, f"nests JSON more than {MAX_NESTING} levels deep, so it is refused")
     if not isinstance(data, dict) or not isinstance(data.get("nbformat"), int):
         raise NotebookFormatError(str(path), "is JSON but not a Jupyter notebook (no 'nbformat' version)")
     return data
 
 
-def _upgraded(data: dict[str, Any], path: Path) -> dict[str, Any]:
+def _upgraded(data: dict[str, Any], path: Path | str) -> dict[str, Any]:
     version = data["nbformat"]
     if version == 4:
         if not isinstance(data.get("cells"), list):
@@ -69,3 +112,11 @@ def read_notebook(path: Path) -> dict[str, Any]:
     the prompt reader skips and reports malformed cells itself.
     """
     return _upgraded(_read_notebook_json(path), path)
+
+
+def parse_notebook(raw: bytes, name: str) -> dict[str, Any]:
+    """The notebook in `raw` (a file's bytes) as an nbformat v4 dict; `name` says which file in errors.
+
+    Raises `NotebookFormatError` as `read_notebook` does.
+    """
+    return _upgraded(_parse_json(raw, name), name)

@@ -12,7 +12,7 @@ import posixpath
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
 
-from ..exceptions import PathOutsideRootError, ResourceError
+from ..exceptions import PathRefusedError, ResourceError
 from ..rendering import PLACEHOLDER_PATTERN
 
 __all__ = [
@@ -67,14 +67,18 @@ def is_absolute_path(path: str) -> bool:
 
 
 def normalize_relative_path(path: str, *, root: str) -> str:
-    """`path` (posix, relative) without `.` and `..` parts; refuses absolute paths and escapes from `root`."""
+    """`path` (posix, relative) without `.` and `..` parts; refuses absolute paths and escapes from `root`.
+
+    The refusal (`PathRefusedError`) names `path` only: `root` is where the
+    served folder is on the server, which clients are never told.
+    """
     if not path:
         raise ResourceError(path, "An empty path names no file")
     if is_absolute_path(path):
-        raise PathOutsideRootError(path, root)
+        raise PathRefusedError(path, "is outside the served folder")
     normal = posixpath.normpath(path)
     if normal == ".." or normal.startswith("../"):
-        raise PathOutsideRootError(path, root)
+        raise PathRefusedError(path, "is outside the served folder")
     return normal
 
 

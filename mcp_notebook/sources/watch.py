@@ -5,11 +5,22 @@ place, yet callers (the server, tests) must know it is, or a save made in the
 meantime is lost. The watcher checks its stop event before every wait, only
 after the watch is registered; `ReadySignal` is that stop event, and reports
 its first check back to the event loop.
+
+An operating-system watch dies with its folder: deleted and created again,
+the folder is a new one nobody watches. So each watched folder is followed
+by its identity (device and inode) and by the events about the folder
+itself, looked at after every batch and at least once a second: when it
+is gone, its nearest existing parent is
+watched (not recursively) until it comes back; when it is back (or was
+replaced), it is watched anew and reported changed once that watch is in
+place, so notebooks created in between are found.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,6 +35,23 @@ log = logging.getLogger(__name__)
 # A save reaches the callback in well under a second; bursts (write + rename) still come as one batch.
 DEBOUNCE_MS = 50
 STEP_MS = 20
+# How often a quiet watch looks whether its folder is still the one watched (deleted, replaced).
+_RECHECK_MS = 500
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino) if os.path.isdir(path) else None
+
+
+def _nearest_existing(path: Path) -> Path:
+    for parent in path.parents:
+        if parent.is_dir():
+            return parent
+    return Path(path.anchor or "/")
 
 
 class ReadySignal:
@@ -60,12 +88,15 @@ async def watch_paths(
 
     `recursive` folders are watched with their subfolders, `flat` folders alone
     (for single files: their folder, since editors save by replacing the file).
-    `ready` is called once every watch is in place.
+    `ready` is called once every watch is in place. A folder that is deleted
+    is reported changed, and watched again once it exists again.
     """
-    groups = [(tuple(paths), deep) for paths, deep in ((recursive, True), (flat, False)) if paths]
-    pending = len(groups)
+    folders = [(path, True) for path in recursive] + [(path, False) for path in flat]
+    pending = len(folders)
+    signals: set[ReadySignal] = set()
+    stopping = False
 
-    def on_group_ready() -> None:
+    def on_first_ready() -> None:
         nonlocal pending
         pending -= 1
         if pending == 0 and ready is not None:
@@ -74,38 +105,106 @@ async def watch_paths(
     def keep(change: Change, path: str) -> bool:
         return accept(Path(path))
 
-    signals = [ReadySignal(on_group_ready, stop_event) for _ in groups]
+    def report(paths: set[Path]) -> None:
+        try:
+            on_changes(paths)
+        except Exception:  # one failed reload must not end the watch
+            log.exception("reloading changed notebooks failed")
 
-    async def run(paths: tuple[Path, ...], deep: bool, signal: ReadySignal) -> None:
-        async for changes in awatch(
-            *paths,
-            watch_filter=keep,
-            debounce=DEBOUNCE_MS,
-            step=STEP_MS,
-            stop_event=signal,
-            recursive=deep,
-        ):
+    def stopped() -> bool:
+        return stopping or (stop_event is not None and stop_event.is_set())
+
+    async def watch_once(path: Path, deep: bool, on_ready: Callable[[], None], identity: tuple[int, int]) -> None:
+        """Watch `path` until it is stopped, or is no longer the folder `identity` names."""
+        signal = ReadySignal(on_ready, stop_event)
+        signals.add(signal)
+        try:
+            batches = awatch(
+                path,
+                watch_filter=keep,
+                debounce=DEBOUNCE_MS,
+                step=STEP_MS,
+                stop_event=signal,
+                recursive=deep,
+                rust_timeout=_RECHECK_MS,
+                yield_on_timeout=True,
+            )
+            async with contextlib.aclosing(batches):
+                async for changes in batches:
+                    if changes:
+                        report({Path(changed) for _, changed in changes})
+                    # Its own deletion ends a watch even when a new folder already took the place, and
+                    # the inode number with it (file systems reuse them at once): the identity alone misses that.
+                    deleted = any(change == Change.deleted and Path(changed) == path for change, changed in changes)
+                    if deleted or _identity(path) != identity:
+                        if _identity(path) is None:
+                            report({path})  # gone: whatever it served is withdrawn
+                        return
+        finally:
+            signals.discard(signal)
+
+    async def wait_for(path: Path, on_ready: Callable[[], None]) -> None:
+        """Return once `path` is a folder again (or the watch stops), watching its nearest parent."""
+        parent = _nearest_existing(path)
+        signal = ReadySignal(on_ready, stop_event)
+        signals.add(signal)
+        try:
+            batches = awatch(
+                parent,
+                debounce=DEBOUNCE_MS,
+                step=STEP_MS,
+                stop_event=signal,
+                recursive=False,
+                rust_timeout=_RECHECK_MS,
+                yield_on_timeout=True,
+            )
+            async with contextlib.aclosing(batches):
+                async for _ in batches:
+                    if _identity(path) is not None or _nearest_existing(path) != parent:
+                        return
+        finally:
+            signals.discard(signal)
+
+    async def follow(path: Path, deep: bool) -> None:
+        first: Callable[[], None] | None = on_first_ready
+
+        def on_ready(again: bool) -> None:
+            nonlocal first
+            if first is not None:
+                announce, first = first, None
+                announce()
+            elif again:
+                report({path})  # back, or replaced: look at everything in it, now that it is watched
+
+        while not stopped():
+            identity = _identity(path)
             try:
-                on_changes({Path(path) for _, path in changes})
-            except Exception:  # one failed reload must not end the watch
-                log.exception("reloading changed notebooks failed")
+                if identity is None:
+                    await wait_for(path, lambda: on_ready(False))
+                else:
+                    await watch_once(path, deep, lambda: on_ready(True), identity)
+            except OSError as error:  # vanished while the watch was being set up: look again
+                log.info("watching %s failed (%s); trying again", path, error)
+                await anyio.sleep(_RECHECK_MS / 1000)
 
     async def stop_watchers_when_cancelled() -> None:
         # awatch waits for its thread shielded from cancellation, for up to its 5 s timeout;
         # setting the stop signals makes the thread return within one step instead.
+        nonlocal stopping
         try:
             await anyio.sleep_forever()
         finally:
-            for signal in signals:
+            stopping = True
+            for signal in list(signals):
                 signal.set()
 
-    if not groups:
+    if not folders:
         if ready is not None:
             ready()
         return
     async with anyio.create_task_group() as guard:
         guard.start_soon(stop_watchers_when_cancelled)
         async with anyio.create_task_group() as watchers:
-            for (paths, deep), signal in zip(groups, signals, strict=True):
-                watchers.start_soon(run, paths, deep, signal)
+            for path, deep in folders:
+                watchers.start_soon(follow, path, deep)
         guard.cancel_scope.cancel()

@@ -133,8 +133,11 @@ def test_a_missing_file_is_a_resource_error(source: NotebookFolderSource, spec: 
     assert not isinstance(caught.value, PathOutsideRootError)
 
 
-def test_a_folder_is_not_a_file(source: NotebookFolderSource, spec: Callable[[str], PromptSpec]) -> None:
+def test_a_folder_is_not_a_file(source: NotebookFolderSource, spec: Callable[[str], PromptSpec], root: Path) -> None:
+    (root / "data" / "sub").mkdir()
     with pytest.raises(ResourceError, match="No file"):
+        source.read_file(spec("datafile"), "../data/sub")
+    with pytest.raises(PathOutsideRootError):  # `{{file}}` in nbs/ selects below nbs/ only
         source.read_file(spec("any"), "../data")
 
 

@@ -16,8 +16,10 @@ SURFACE = {
         "notebook_language",
         "prompts_from_notebook",
     ],
-    "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "NotebookFolderSource"],
-    "mcp_notebook.sources.reader": ["read_notebook"],
+    "mcp_notebook.sources.embeds": ["EmbedRule", "is_hidden_part"],
+    "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"],
+    "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"],
+    "mcp_notebook.sources.sandbox": ["FileRefusal", "SandboxedFile", "read_inside", "resolve_inside"],
     "mcp_notebook.sources.summaries": ["DESCRIPTION_LIMIT", "to_description", "to_title"],
     "mcp_notebook.sources.uris": [
         "NOTEBOOK_URI_SCHEME",
