@@ -184,7 +184,8 @@ class MCPMagics(Magics):
           %mcp disconnect [SERVER]                     close connections
           %mcp SUBCOMMAND --help                       details and more examples
 
-        Ctrl-C cancels a request in flight.
+        Tab completes subcommands, SERVER:PROMPT, argument names and the values the
+        server suggests, @variables and @file: paths. Ctrl-C cancels a request in flight.
         """
         words = split_line(line)
         name, argv = (words[0], words[1:]) if words else ("help", [])
