@@ -26,6 +26,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,8 @@ class _BackgroundCache:
         self._start = start
         self._entries: dict[Any, _Entry] = {}
         self._pending: dict[Any, concurrent.futures.Future[Any]] = {}
+        # A result is stored by the runtime thread (done callback) or the main thread, whichever sees it first.
+        self._lock = threading.Lock()
 
     def get_many(
         self, requests: Mapping[Any, Callable[[], Awaitable[Any]]], fresh: float, deadline: _Deadline
@@ -96,13 +99,15 @@ class _BackgroundCache:
             entry = self._entries.get(key)
             if entry is not None and now - entry.at < (_FAILURE_FRESH if entry.failed else fresh):
                 continue
-            future = self._pending.get(key)
+            with self._lock:
+                future = self._pending.get(key)
             if future is None:
                 try:
                     future = self._start(fetch)
                 except Exception:
                     continue
-                self._pending[key] = future
+                with self._lock:
+                    self._pending[key] = future
                 future.add_done_callback(functools.partial(self._store, key))
             waiting[key] = future
         if waiting:
@@ -118,13 +123,14 @@ class _BackgroundCache:
         return results
 
     def _store(self, key: Any, future: concurrent.futures.Future[Any]) -> None:
-        # Runs on the runtime thread (done callback) or the main thread; plain dict writes are safe for both.
-        if self._pending.get(key) is future:
+        error = None if future.cancelled() else future.exception()
+        with self._lock:
+            if self._pending.get(key) is not future:
+                return  # already stored, or overtaken by a newer request
             del self._pending[key]
-        if future.cancelled():
-            return
-        error = future.exception()
-        self._entries[key] = _Entry(value=None if error else future.result(), at=time.monotonic(), failed=bool(error))
+            if not future.cancelled():
+                value = None if error is not None else future.result()
+                self._entries[key] = _Entry(value=value, at=time.monotonic(), failed=error is not None)
 
     def clear(self) -> None:
         self._entries.clear()

@@ -87,3 +87,55 @@ def test_a_mcp_line_with_nothing_to_offer_offers_no_python_names(isolated_shell:
 
     assert texts("%mcp get nothing:here Ru") == ["Ru"]
     assert texts("%mcp ge") == ["get"]
+
+
+class _ManualStarts:
+    """Stands in for the runtime: each fetch gets a future the test completes by hand."""
+
+    def __init__(self) -> None:
+        self.futures: list[Any] = []
+
+    def __call__(self, fetch: Any) -> Any:
+        import concurrent.futures
+
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.futures.append(future)
+        return future
+
+
+def test_a_late_answer_is_not_waited_for_but_serves_the_next_tab() -> None:
+    from mcp_notebook.ipython.completion import _BackgroundCache, _Deadline
+
+    starts = _ManualStarts()
+    cache = _BackgroundCache(starts)
+    request = {"k": lambda: None}
+    assert cache.get_many(request, 10, _Deadline(0.01)) == {}
+    assert cache.get_many(request, 10, _Deadline(0.01)) == {}
+    assert len(starts.futures) == 1  # the request in flight is reused
+    starts.futures[0].set_result(("Rust",))
+    assert cache.get_many(request, 10, _Deadline(0.01)) == {"k": ("Rust",)}
+    assert len(starts.futures) == 1  # fresh: not asked again
+
+
+def test_a_failed_request_gives_nothing_and_is_not_repeated_at_once() -> None:
+    from mcp_notebook.ipython.completion import _BackgroundCache, _Deadline
+
+    starts = _ManualStarts()
+    cache = _BackgroundCache(starts)
+    request = {"k": lambda: None}
+    cache.get_many(request, 10, _Deadline(0.0))
+    starts.futures[0].set_exception(ConnectionError("gone"))
+    assert cache.get_many(request, 10, _Deadline(0.0)) == {}
+    assert len(starts.futures) == 1
+
+
+def test_a_cancelled_request_is_asked_again() -> None:
+    from mcp_notebook.ipython.completion import _BackgroundCache, _Deadline
+
+    starts = _ManualStarts()
+    cache = _BackgroundCache(starts)
+    request = {"k": lambda: None}
+    cache.get_many(request, 10, _Deadline(0.0))
+    starts.futures[0].cancel()
+    cache.get_many(request, 10, _Deadline(0.0))
+    assert len(starts.futures) == 2
