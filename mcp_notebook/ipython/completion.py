@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import logging
 import os
 import threading
 import time
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     from .magics import MCPMagics
 
 __all__ = ["DEADLINE", "MATCHER_ID", "MCPCompleter", "Offer"]
+
+logger = logging.getLogger(__name__)
 
 DEADLINE = 0.2  # seconds a Tab may wait for servers before answering from what it has
 MATCHER_ID = "mcp_notebook.mcp_matcher"
@@ -164,7 +167,12 @@ class MCPCompleter:
             return {"completions": [], "suppress": False}
         from IPython.core.completer import SimpleCompletion
 
-        offers = _unique(self.offers(line, _Deadline(self.deadline)))[:_MAX_OFFERS]
+        try:
+            offers = _unique(self.offers(line, _Deadline(self.deadline)))[:_MAX_OFFERS]
+        except Exception:
+            # Tab must not print a traceback into the user's notebook; the same line run shows the real error.
+            logger.debug("completing %r failed", before_cursor, exc_info=True)
+            offers = []
         fragment = line.fragment
         if offers and offers[0].replaces is not None:
             fragment = offers[0].replaces

@@ -139,3 +139,21 @@ def test_a_cancelled_request_is_asked_again() -> None:
     starts.futures[0].cancel()
     cache.get_many(request, 10, _Deadline(0.0))
     assert len(starts.futures) == 2
+
+
+def test_a_failure_while_completing_prints_nothing_and_offers_no_python_names(
+    isolated_shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from IPython.core.completer import provisionalcompleter
+
+    from mcp_notebook.ipython.completion import MCPCompleter
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(MCPCompleter, "offers", broken)
+    with provisionalcompleter():
+        texts = [c.text for c in isolated_shell.Completer.completions("%mcp get x", 10)]
+    assert texts == ["x"]
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
