@@ -38,7 +38,8 @@ def run_all_cells(page: Any, address: str, notebook: str) -> None:
 def check_describe_chart_form(page: Any, shots: str) -> None:
     """Use the form of `examples:describe_chart` as a user would and check what the page shows.
 
-    Types the start of the audience, sees the server's suggestions, picks one,
+    Finds the audience filled with its default, types the start of another
+    one instead, sees the server's suggestions, picks one,
     renders, and finds the rendered text and chart image in the form. Saves the
     screenshots `<shots>-suggestions.png` and `<shots>-rendered.png`.
     """
@@ -47,7 +48,10 @@ def check_describe_chart_form(page: Any, shots: str) -> None:
 
     audience = page.locator(".mcp-field-audience input")
     audience.click()
-    audience.press_sequentially("e", delay=50)  # what the user types
+    assert audience.input_value() == "a general audience"  # the form starts with the argument's default
+    audience.press("Control+a")
+    audience.press("Backspace")
+    audience.press_sequentially("e", delay=50)  # what the user types instead
     page.wait_for_selector(".mcp-field-audience .mcp-suggestions option", timeout=STEP)
     options = page.locator(".mcp-field-audience .mcp-suggestions option").all_inner_texts()
     assert options == ["engineers", "executives"]
