@@ -102,6 +102,14 @@ def read_cell_prompts(folders: list[Path]) -> list[CellPrompt]:
     return prompts
 
 
+def _described(argument: Mapping[str, Any]) -> str | None:
+    # mcp-notebook tells an argument's default in words at the end of its description (for plain values).
+    description, default = argument.get("description"), argument.get("default")
+    if default is None:
+        return description if description is None else str(description)
+    return f"{description} (default: {default})" if description else f"Default: {default}"
+
+
 def create_baseline_server(folders: list[Path]) -> MCPServer[Any]:
     """An `MCPServer` that publishes the notebook prompts found under `folders`."""
     server: MCPServer[Any] = MCPServer(name="sdk-baseline")
@@ -109,7 +117,7 @@ def create_baseline_server(folders: list[Path]) -> MCPServer[Any]:
         arguments = [
             PromptArgument(
                 name=str(a["name"]),
-                description=a.get("description"),
+                description=_described(a),
                 required=bool(a.get("required", True)),
             )
             for a in prompt.arguments

@@ -6,9 +6,9 @@
     docs = mcp_notebook.connect(command="uvx", args=["some-mcp-server"])
     docs = mcp_notebook.connect("https://host/mcp", headers={"Authorization": "Bearer …"})
     docs.prompts()                                       # every prompt, all pages
-    msgs = docs.get("code_review", code=my_code, language="python")
+    msgs = docs.get("code_review", code=my_code, language="python")   # what %mcp get returns
+    msgs.to_openai()                                     # or .to_anthropic()
     docs.complete("code_review", "language", "py")
-    msgs_for_openai = mcp_notebook.llm.to_openai_messages(msgs)
     docs.close()
 
 Every call runs on the process-wide background runtime, so this works the
@@ -25,14 +25,22 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlparse
 
 from .client import InputHandler as AsyncInputHandler
 from .client import InputRequest, PromptClient
 from .config import ServerConfig, default_config_paths, load_server_configs
-from .exceptions import ConfigError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
-from .models import CompletionResult, PromptSpec, RenderedPrompt
+from .exceptions import (
+    ConfigError,
+    MCPNotebookError,
+    MissingArgumentsError,
+    ServerError,
+    UnknownArgumentsError,
+    UnknownPromptError,
+)
+from .llm import Conversation
+from .models import CompletionResult, PromptSpec
 from .naming import suggest_names
 from .runtime import BackgroundRuntime, get_runtime, run_in_caller
 
@@ -46,8 +54,40 @@ __all__ = [
     "resolve_server",
 ]
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 InputHandler = Callable[[InputRequest], Mapping[str, Any] | None]
 """Asks the user what a server needs; runs on the thread that made the request. None declines."""
+
+
+def _one_error(method: Callable[P, T]) -> Callable[P, T]:
+    """Errors leave `method` as one exception of ours with its message, without the machinery behind it.
+
+    Below this edge a failure travels through task groups (exception groups)
+    and is chained to the transport error that caused it: dozens of lines of
+    traceback that say less than the message. The innermost error of ours is
+    raised alone; anything else from inside a group becomes a `ServerError`
+    naming it.
+    """
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except (MCPNotebookError, BaseExceptionGroup) as error:
+            raise _plain(error).with_traceback(None) from None
+
+    return call
+
+
+def _plain(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        ours = [e for e in error.exceptions if isinstance(e, MCPNotebookError | BaseExceptionGroup)]
+        error = (ours or list(error.exceptions))[0]
+    if isinstance(error, MCPNotebookError | KeyboardInterrupt):
+        return error
+    return ServerError(f"{type(error).__name__}: {error}")
 
 
 class Connection:
@@ -98,15 +138,18 @@ class Connection:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    @_one_error
     def connect(self) -> Connection:
         """Connect now rather than on first use (to surface configuration errors early)."""
         self._runtime.call(self.client.connect)
         return self
 
+    @_one_error
     def prompts(self, *, refresh: bool = False) -> tuple[PromptSpec, ...]:
         """Every prompt the server offers (cached until the server announces a change)."""
         return self._runtime.call(functools.partial(self.client.list_prompts, refresh=refresh))
 
+    @_one_error
     def prompt(self, name: str) -> PromptSpec:
         """The listing entry of one prompt; `UnknownPromptError` (with close names) if there is none."""
         specs = self.prompts()
@@ -115,8 +158,12 @@ class Connection:
                 return spec
         raise UnknownPromptError(name, suggest_names(name, [s.name for s in specs]))
 
-    def get(self, name: str, /, **arguments: Any) -> RenderedPrompt:
+    @_one_error
+    def get(self, name: str, /, **arguments: Any) -> Conversation:
         """Render prompt `name` with `arguments`; values that are not strings go through `argument_text`.
+
+        The result is what `%mcp get` returns: a `RenderedPrompt` with
+        `.to_openai()`, `.to_anthropic()` and `.to_dicts()`.
 
         Checked here first, so mistakes get a clear error without a round trip:
         an unknown prompt (`UnknownPromptError`, with close names), missing
@@ -126,8 +173,9 @@ class Connection:
         spec = self.prompt(name)
         values = {key: argument_text(value) for key, value in arguments.items()}
         check_arguments(spec, values)
-        return self._runtime.call(self.client.get_prompt, name, values)
+        return Conversation.of(self._runtime.call(self.client.get_prompt, name, values))
 
+    @_one_error
     def complete(self, name: str, argument: str, prefix: str = "", /, **context: Any) -> CompletionResult:
         """Values the server suggests for `argument` of prompt `name`, starting from `prefix`."""
         values = {key: argument_text(value) for key, value in context.items()}

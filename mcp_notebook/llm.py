@@ -8,11 +8,14 @@ cannot carry (audio for Anthropic, images in assistant turns) become a short
 text note instead of disappearing silently.
 
 Plain dictionaries come out, so neither SDK needs to be installed.
+`Conversation` is a `RenderedPrompt` that converts itself: what
+`Connection.get` returns, and what `%mcp get` returns (shown as a chat there).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from .models import (
@@ -25,7 +28,7 @@ from .models import (
     TextContent,
 )
 
-__all__ = ["to_anthropic_messages", "to_openai_messages"]
+__all__ = ["Conversation", "to_anthropic_messages", "to_openai_messages"]
 
 _OPENAI_AUDIO_FORMATS = {
     "audio/wav": "wav",
@@ -37,6 +40,30 @@ _OPENAI_AUDIO_FORMATS = {
 _ANTHROPIC_IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
 
 Part = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation(RenderedPrompt):
+    """A rendered prompt that converts itself to the message lists of LLM SDKs."""
+
+    @classmethod
+    def of(cls, rendered: RenderedPrompt) -> Conversation:
+        return cls(**{f.name: getattr(rendered, f.name) for f in fields(RenderedPrompt)})
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        """The messages in OpenAI chat-completions form (see `to_openai_messages`)."""
+        return to_openai_messages(self)
+
+    def to_anthropic(self) -> list[dict[str, Any]]:
+        """The messages in Anthropic Messages API form (see `to_anthropic_messages`)."""
+        return to_anthropic_messages(self)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The messages as plain dictionaries (role and content fields)."""
+        return [
+            {"role": m.role, "content": {k: v for k, v in asdict(m.content).items() if v is not None}}
+            for m in self.messages
+        ]
 
 
 def to_openai_messages(rendered: RenderedPrompt) -> list[dict[str, Any]]:

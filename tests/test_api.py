@@ -260,3 +260,62 @@ def test_connect_is_importable_from_the_package_without_loading_the_client() -> 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=DEADLINE)
 
     assert out.stdout.split() == ["True", "True", "False"]
+
+
+@pytest.mark.slow
+def test_get_returns_what_the_magic_returns_a_conversation_that_converts_itself(docs: Connection) -> None:
+    from mcp_notebook.ipython.display import PromptConversation
+    from mcp_notebook.llm import Conversation, to_anthropic_messages, to_openai_messages
+
+    rendered = docs.get("greet", name="Ada", lang="rust")
+
+    assert isinstance(rendered, Conversation)
+    assert rendered.to_openai() == to_openai_messages(rendered)
+    assert rendered.to_anthropic() == to_anthropic_messages(rendered)
+    assert rendered.to_openai()[0]["content"][0] == {"type": "text", "text": "Say hello to Ada in rust."}
+    assert rendered.to_dicts()[0] == {"role": "user", "content": {"text": "Say hello to Ada in rust.", "type": "text"}}
+    shown = PromptConversation.of(rendered)  # what %mcp get hands the user
+    assert isinstance(shown, Conversation)
+    assert (shown.messages, shown.to_openai(), shown.to_anthropic()) == (
+        rendered.messages,
+        rendered.to_openai(),
+        rendered.to_anthropic(),
+    )
+
+
+DEAD_SERVERS = {
+    "exits at once": {"command": "false"},
+    "not installed": {"command": "/nonexistent/mcp-server"},
+    "exits after reading": {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.readline(); sys.exit(3)"]},
+    "writes garbage": {"command": sys.executable, "args": ["-c", "print('not json', flush=True); input()"]},
+    "nothing listening": {"url": "http://127.0.0.1:9/mcp"},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("server", DEAD_SERVERS.values(), ids=DEAD_SERVERS.keys())
+@pytest.mark.parametrize("call", ["connect", "prompts", "get", "complete"])
+def test_a_failure_is_one_exception_with_a_clear_message(server: dict[str, Any], call: str) -> None:
+    import traceback
+
+    from mcp_notebook.exceptions import ServerConnectionError, ServerError
+
+    connection = mcp_notebook.connect(timeout=5, **server)
+    calls = {
+        "connect": connection.connect,
+        "prompts": connection.prompts,
+        "get": lambda: connection.get("greet", name="Ada"),
+        "complete": lambda: connection.complete("greet", "lang", "ru"),
+    }
+    try:
+        with pytest.raises(ServerError) as caught:
+            calls[call]()
+    finally:
+        connection.close()
+    error = caught.value
+    assert isinstance(error, ServerConnectionError)
+    assert error.__cause__ is None and error.__suppress_context__
+    text = "".join(traceback.format_exception(error))
+    assert "ExceptionGroup" not in text and "anyio" not in text
+    assert len(text.splitlines()) <= 12, text  # the caller's lines and the message, not the machinery
+    assert str(error).startswith(connection.name + ": ")

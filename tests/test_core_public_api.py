@@ -76,7 +76,7 @@ PUBLIC = {
         "connect",
         "resolve_server",
     ],
-    "mcp_notebook.llm": ["to_anthropic_messages", "to_openai_messages"],
+    "mcp_notebook.llm": ["Conversation", "to_anthropic_messages", "to_openai_messages"],
     "mcp_notebook.discovery": [
         "CONNECTION_FILE_PREFIX",
         "KernelConnection",

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..config import ServerConfig
-from ..llm import to_anthropic_messages, to_openai_messages
+from ..llm import Conversation, to_anthropic_messages, to_openai_messages
 from ..models import (
     AudioContent,
     ContentBlock,
@@ -49,7 +49,7 @@ _TEXT_PREVIEW = 4000
 
 
 @dataclass(frozen=True, slots=True)
-class PromptConversation(RenderedPrompt):
+class PromptConversation(Conversation):
     """A rendered prompt that displays as a conversation and converts to LLM message formats."""
 
     @classmethod
@@ -248,7 +248,10 @@ def _table_text(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def _arguments_text(spec: PromptSpec) -> str:
-    return " ".join(a.name if a.required else f"[{a.name}]" for a in spec.arguments)
+    return " ".join(
+        a.name if a.required else f"[{a.name}]" if a.default is None else f"[{a.name}={a.default}]"
+        for a in spec.arguments
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """`%load_ext mcp_notebook` / `%unload_ext mcp_notebook`: what loading adds, unloading removes.
 
 Loading registers `%mcp`, the `%%prompt` cell magic (imported on first use),
-and display formatters so any `RenderedPrompt` shows as a conversation. It
+display formatters so any `RenderedPrompt` shows as a conversation, and Tab
+completion for `%mcp` lines (a matcher of IPython's completer). It
 imports neither the MCP SDK nor anyio: after the first cell has run, a
 background thread warms the SDK import up so the first `%mcp` call is quick.
 Unloading disconnects every server (stopping stdio server processes), stops
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import RenderedPrompt
+from .completion import MCPCompleter
 from .display import conversation_markdown, conversation_text
 from .magics import MCPMagics
 from .servers import ServerPool
@@ -57,6 +59,7 @@ def load(shell: Any) -> None:
     _loaded[id(shell)] = state
     shell.register_magic_function(_prompt_cell_magic(shell), magic_kind="cell", magic_name="prompt")
     _register_formatters(shell, state)
+    _register_completer(shell, state)
 
     def on_first_cell_done(*_: Any) -> None:
         _unregister_event(shell, "post_run_cell", on_first_cell_done)
@@ -122,6 +125,20 @@ def _register_formatters(shell: Any, state: _Loaded) -> None:
     plain.for_type(RenderedPrompt, lambda obj, printer, cycle: printer.text(conversation_text(obj)))
     state.undo.append(lambda: markdown.pop(RenderedPrompt, None))
     state.undo.append(lambda: plain.pop(RenderedPrompt, None))
+
+
+def _register_completer(shell: Any, state: _Loaded) -> None:
+    completer = getattr(shell, "Completer", None)
+    if completer is None:
+        return
+    matcher = MCPCompleter(shell, state.magics).matcher
+    completer.custom_matchers.append(matcher)
+
+    def remove() -> None:
+        with contextlib.suppress(ValueError):
+            completer.custom_matchers.remove(matcher)
+
+    state.undo.append(remove)
 
 
 def _unregister_event(shell: Any, event: str, callback: Any) -> None:

@@ -24,7 +24,7 @@ from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_ar
 
 from ..config import ServerConfig
 from ..exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
-from ..models import PromptSpec
+from ..models import PromptArgument, PromptSpec
 from ..naming import suggest_names
 from .arguments import parse_arguments, split_line
 from .display import PromptConversation, PromptTable, ServerRow, ServerTable
@@ -184,7 +184,8 @@ class MCPMagics(Magics):
           %mcp disconnect [SERVER]                     close connections
           %mcp SUBCOMMAND --help                       details and more examples
 
-        Ctrl-C cancels a request in flight.
+        Tab completes subcommands, SERVER:PROMPT, argument names and the values the
+        server suggests, @variables and @file: paths. Ctrl-C cancels a request in flight.
         """
         words = split_line(line)
         name, argv = (words[0], words[1:]) if words else ("help", [])
@@ -361,5 +362,11 @@ def _how_to_call(server: str, spec: PromptSpec) -> str:
     lines = [f"Call it like: {call}"]
     for arg in spec.arguments:
         detail = arg.description or arg.title or ""
-        lines.append(f"  {arg.name}{'' if arg.required else ' (optional)'}{': ' + detail if detail else ''}")
+        lines.append(f"  {arg.name}{_optional_note(arg)}{': ' + detail if detail else ''}")
     return "\n".join(lines)
+
+
+def _optional_note(arg: PromptArgument) -> str:
+    if arg.required:
+        return ""
+    return " (optional)" if arg.default is None else f" (optional, default: {arg.default!r})"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +46,7 @@ from ..models import (
 from .revisions import LATEST_REVISION, supports
 
 __all__ = [
+    "ARGUMENT_DEFAULTS_META_KEY",
     "from_mcp_annotations",
     "from_mcp_completion",
     "from_mcp_content",
@@ -68,6 +70,10 @@ __all__ = [
 ]
 
 MAX_COMPLETION_VALUES = 100
+
+ARGUMENT_DEFAULTS_META_KEY = "io.github.mcp-notebook/argumentDefaults"
+"""The key of a prompt's `_meta` that maps argument names to their defaults (text)."""
+_PLAIN_DEFAULT = 60
 
 
 def _meta(meta: Mapping[str, Any] | None, revision: str) -> dict[str, Any] | None:
@@ -115,13 +121,44 @@ def to_mcp_annotations(annotations: Annotations | None, revision: str = LATEST_R
     )
 
 
+def _default_words(default: str, *, alone: bool = False) -> str:
+    """How an argument's default reads in its description: `(default: Python)`, or `Default: Python` alone.
+
+    A value that would not read back unambiguously (empty, spaces at either
+    end, several lines, long) is shown JSON-quoted, cut at 60 characters.
+    """
+    plain = default and default == default.strip() and "\n" not in default and len(default) <= _PLAIN_DEFAULT
+    shown = default if plain else json.dumps(_cut(default), ensure_ascii=False)
+    return f"Default: {shown}" if alone else f"(default: {shown})"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _PLAIN_DEFAULT else text[: _PLAIN_DEFAULT - 1] + "…"
+
+
+def _described_default(description: str | None, default: str | None) -> str | None:
+    if default is None:
+        return description
+    return f"{description} {_default_words(default)}" if description else _default_words(default, alone=True)
+
+
 def to_mcp_prompt_argument(argument: PromptArgument, revision: str = LATEST_REVISION) -> types.PromptArgument:
+    """One argument; its default, which MCP has no field for, is told in words in the description."""
     return types.PromptArgument(
         name=argument.name,
         title=_title(argument.title, revision),
-        description=argument.description,
+        description=_described_default(argument.description, argument.default),
         required=argument.required,
     )
+
+
+def _argument_defaults_meta(spec: PromptSpec, revision: str) -> dict[str, Any] | None:
+    # MCP's PromptArgument has no `_meta` in any revision, so the defaults ride on the prompt's `_meta`.
+    meta = dict(spec.meta or {})
+    defaults = {arg.name: arg.default for arg in spec.arguments if arg.default is not None}
+    if defaults:
+        meta[ARGUMENT_DEFAULTS_META_KEY] = defaults
+    return _meta(meta, revision)
 
 
 def to_mcp_prompt(spec: PromptSpec, revision: str = LATEST_REVISION) -> types.Prompt:
@@ -132,7 +169,7 @@ def to_mcp_prompt(spec: PromptSpec, revision: str = LATEST_REVISION) -> types.Pr
         description=spec.description,
         arguments=[to_mcp_prompt_argument(arg, revision) for arg in spec.arguments] or None,
         icons=_icons(spec.icons, revision),
-        _meta=_meta(spec.meta, revision),
+        _meta=_argument_defaults_meta(spec, revision),
     )
 
 
@@ -250,25 +287,48 @@ def from_mcp_annotations(annotations: types.Annotations | None) -> Annotations |
     )
 
 
-def from_mcp_prompt_argument(argument: types.PromptArgument) -> PromptArgument:
-    """`required` defaults to false on the wire (our model's default is true)."""
+def from_mcp_prompt_argument(argument: types.PromptArgument, default: str | None = None) -> PromptArgument:
+    """`required` defaults to false on the wire (our model's default is true).
+
+    `default` is the one the prompt's `_meta` declares; the words that told it
+    in the description are taken off again, so the description is the author's.
+    """
+    description = argument.description
+    if default is not None and description is not None:
+        if description == _default_words(default, alone=True):
+            description = None
+        else:
+            description = description.removesuffix(" " + _default_words(default))
     return PromptArgument(
         name=argument.name,
         title=argument.title,
-        description=argument.description,
+        description=description,
         required=bool(argument.required),
+        default=default,
     )
 
 
+def _argument_defaults(meta: Mapping[str, Any] | None) -> dict[str, str]:
+    """The argument defaults a prompt's `_meta` declares (text values only; anything else is ignored)."""
+    declared = (meta or {}).get(ARGUMENT_DEFAULTS_META_KEY)
+    if not isinstance(declared, Mapping):
+        return {}
+    return {name: value for name, value in declared.items() if isinstance(name, str) and isinstance(value, str)}
+
+
 def from_mcp_prompt(prompt: types.Prompt, *, origin: str | None = None) -> PromptSpec:
-    """A listed prompt, without templates (they live on the server); `origin` names the server."""
+    """A listed prompt, without templates (they live on the server); `origin` names the server.
+
+    Argument defaults declared in `_meta` move onto the arguments (and out of `meta`).
+    """
+    defaults = _argument_defaults(prompt.meta)
     return PromptSpec(
         name=prompt.name,
         title=prompt.title,
         description=prompt.description,
-        arguments=tuple(from_mcp_prompt_argument(arg) for arg in prompt.arguments or ()),
+        arguments=tuple(from_mcp_prompt_argument(arg, defaults.get(arg.name)) for arg in prompt.arguments or ()),
         icons=_from_icons(prompt.icons) or (),
-        meta=dict(prompt.meta) if prompt.meta else None,
+        meta={k: v for k, v in prompt.meta.items() if k != ARGUMENT_DEFAULTS_META_KEY} or None if prompt.meta else None,
         origin=origin,
     )
 

@@ -99,10 +99,10 @@ def wait_for_value(page: Any, selector: str, value: str) -> None:
 def check_describe_chart_form(page: Any, shots: str) -> None:
     """Use the form of `examples:describe_chart` as a user would and check what the page shows.
 
-    Focuses the audience and sees every suggestion, types the start of one and
-    sees those that match, clicks one, renders, and finds the rendered text and
-    chart image in the form. Saves the screenshots `<shots>-suggestions.png`
-    and `<shots>-rendered.png`.
+    Finds the audience filled with its default, clears it, types the start of
+    another one and sees those that match, clicks one, renders, and finds the
+    rendered text and chart image in the form. Saves the screenshots
+    `<shots>-suggestions.png` and `<shots>-rendered.png`.
     """
     page.wait_for_selector(".mcp-prompt-form", timeout=STEP)
     assert "Describe a chart" in page.inner_text(".mcp-prompt-form")
@@ -110,8 +110,9 @@ def check_describe_chart_form(page: Any, shots: str) -> None:
     audience = page.locator(".mcp-field-audience input")
     page.wait_for_selector(".mcp-field-audience input[data-mcp-combobox]", timeout=STEP)  # the script took it
     audience.click()
+    assert audience.input_value() == "a general audience"  # the form starts with the argument's default
     audience.fill("")
-    audience.press_sequentially("e", delay=50)  # what the user types
+    audience.press_sequentially("e", delay=50)  # what the user types instead
     wait_for_suggestions(page, ["engineers", "executives"])
     offered = page.locator(".mcp-field-audience datalist option")
     assert [offered.nth(i).get_attribute("value") for i in range(offered.count())] == ["engineers", "executives"]

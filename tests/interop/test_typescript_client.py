@@ -20,6 +20,7 @@ from mcp.types import PromptReference
 from mcp_notebook.client import PromptClient
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerError
+from mcp_notebook.protocol.convert import to_mcp_prompt_argument
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
@@ -157,9 +158,17 @@ async def test_typescript_client_and_our_prompt_client_agree_across_eras(
             with pytest.raises(ServerError) as caught:
                 await client.get_prompt(case["name"], case["arguments"])
             errors[case["label"]] = (caught.value.code, caught.value.data)
+    # The wire tells a default in the description's words too; our client moves it onto the argument.
     seen = [
-        (p.name, p.title, p.description, [(a.name, a.required, a.description) for a in p.arguments]) for p in prompts
+        (
+            p.name,
+            p.title,
+            p.description,
+            [(a.name, a.required, to_mcp_prompt_argument(a).description) for a in p.arguments],
+        )
+        for p in prompts
     ]
+    assert any(a.default is not None for p in prompts for a in p.arguments)
     assert seen == [
         (
             p["name"],

@@ -89,9 +89,9 @@ def test_a_rendered_prompt_survives_the_round_trip() -> None:
     assert back.meta == {"k": "v"}
 
 
-def test_an_optional_argument_is_sent_as_not_required() -> None:
+def test_an_optional_argument_is_sent_as_not_required_with_its_default_in_words() -> None:
     argument = wire(to_mcp_prompt(RICH))["arguments"][1]
-    assert argument == {"name": "style", "required": False}
+    assert argument == {"name": "style", "required": False, "description": "Default: short"}
 
 
 def test_a_prompt_without_arguments_omits_the_arguments_field() -> None:
@@ -106,7 +106,10 @@ def test_an_argument_read_back_without_required_is_optional() -> None:
 def test_the_newest_revision_keeps_title_meta_and_icons() -> None:
     prompt = wire(to_mcp_prompt(RICH, "2026-07-28"))
     assert prompt["title"] == "Every block"
-    assert prompt["_meta"] == {"org.example.nbprompts/notebook": "rich.ipynb"}
+    assert prompt["_meta"] == {
+        "org.example.nbprompts/notebook": "rich.ipynb",
+        "io.github.mcp-notebook/argumentDefaults": {"style": "short"},
+    }
     assert prompt["icons"] == [
         {"src": "data:image/svg+xml;base64,PHN2Zy8+", "mimeType": "image/svg+xml", "sizes": ["any"], "theme": "light"}
     ]

@@ -9,6 +9,7 @@ import pytest
 PUBLIC = {
     "mcp_notebook.protocol.server": ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"],
     "mcp_notebook.protocol.convert": [
+        "ARGUMENT_DEFAULTS_META_KEY",
         "from_mcp_annotations",
         "from_mcp_completion",
         "from_mcp_content",
