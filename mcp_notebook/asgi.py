@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from .sources.index import CACHE_DIR_ENV, default_cache_dir
 from .transports.limits import ENV_PREFIX, HttpLimits
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class ServeSettings:
     watch: bool = True
     limits: HttpLimits = field(default_factory=HttpLimits)
     worker_dir: str | None = None  # set by `serve --workers N`: where sibling workers route sessions
+    index_folder: str | None = None  # the persistent notebook index (sources/index.py); None: none
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServeSettings:
@@ -87,6 +89,7 @@ class ServeSettings:
             watch=_flag(environ, "WATCH", True),
             limits=HttpLimits.from_env(environ),
             worker_dir=environ.get(ENV_PREFIX + "WORKER_DIR") or None,
+            index_folder=str(default_cache_dir(environ)) if _flag(environ, "CACHE", True) else None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -107,6 +110,9 @@ class ServeSettings:
             env[ENV_PREFIX + "TOKEN"] = self.token
         if self.worker_dir:
             env[ENV_PREFIX + "WORKER_DIR"] = self.worker_dir
+        env[ENV_PREFIX + "CACHE"] = "1" if self.index_folder else "0"
+        if self.index_folder:
+            env[CACHE_DIR_ENV] = self.index_folder
         return env
 
 
@@ -135,7 +141,8 @@ def create_app(
 
     settings = settings or ServeSettings.from_env()
     registry = PromptRegistry()
-    source = NotebookFolderSource(list(settings.paths), registry)
+    index_folder = Path(settings.index_folder) if settings.index_folder else None
+    source = NotebookFolderSource(list(settings.paths), registry, index_folder=index_folder)
     server = create_server(
         registry, resources=source, read_file=source.read_file, page_size=settings.page_size, name=settings.name
     )

@@ -66,13 +66,13 @@ def _load_quietly(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderS
         sources.propagate = propagate
 
 
-def _load(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
+def _load(paths: Sequence[str], *, index_folder: Path | None = None) -> tuple[PromptRegistry, NotebookFolderSource]:
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
 
     registry = PromptRegistry()
     try:
-        source = NotebookFolderSource(list(paths), registry)
+        source = NotebookFolderSource(list(paths), registry, index_folder=index_folder)
     except (FileNotFoundError, ValueError) as error:
         raise UsageProblem(str(error)) from None
     # The first scan makes millions of objects and hardly a cycle: collecting during it only costs time
@@ -120,7 +120,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageProblem(
             "--host, --port, --token, --token-file, --allow-remote and the HTTP serving options need --http"
         )
-    registry, source = _load(args.paths)
+    registry, source = _load(args.paths, index_folder=_index_folder(args))
     for line in _summary(registry, source):
         _say(line)
     server = create_server(
@@ -130,6 +130,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from .transports.stdio import serve_stdio
 
     anyio.run(lambda: serve_stdio(server, tasks=tasks))
+    source.wait_for_index(timeout=10)
     return 0
 
 
@@ -178,6 +179,7 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
         name=args.name,
         watch=not args.no_watch,
         limits=limits,
+        index_folder=str(folder) if (folder := _index_folder(args)) is not None else None,
     )
     if not is_loopback(args.host):
         _say(f"WARNING: listening on {args.host}: other machines can reach these prompts")
@@ -225,6 +227,17 @@ def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: C
         signal.signal(signal.SIGTERM, previous)
         sock.close()
     return 0
+
+
+def _index_folder(args: argparse.Namespace) -> Path | None:
+    """Where `serve` keeps its persistent notebook index, or None with --no-cache."""
+    if args.no_cache:
+        return None
+    if args.cache_dir is not None:
+        return Path(args.cache_dir).expanduser()
+    from .sources.index import default_cache_dir
+
+    return default_cache_dir()
 
 
 def _token(args: argparse.Namespace) -> str | None:
@@ -565,6 +578,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--page-size", type=_page_size, default=50, help="prompts per prompts/list page (default 50)")
     serve.add_argument("--no-watch", action="store_true", help="do not reload notebooks when they change on disk")
+    serve.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="keep the index of loaded notebooks here, so a restart reads only what changed "
+        "(default $MCP_NOTEBOOK_CACHE_DIR, else ~/.cache/mcp-notebook; delete it to clear)",
+    )
+    serve.add_argument("--no-cache", action="store_true", help="neither read nor write the notebook index")
     serve.add_argument("--name", default=PROG, help=f"server name shown to clients (default {PROG})")
     serve.add_argument("-v", "--verbose", action="store_true", help="log what the server does (on stderr)")
     _add_http_serving_options(serve)

@@ -27,8 +27,10 @@ NotebookFactory = Callable[..., Path]
 
 @pytest.fixture(autouse=True)
 def _private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kernels served by a test leave their discovery pointers in a folder of the test's, never the user's."""
+    """Kernels served by a test leave their discovery pointers, and servers their notebook index, in folders
+    of the test's, never the user's."""
     monkeypatch.setenv("MCP_NOTEBOOK_STATE_DIR", str(tmp_path_factory.mktemp("mcp-notebook-state")))
+    monkeypatch.setenv("MCP_NOTEBOOK_CACHE_DIR", str(tmp_path_factory.mktemp("mcp-notebook-cache")))
 
 
 @pytest.fixture

@@ -280,3 +280,29 @@ def test_loading_for_serve_freezes_what_the_scan_built_and_leaves_collection_on(
         assert gc.get_freeze_count() > before
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("options", "env_dir", "expect"),
+    [
+        (["--cache-dir", "{cache}"], False, True),
+        ([], True, True),  # $MCP_NOTEBOOK_CACHE_DIR
+        (["--no-cache"], True, False),
+    ],
+)
+def test_serve_keeps_its_notebook_index_where_told(
+    notebook_factory: Callable[..., Path], tmp_path: Path, options: list[str], env_dir: bool, expect: bool
+) -> None:
+    import os
+
+    path = notebook_factory("indexed.ipynb", [{"source": "Hello {{who}}", "mcp": {"prompt": "hello"}}])
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k != "MCP_NOTEBOOK_CACHE_DIR"}
+    if env_dir:
+        env["MCP_NOTEBOOK_CACHE_DIR"] = str(cache)
+    argv = [sys.executable, "-m", "mcp_notebook", "serve", str(path), "--no-watch"]
+    argv += [o.format(cache=cache) for o in options]
+    run = subprocess.run(argv, input=b"", capture_output=True, env=env, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr.decode()
+    assert (cache / "notebook-index.sqlite3").exists() is expect

@@ -36,8 +36,9 @@ from ..rendering import is_textual_mime_type
 from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts, PublishedCell, prompts_from_notebook
 from .embeds import EmbedRule, is_hidden_part
+from .index import NotebookIndex
 from .reader import parse_notebook
-from .sandbox import FileRefusal, SandboxedFile, read_inside, resolve_inside
+from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
 from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
 from .watch import watch_paths
 
@@ -107,7 +108,9 @@ class NotebookFolderSource:
     parent of all the paths given; files that prompts embed must stay inside it.
     """
 
-    def __init__(self, paths: Sequence[str | Path], registry: PromptRegistry) -> None:
+    def __init__(
+        self, paths: Sequence[str | Path], registry: PromptRegistry, *, index_folder: Path | None = None
+    ) -> None:
         if not paths:
             raise ValueError("NotebookFolderSource needs at least one notebook file or folder")
         resolved = [Path(os.path.abspath(Path(p).expanduser())).resolve() for p in paths]
@@ -118,6 +121,9 @@ class NotebookFolderSource:
         self._files = tuple(dict.fromkeys(p for p in resolved if not p.is_dir()))
         self._root = Path(os.path.commonpath([*self._folders, *(f.parent for f in self._files)]))
         self._registry = registry
+        # Notebooks loaded by an earlier run, reused while their files are unchanged (see sources/index.py).
+        self._index = NotebookIndex(index_folder, self._root) if index_folder is not None else None
+        self._index_writers: list[threading.Thread] = []
         self._lock = threading.RLock()
         self._states: Mapping[str, _NotebookState] = MappingProxyType({})
         self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
@@ -191,7 +197,22 @@ class NotebookFolderSource:
                 reason = f"cannot be read: {refusal}"
             raise NotebookFormatError(key, reason) from None
 
+    def _indexed(self, key: str, path: Path) -> _NotebookState | None:
+        """The notebook as an earlier run loaded it, if its file is exactly the one it was loaded from."""
+        if self._index is None:
+            return None
+        try:
+            stamp = look_inside(self._root, resolve_inside(self._root, key))
+        except FileRefusal:
+            return None  # loading it says why
+        loaded = self._index.get(key, stamp)
+        if not isinstance(loaded, NotebookPrompts):
+            return None
+        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3])
+
     def _load(self, key: str, path: Path, previous: _NotebookState | None) -> _NotebookState:
+        if (indexed := self._indexed(key, path)) is not None:
+            return indexed
         try:
             file = self._read_notebook(key)
             data = parse_notebook(file.data, key)
@@ -208,6 +229,8 @@ class NotebookFolderSource:
             note = "; its last good prompts stay served" if kept and kept.prompts else ""
             log.warning("notebook %s failed to load: %s%s", key, reason, note)
             return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}")
+        if self._index is not None:
+            self._index.put(key, (*file.stamp, file.ctime_ns), loaded)
         return _NotebookState(path=path, loaded=loaded, stamp=file.stamp)
 
     def _apply(self, found: Mapping[str, Path], gone: Iterable[str], *, rescanned: Collection[str] = ()) -> bool:
@@ -235,7 +258,22 @@ class NotebookFolderSource:
             if changes:
                 self._version += 1
                 self._registry.update(changes)
-            return bool(changes)
+        if self._index is not None and changes:
+            self._store_index(keep=None)
+        return bool(changes)
+
+    def _store_index(self, *, keep: set[str] | None) -> None:
+        """Write the notebooks loaded since the last write to the index, off the caller's thread."""
+        index = self._index
+        if index is not None:
+            writer = threading.Thread(target=index.flush, kwargs={"keep": keep}, name="notebook-index", daemon=True)
+            self._index_writers = [*(w for w in self._index_writers if w.is_alive()), writer]
+            writer.start()
+
+    def wait_for_index(self, timeout: float | None = None) -> None:
+        """Wait until what was loaded so far is written to the persistent index (before the process exits)."""
+        for writer in list(self._index_writers):
+            writer.join(timeout)
 
     @staticmethod
     def _unchanged(state: _NotebookState, path: Path) -> bool:
@@ -247,6 +285,8 @@ class NotebookFolderSource:
         with self._lock:
             found = self._discover()
             self._apply(found, [key for key in self._states if key not in found])
+        # After a whole scan the index also forgets notebooks that are gone.
+        self._store_index(keep=set(found))
 
     def reload(self, changed: Iterable[Path]) -> bool:
         """Reload the notebooks at `changed` paths (added, modified, deleted, renamed; folders too).

@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FileRefusal", "SandboxedFile", "read_inside", "resolve_inside"]
+__all__ = ["FileRefusal", "SandboxedFile", "look_inside", "read_inside", "resolve_inside"]
 
 _WALK = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -51,6 +51,7 @@ class SandboxedFile:
     data: bytes
     resolved: str  # posix path relative to the folder, symlinks resolved
     stamp: tuple[int, int, int]  # (mtime_ns, size, inode) of the opened file
+    ctime_ns: int = 0  # its status-change time: with the stamp, what a persistent index compares
 
 
 def resolve_inside(root: Path, relative: str) -> str:
@@ -85,8 +86,11 @@ def _kind(error: OSError) -> str:
     return "missing" if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG) else "unreadable"
 
 
-def _open_walking(root: Path, resolved: str) -> tuple[int, os.stat_result]:
-    """Open `resolved` (no symlinks in it) from `root` with O_NOFOLLOW at every step; the fd and its lstat."""
+def _open_walking(root: Path, resolved: str, *, open_file: bool = True) -> tuple[int, os.stat_result]:
+    """Open `resolved` (no symlinks in it) from `root` with O_NOFOLLOW at every step; the fd and its lstat.
+
+    With `open_file=False` the file is only looked at, and the fd is -1.
+    """
     parts = [part for part in resolved.split("/") if part not in ("", ".")]
     if not parts:
         raise FileRefusal("missing", "it is a folder")
@@ -98,7 +102,7 @@ def _open_walking(root: Path, resolved: str) -> tuple[int, os.stat_result]:
             folder = inner
         looked = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
         _check_regular(looked)
-        return os.open(parts[-1], _FILE_FLAGS, dir_fd=folder), looked
+        return (os.open(parts[-1], _FILE_FLAGS, dir_fd=folder) if open_file else -1), looked
     finally:
         os.close(folder)
 
@@ -119,6 +123,22 @@ def _check_regular(looked: os.stat_result) -> None:
     if stat.S_ISLNK(looked.st_mode):
         raise FileRefusal("changed", "a symlink was swapped in while it was being opened")
     raise FileRefusal("special", "it is not a regular file (a FIFO, socket or device), so it is never opened")
+
+
+def look_inside(root: Path, resolved: str) -> tuple[int, int, int, int]:
+    """(mtime_ns, size, inode, ctime_ns) of the regular file at `resolved` inside `root`, found as
+    `read_inside` would find it (no symlink followed, nothing special), without opening it."""
+    if "\x00" in resolved or resolved.startswith("/") or ".." in resolved.split("/"):
+        raise FileRefusal("missing", "not a path resolved inside the served folder")
+    try:
+        if _WALK:
+            _, looked = _open_walking(root, resolved, open_file=False)
+        else:
+            looked = os.stat(os.path.join(root, resolved), follow_symlinks=False)
+            _check_regular(looked)
+    except OSError as error:
+        raise FileRefusal(_kind(error), _reason(error)) from None
+    return (looked.st_mtime_ns, looked.st_size, looked.st_ino, looked.st_ctime_ns)
 
 
 def read_inside(root: Path, resolved: str, *, limit: int) -> SandboxedFile:
@@ -153,4 +173,6 @@ def read_inside(root: Path, resolved: str, *, limit: int) -> SandboxedFile:
         raise FileRefusal("unreadable", _reason(error)) from None
     finally:
         os.close(fd)
-    return SandboxedFile(b"".join(chunks), resolved, (opened.st_mtime_ns, opened.st_size, opened.st_ino))
+    return SandboxedFile(
+        b"".join(chunks), resolved, (opened.st_mtime_ns, opened.st_size, opened.st_ino), opened.st_ctime_ns
+    )

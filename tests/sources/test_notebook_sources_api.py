@@ -19,7 +19,15 @@ SURFACE = {
     "mcp_notebook.sources.embeds": ["EmbedRule", "is_hidden_part"],
     "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"],
     "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"],
-    "mcp_notebook.sources.sandbox": ["FileRefusal", "SandboxedFile", "read_inside", "resolve_inside"],
+    "mcp_notebook.sources.sandbox": ["FileRefusal", "SandboxedFile", "look_inside", "read_inside", "resolve_inside"],
+    "mcp_notebook.sources.index": [
+        "CACHE_DIR_ENV",
+        "FILE_NAME",
+        "NotebookIndex",
+        "Stamp",
+        "default_cache_dir",
+        "format_tag",
+    ],
     "mcp_notebook.sources.summaries": ["DESCRIPTION_LIMIT", "to_description", "to_title"],
     "mcp_notebook.sources.uris": [
         "NOTEBOOK_URI_SCHEME",

@@ -1,0 +1,287 @@
+"""A persistent index of loaded notebooks, so that a server started again reads only what changed.
+
+Each notebook's prompts are stored as they were built, keyed by the served
+folder, the notebook's path in it, and the identity of the file they were
+built from: modification time, size, inode and status-change time. A notebook
+is taken from the index only when its file still has exactly that identity;
+anything else (an edit, a save that replaced the file, a touch) loads it anew.
+Files changed in the last two seconds are not stored, since a second write
+within one timestamp tick could keep the same identity.
+
+The store is SQLite (in the standard library; its locking makes one index safe
+to share between servers and workers). Entries are pickles of the prompt
+model, so the index only ever reads a file in a folder that belongs to the
+user and that nobody else can write to; any other folder is not used. A
+corrupt file is set aside and rebuilt, and entries written by another version
+of mcp-notebook (or of the code that builds prompts) are never read: the
+format tag changes with the code. The index is an optimisation: when it cannot
+be read or written, notebooks are loaded from disk as without it.
+
+Where it lives: `$MCP_NOTEBOOK_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-notebook`,
+else `~/.cache/mcp-notebook`. Deleting the folder clears it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import io
+import logging
+import os
+import pickle
+import sqlite3
+import stat
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+
+__all__ = ["CACHE_DIR_ENV", "FILE_NAME", "NotebookIndex", "Stamp", "default_cache_dir", "format_tag"]
+
+log = logging.getLogger(__name__)
+
+CACHE_DIR_ENV = "MCP_NOTEBOOK_CACHE_DIR"
+FILE_NAME = "notebook-index.sqlite3"
+RACY_SECONDS = 2.0  # a file changed more recently than this is not stored
+Stamp = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns) of the file the prompts were built from
+
+# The modules whose code decides what a notebook's prompts are: a change to any of them is a new format.
+_BUILDERS = (
+    "models.py",
+    "naming.py",
+    "rendering.py",
+    "sources/cells.py",
+    "sources/fields.py",
+    "sources/outputs.py",
+    "sources/reader.py",
+    "sources/summaries.py",
+    "sources/index.py",
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS notebooks (
+    root TEXT NOT NULL,
+    key TEXT NOT NULL,
+    format TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    prompts BLOB NOT NULL,
+    PRIMARY KEY (root, key)
+)
+"""
+
+
+def default_cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """Where the index lives unless told otherwise."""
+    if environ.get(CACHE_DIR_ENV):
+        return Path(environ[CACHE_DIR_ENV]).expanduser()
+    base = Path(environ["XDG_CACHE_HOME"]).expanduser() if environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "mcp-notebook"
+
+
+def format_tag() -> str:
+    """Names the code that built the stored prompts: mcp-notebook's version, Python's, and the builders' source."""
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update(f"{__version__}\0{sys.version}\0{pickle.HIGHEST_PROTOCOL}\0".encode())
+    package = Path(__file__).resolve().parents[1]
+    for name in _BUILDERS:
+        try:
+            digest.update((package / name).read_bytes())
+        except OSError:
+            digest.update(name.encode())
+    return digest.hexdigest()
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+class _ModelPickler(pickle.Pickler):
+    """Pickles the frozen value objects of the prompt model as constructor calls.
+
+    The default for slotted dataclasses restores each field through Python-level
+    `__setstate__`; calling the constructor with the field values reads back
+    about 40% faster, and reading back is what a warm start waits for.
+    """
+
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        names = _FIELDS.get(cls, ())
+        if names == ():
+            fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
+            model = cls.__module__.startswith("mcp_notebook.") and fields and all(f.init for f in fields)
+            names = _FIELDS[cls] = tuple(f.name for f in fields) if model else None
+        if names is None:
+            return NotImplemented
+        return cls, tuple(getattr(obj, name) for name in names)
+
+
+def _dumps(value: object) -> bytes:
+    buffer = io.BytesIO()
+    _ModelPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    return buffer.getvalue()
+
+
+def _private(path: Path, *, folder: bool) -> bool:
+    """Whether `path` belongs to this user and nobody else may write to it (where ownership exists)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not (stat.S_ISDIR(info.st_mode) if folder else stat.S_ISREG(info.st_mode)):
+        return False
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return False
+    return not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+class NotebookIndex:
+    """The prompts of notebooks loaded before, by folder, path and file identity; thread-safe.
+
+    `get` answers from the file; `put` keeps the entry in memory and `flush`
+    writes everything kept in one transaction (from any thread).
+    """
+
+    def __init__(self, folder: Path, root: Path) -> None:
+        self._folder = folder
+        self._root = str(root)
+        self._format = format_tag()
+        self._lock = threading.Lock()  # the reading connection and what is pending
+        self._writing = threading.Lock()  # one write at a time from this process
+        self._pending: dict[str, tuple[Stamp, object]] = {}  # immutable model objects, pickled by `flush`
+        self._connection: sqlite3.Connection | None = None
+        self._disabled = False
+
+    @property
+    def path(self) -> Path:
+        return self._folder / FILE_NAME
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._connection is not None or self._disabled:
+            return self._connection
+        try:
+            self._folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            for place, folder in ((self._folder, True), (self.path, False)):
+                if (folder or place.exists()) and not _private(place, folder=folder):
+                    self._disable(f"{place} belongs to another user or others may write to it")
+                    return None
+            self._connection = self._open()
+        except sqlite3.DatabaseError as error:
+            self._set_aside(error)
+        except OSError as error:
+            self._disable(str(error))
+        return self._connection
+
+    def _open(self) -> sqlite3.Connection:
+        # Created private: only this user may read or write what other processes of theirs will unpickle.
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        os.close(fd)
+        connection = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute(_SCHEMA)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _set_aside(self, error: BaseException) -> None:
+        """A corrupt index file: move it away and start an empty one (or go without, if that fails too)."""
+        log.warning("the notebook index %s is unreadable (%s); it is rebuilt", self.path, error)
+        if self._connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.close()
+            self._connection = None
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(f"{self.path}{suffix}")
+        try:
+            self._connection = self._open()
+        except (OSError, sqlite3.Error) as again:
+            self._disable(str(again))
+
+    def _disable(self, reason: str) -> None:
+        log.warning("the notebook index is not used: %s", reason)
+        self._disabled = True
+        self._connection = None
+
+    def get(self, key: str, stamp: Stamp) -> Any | None:
+        """The prompts stored for notebook `key` if they were built from a file with exactly `stamp`, else None."""
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return None
+            try:
+                row = connection.execute(
+                    "SELECT format, mtime_ns, size, inode, ctime_ns, prompts FROM notebooks WHERE root = ? AND key = ?",
+                    (self._root, key),
+                ).fetchone()
+            except sqlite3.DatabaseError as error:
+                self._set_aside(error)
+                return None
+        if row is None or row[0] != self._format or tuple(row[1:5]) != stamp:
+            return None
+        try:
+            return pickle.loads(row[5])
+        except Exception:  # a damaged entry is a miss; the next put replaces it
+            log.debug("notebook index entry for %s is unreadable", key, exc_info=True)
+            return None
+
+    def put(self, key: str, stamp: Stamp, prompts: object) -> None:
+        """Keep what notebook `key` loaded to, from a file of `stamp`, for the next `flush` (which pickles it)."""
+        if time.time_ns() - max(stamp[0], stamp[3]) < RACY_SECONDS * 1e9:
+            return
+        with self._lock:
+            self._pending[key] = (stamp, prompts)
+
+    def flush(self, *, keep: set[str] | None = None) -> None:
+        """Write what was kept; with `keep`, also forget this folder's entries for every other notebook.
+
+        Pickling and writing happen outside the lock `get` takes, on a connection of their own
+        (SQLite's write-ahead log lets readers go on meanwhile), so a reload is never kept waiting.
+        """
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            if self._connect() is None:
+                return
+        rows = []
+        for key, (stamp, prompts) in pending.items():
+            try:
+                rows.append((self._root, key, self._format, *stamp, _dumps(prompts)))
+            except Exception:  # something that does not pickle is simply not stored
+                log.debug("notebook %s cannot be stored in the index", key, exc_info=True)
+        with self._writing:
+            try:
+                connection = self._open()
+            except (OSError, sqlite3.Error) as error:
+                log.info("notebook index not written this time: %s", error)
+                return
+            try:
+                with connection:
+                    connection.execute("BEGIN IMMEDIATE")
+                    connection.executemany("INSERT OR REPLACE INTO notebooks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                    if keep is not None:
+                        stored = connection.execute("SELECT key FROM notebooks WHERE root = ?", (self._root,))
+                        stale = [(self._root, key) for (key,) in stored.fetchall() if key not in keep]
+                        connection.executemany("DELETE FROM notebooks WHERE root = ? AND key = ?", stale)
+            except sqlite3.OperationalError as error:  # another server holds the lock for long: skip this write
+                log.info("notebook index not written this time: %s", error)
+            except sqlite3.DatabaseError as error:
+                with self._lock:
+                    self._set_aside(error)
+            finally:
+                connection.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._connection.close()
+                self._connection = None

@@ -1,0 +1,271 @@
+"""The persistent notebook index: a restart reads only what changed, and never serves a changed file's prompts."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from notebook_files import write_notebook
+
+from mcp_notebook.registry import PromptRegistry
+from mcp_notebook.sources import folder as folder_module
+from mcp_notebook.sources import index as index_module
+from mcp_notebook.sources.folder import NotebookFolderSource
+from mcp_notebook.sources.index import FILE_NAME, NotebookIndex, default_cache_dir
+
+
+def _prompt(path: Path, name: str, text: str) -> Path:
+    return write_notebook(path, [{"source": text, "mcp": {"prompt": name}}])
+
+
+@pytest.fixture
+def notebooks(tmp_path: Path) -> Path:
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for i in range(5):
+        _prompt(folder / f"n{i}.ipynb", f"p{i}", f"Text {i} about {{{{topic}}}}.")
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def files_are_never_too_recent(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Files a test has just written are "racy" (changed within the last two seconds) and would not be
+    # stored; the rule itself has a test of its own below.
+    monkeypatch.setattr(index_module, "RACY_SECONDS", -1.0)
+
+
+class LoadCounter:
+    """Counts the notebooks built from their files (not taken from the index)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.keys: list[str] = []
+        real = folder_module.prompts_from_notebook
+
+        def counting(data: object, *, origin: str, **kwargs: object) -> object:
+            self.keys.append(origin)
+            return real(data, origin=origin, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(folder_module, "prompts_from_notebook", counting)
+
+
+def _serve(folder: Path, cache: Path | None) -> tuple[PromptRegistry, NotebookFolderSource]:
+    registry = PromptRegistry()
+    source = NotebookFolderSource([folder], registry, index_folder=cache)
+    source.scan()
+    source.wait_for_index(timeout=30)
+    return registry, source
+
+
+def _texts(registry: PromptRegistry) -> dict[str, str]:
+    return {p.name: p.messages[0].content.text for p in registry.snapshot().prompts}  # type: ignore[union-attr]
+
+
+def test_a_restart_takes_unchanged_notebooks_from_the_index(
+    notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    first, _ = _serve(notebooks, cache)
+    counter = LoadCounter(monkeypatch)
+
+    second, _ = _serve(notebooks, cache)
+
+    assert counter.keys == []
+    assert second.snapshot().prompts == first.snapshot().prompts
+    assert (cache / FILE_NAME).stat().st_mode & 0o777 == 0o600
+    assert cache.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "rewrite",  # new text, new size
+        "same size, same mtime",  # the same length of text written in place, the mtime put back
+        "atomic save",  # written elsewhere and renamed over it, as Jupyter saves
+        "touch",  # only the times change: it is read again all the same
+    ],
+)
+def test_a_notebook_whose_file_changed_in_any_way_is_read_again(
+    notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    cache = tmp_path / "cache"
+    _serve(notebooks, cache)
+    target = notebooks / "n2.ipynb"
+    before = target.stat()
+    if change == "rewrite":
+        _prompt(target, "p2", "Entirely new words for {{topic}}, longer than before.")
+    elif change == "same size, same mtime":
+        staged = _prompt(tmp_path / "staged.ipynb", "p2", "Text 9 about {{topic}}.")
+        target.write_bytes(staged.read_bytes())  # in place: the same inode
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = target.stat()
+        assert (after.st_size, after.st_ino, after.st_mtime_ns) == (before.st_size, before.st_ino, before.st_mtime_ns)
+    elif change == "atomic save":
+        staged = _prompt(tmp_path / "staged.ipynb", "p2", "Saved atomically about {{topic}}.")
+        os.replace(staged, target)
+    else:
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    counter = LoadCounter(monkeypatch)
+
+    registry, _ = _serve(notebooks, cache)
+
+    assert counter.keys == ["n2.ipynb"]
+    expected = {
+        "rewrite": "Entirely new words for {{topic}}, longer than before.",
+        "same size, same mtime": "Text 9 about {{topic}}.",
+        "atomic save": "Saved atomically about {{topic}}.",
+        "touch": "Text 2 about {{topic}}.",
+    }[change]
+    assert _texts(registry)["p2"] == expected
+
+
+def test_notebooks_gone_from_the_folder_are_forgotten_by_the_index(notebooks: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _serve(notebooks, cache)
+    (notebooks / "n0.ipynb").unlink()
+
+    registry, _ = _serve(notebooks, cache)
+
+    assert "p0" not in _texts(registry)
+    with sqlite3.connect(cache / FILE_NAME) as db:
+        keys = {key for (key,) in db.execute("SELECT key FROM notebooks")}
+    assert keys == {"n1.ipynb", "n2.ipynb", "n3.ipynb", "n4.ipynb"}
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b"", b"not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 4000],
+    ids=["empty", "garbage", "broken header"],
+)
+def test_a_corrupt_index_is_rebuilt_and_everything_is_served(
+    notebooks: Path, tmp_path: Path, damage: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = tmp_path / "cache"
+    expected = _texts(_serve(notebooks, cache)[0])
+    (cache / FILE_NAME).write_bytes(damage)
+    for suffix in ("-wal", "-shm"):
+        (cache / f"{FILE_NAME}{suffix}").unlink(missing_ok=True)
+
+    with caplog.at_level(logging.WARNING):
+        registry, _ = _serve(notebooks, cache)
+        again, _ = _serve(notebooks, cache)
+
+    assert _texts(registry) == _texts(again) == expected
+    with sqlite3.connect(cache / FILE_NAME) as db:
+        assert db.execute("SELECT count(*) FROM notebooks").fetchone() == (5,)
+
+
+def test_damaged_entries_are_misses_not_errors(
+    notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    expected = _texts(_serve(notebooks, cache)[0])
+    with sqlite3.connect(cache / FILE_NAME) as db:
+        db.execute("UPDATE notebooks SET prompts = ? WHERE key = 'n3.ipynb'", (b"\x80\x05garbage",))
+    counter = LoadCounter(monkeypatch)
+
+    registry, _ = _serve(notebooks, cache)
+
+    assert counter.keys == ["n3.ipynb"]
+    assert _texts(registry) == expected
+
+
+def test_entries_of_another_version_are_never_read(
+    notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    _serve(notebooks, cache)
+    monkeypatch.setattr(index_module, "format_tag", lambda: "another version")
+    counter = LoadCounter(monkeypatch)
+
+    _serve(notebooks, cache)
+
+    assert sorted(counter.keys) == [f"n{i}.ipynb" for i in range(5)]
+
+
+def test_the_format_tag_changes_with_the_code_that_builds_prompts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "mcp_notebook"
+    (package / "sources").mkdir(parents=True)
+    monkeypatch.setattr(index_module, "__file__", str(package / "sources" / "index.py"))
+    (package / "models.py").write_text("one")
+    first = index_module.format_tag()
+    (package / "models.py").write_text("two")
+    assert index_module.format_tag() != first
+
+
+@pytest.mark.parametrize("place", ["folder", "file"])
+def test_an_index_others_may_write_to_is_not_used(
+    notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = tmp_path / "cache"
+    _serve(notebooks, cache)
+    (cache if place == "folder" else cache / FILE_NAME).chmod(0o777 if place == "folder" else 0o666)
+    counter = LoadCounter(monkeypatch)
+
+    with caplog.at_level(logging.WARNING):
+        registry, _ = _serve(notebooks, cache)
+
+    assert len(counter.keys) == 5  # nothing was unpickled from a file another user could have written
+    assert len(_texts(registry)) == 5
+    assert "belongs to another user or others may write to it" in caplog.text
+
+
+def test_servers_sharing_one_index_at_once_all_serve_everything(notebooks: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    results: list[dict[str, str]] = []
+    failures: list[BaseException] = []
+
+    def one() -> None:
+        try:
+            results.append(_texts(_serve(notebooks, cache)[0]))
+        except BaseException as error:  # reported below, with the others' results
+            failures.append(error)
+
+    threads = [threading.Thread(target=one) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert failures == []
+    assert len(results) == 6 and all(r == results[0] for r in results) and len(results[0]) == 5
+
+
+def test_a_file_changed_within_the_last_two_seconds_is_not_stored(
+    notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "RACY_SECONDS", 2.0)
+    cache = tmp_path / "cache"
+    old = 1_700_000_000_000_000_000
+    for path in notebooks.iterdir():
+        if path.name != "n4.ipynb":
+            os.utime(path, ns=(old, old))
+    # The status-change time cannot be put back, so every file here counts as just changed.
+    _serve(notebooks, cache)
+
+    with sqlite3.connect(cache / FILE_NAME) as db:
+        assert db.execute("SELECT count(*) FROM notebooks").fetchone() == (0,)
+
+
+def test_without_an_index_folder_nothing_is_written(notebooks: Path, tmp_path: Path) -> None:
+    registry, _ = _serve(notebooks, None)
+    assert len(_texts(registry)) == 5
+    assert not (tmp_path / "cache").exists()
+
+
+def test_the_index_lives_in_the_user_cache_folder_unless_told() -> None:
+    assert default_cache_dir({"MCP_NOTEBOOK_CACHE_DIR": "/srv/idx", "XDG_CACHE_HOME": "/x"}) == Path("/srv/idx")
+    assert default_cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/mcp-notebook")
+    assert default_cache_dir({}) == Path.home() / ".cache" / "mcp-notebook"
+
+
+def test_an_index_that_cannot_be_created_is_done_without(notebooks: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder")
+    registry, _ = _serve(notebooks, blocker / "cache")
+    assert len(_texts(registry)) == 5
+    assert NotebookIndex(blocker / "cache", notebooks).get("n0.ipynb", (0, 0, 0, 0)) is None
