@@ -4,9 +4,10 @@ Stdio MCP servers run in sessions of their own (so a terminal's signals do
 not reach them), which also means nothing stops them when the bridge ends.
 Closing the connections politely is tried first; whatever is still running
 after that is found here, as the bridge's child processes, and its process
-group (a server and everything it started, such as `npx` and its `node`) is
-sent SIGTERM and then SIGKILL. Linux's `/proc` tells who our children are;
-elsewhere nothing is found and the polite close is all there is.
+group (a server and everything it started, such as `npx` and its `node`,
+which can outlive a server that exits) is sent SIGTERM and then SIGKILL.
+Linux's `/proc` tells who our children are; elsewhere nothing is found and
+the polite close is all there is.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 __all__ = ["child_pids", "is_running", "stop_children"]
@@ -61,33 +63,59 @@ def is_running(pid: int) -> bool:
     return not _PROC.is_dir()
 
 
-def _signal_tree(pid: int, sig: signal.Signals) -> None:
-    """Send `sig` to `pid`'s process group when it leads one, else to `pid` alone."""
+def _members(groups: set[int]) -> list[int]:
+    """The running processes in any of the process groups `groups`."""
+    found: list[int] = []
     with contextlib.suppress(OSError):
-        if os.getpgid(pid) == pid and pid != os.getpgrp():
+        for entry in _PROC.iterdir():
+            if entry.name.isdigit():
+                fields = _stat_fields(int(entry.name))
+                # fields[0] is the state, fields[2] the process group.
+                if fields is not None and len(fields) > 2 and fields[0] not in ("Z", "X") and int(fields[2]) in groups:
+                    found.append(int(entry.name))
+    return found
+
+
+def _signal(pid: int, groups: set[int], sig: signal.Signals) -> None:
+    """Send `sig` to `pid`'s process group when it is one of `groups`, and to `pid` itself."""
+    if pid in groups:
+        with contextlib.suppress(OSError):
             os.killpg(pid, sig)
-            return
     with contextlib.suppress(OSError):
         os.kill(pid, sig)
 
 
-async def stop_children(grace: float = 0.5) -> list[int]:
-    """SIGTERM every child process (and its group), SIGKILL what is left after `grace` seconds.
+async def stop_children(grace: float = 0.5, known: Collection[int] = ()) -> list[int]:
+    """SIGTERM every child process and its process group, SIGKILL what is left after `grace` seconds.
 
-    Returns the pids that were signalled.
+    `known` are children seen earlier, such as servers that have exited since
+    but whose group may still hold what they started. Returns the pids that
+    were signalled.
     """
-    pids = child_pids()
-    if not pids:
+    own_group = os.getpgrp()
+    pids = sorted(set(child_pids()) | set(known))
+    # A server started in a session of its own leads a group of the same number.
+    groups = {pid for pid in pids if pid != own_group and _leads_group(pid)}
+    targets = sorted(set(pids) | set(_members(groups)))
+    if not targets:
         return []
-    for pid in pids:
-        _signal_tree(pid, signal.SIGTERM)
+    for pid in targets:
+        _signal(pid, groups, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(is_running(pid) for pid in pids):  # noqa: ASYNC110
+
+    def left() -> list[int]:
+        return [pid for pid in targets if is_running(pid)] + _members(groups)
+
+    while time.monotonic() < deadline and left():  # noqa: ASYNC110
         await asyncio.sleep(0.02)  # another process's end sends no event to wait on
-    for pid in pids:
-        # The group, even when its leader is gone: a grandchild may still be in it.
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signal.SIGKILL)
-        if is_running(pid):
-            _signal_tree(pid, signal.SIGKILL)
-    return pids
+    for pid in set(left()) | groups:
+        _signal(pid, groups, signal.SIGKILL)
+    return targets
+
+
+def _leads_group(pid: int) -> bool:
+    """True when `pid` is (or, having exited, was) the leader of a process group that still exists."""
+    try:
+        return os.getpgid(pid) == pid
+    except OSError:
+        return bool(_members({pid}))

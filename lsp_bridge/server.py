@@ -37,7 +37,7 @@ from .documentation import to_argument_markdown, to_command_markdown
 from .expansion import RENDER_COMMAND, RenderOutcome, prepare_line_edit, render_line
 from .pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
 from .positions import to_code_points, to_units
-from .processes import stop_children
+from .processes import child_pids, stop_children
 from .settings import BridgeSettings, to_settings
 from .slashline import (
     MAX_LINE_LENGTH,
@@ -74,9 +74,9 @@ class _Cursor:
 
 
 # Seconds the servers get to close politely on shutdown before their processes are stopped.
-STOP_BUDGET = 1.0
+STOP_BUDGET = 0.8
 # Seconds between SIGTERM and SIGKILL for a server process that outlived its polite close.
-KILL_GRACE = 0.4
+KILL_GRACE = 0.3
 
 
 class BridgeProtocol(LanguageServerProtocol):
@@ -207,6 +207,8 @@ class BridgeServer(LanguageServer):
         self._pending.clear()
         for task in self._checking.values():
             task.cancel()
+        # Seen before the polite close: a server that exits then may leave its group's other processes behind.
+        known = child_pids() if self.owns_children else []
         if self._on_stop is not None:
             try:
                 async with asyncio.timeout(STOP_BUDGET):
@@ -214,7 +216,7 @@ class BridgeServer(LanguageServer):
             except TimeoutError:
                 log.warning("the MCP servers did not close within %g s; stopping their processes", STOP_BUDGET)
         if self.owns_children:
-            stopped = await stop_children(KILL_GRACE)
+            stopped = await stop_children(KILL_GRACE, known)
             if stopped:
                 log.info("stopped server processes %s", stopped)
 
