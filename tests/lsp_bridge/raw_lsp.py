@@ -165,7 +165,10 @@ class RawBridge:
         return await self.request("textDocument/completion", params)
 
     async def kill(self) -> None:
-        """Make sure the process is gone (after a test that failed half-way)."""
+        """Make sure the process and everything it started are gone (after a test that failed half-way)."""
+        for process in reversed(tree(self.pid)):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
         if self.process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()

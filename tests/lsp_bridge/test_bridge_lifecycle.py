@@ -108,8 +108,6 @@ async def test_every_process_of_the_tree_ends_within_two_seconds(tmp_path: Path,
             if editor.returncode is None:
                 editor.kill()
             await editor.wait()
-            for process in tree(bridge.pid):  # nothing may be left; if something is, do not leak it
-                process.kill()
 
 
 async def test_shutdown_is_answered_at_once_while_servers_hang(tmp_path: Path) -> None:
@@ -132,5 +130,51 @@ async def test_shutdown_is_answered_at_once_while_servers_hang(tmp_path: Path) -
         assert all(gone(p) for p in servers)
         bridge.notify("exit")
         assert await asyncio.wait_for(bridge.process.wait(), LIMIT) == 0
+    finally:
+        await bridge.kill()
+
+
+BAD_SETTINGS: list[object] = [
+    {"mcpNotebook": {"maxItems": "lots"}},
+    {"mcpNotebook": {"maxItems": 10**12, "diagnosticsDelay": -5}},
+    {"trigger": ""},
+    {"trigger": "    "},
+    {"fileTypes": 5},
+    {"fileTypes": [None, 3]},
+    {"images": {"nested": ["deep"]}},
+    {"diagnostics": "yes"},
+    {"mcpNotebook": ["not", "a", "mapping"]},
+    ["not", "a", "mapping"],
+    "a string",
+    None,
+    {"mcpNotebook": {"trigger": "/", "fileTypes": "*", "diagnosticsDelay": 10_000}},
+]
+
+
+@pytest.mark.parametrize("start_options", [BAD_SETTINGS[0], BAD_SETTINGS[9], BAD_SETTINGS[10]])
+async def test_bad_settings_with_hung_servers_never_make_completion_wait(tmp_path: Path, start_options: object) -> None:
+    python = sys.executable
+    config = write_config(
+        tmp_path / "mcp.json",
+        {name: [python, str(TINY), "hang"] for name in ("h1", "h2")} | {"ok": [python, str(TINY), "ok"]},
+    )
+    bridge = await RawBridge.start("--config", str(config), "--no-default-config", "--no-kernels")
+    try:
+        await bridge.initialize(options=start_options)
+        await bridge.log_line(lambda line: "ok ready (1 prompts)" in line)
+        uri = "file:///work/notes.md"
+        bridge.open(uri, "/\n/h1:x a=\n")
+        for settings in BAD_SETTINGS:
+            bridge.notify("workspace/didChangeConfiguration", {"settings": settings})
+            started = time.monotonic()
+            answer = await bridge.complete(uri, 0, 1, trigger="/")
+            labels = [item["label"] for item in answer["result"]["items"]]
+            assert labels == ["/ok:hello", "connecting to 2 servers…"], settings
+            await bridge.complete(uri, 1, 8, trigger="=")  # a value on a server that never answers
+            rendered = await bridge.request(
+                "workspace/executeCommand", {"command": "mcpNotebook.renderPrompt", "arguments": [uri, 1]}
+            )
+            assert "not connected" in rendered["result"]["error"]
+            assert time.monotonic() - started < 1.0, settings
     finally:
         await bridge.kill()
