@@ -10,6 +10,7 @@ every time, the bridge, both servers and the grandchild must be gone within
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 import time
@@ -63,6 +64,15 @@ WAYS: dict[str, Ender] = {
 }
 
 
+def _kill_leftovers(pid_file: Path) -> None:
+    """A failed round must not leave its servers running for the rounds and tests after it."""
+    for pid in pid_file.read_text().split():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process = psutil.Process(int(pid))
+            if "tiny_mcp_server.py" in " ".join(process.cmdline()):
+                process.kill()
+
+
 async def _start(tmp_path: Path, pid_file: Path, editor_pid: int) -> RawBridge:
     python = sys.executable
     config = write_config(
@@ -108,6 +118,7 @@ async def test_every_process_of_the_tree_ends_within_two_seconds(tmp_path: Path,
             if editor.returncode is None:
                 editor.kill()
             await editor.wait()
+            _kill_leftovers(pid_file)
 
 
 async def test_shutdown_is_answered_at_once_while_servers_hang(tmp_path: Path) -> None:
@@ -116,12 +127,19 @@ async def test_shutdown_is_answered_at_once_while_servers_hang(tmp_path: Path) -
     python = sys.executable
     config = write_config(
         tmp_path / "mcp.json",
-        {name: [python, str(TINY), mode, str(pid_file)] for name, mode in [("h1", "hang"), ("h2", "stubborn")]},
+        {
+            name: [python, str(TINY), mode, str(pid_file)]
+            for name, mode in [("h1", "hang"), ("h2", "stubborn"), ("h3", "stall")]
+        },
     )
     bridge = await RawBridge.start("--config", str(config), "--no-default-config", "--no-kernels")
     try:
         await bridge.initialize()
-        await wait_until(lambda: len(pid_file.read_text().split()) == 2, 10.0, "both servers started")
+        await bridge.log_line(lambda line: "h3 ready (1 prompts)" in line)
+        # A request to the stalled server is under way when the editor shuts down.
+        bridge.open("file:///work/a.md", "/h3:hello who=\n")
+        pending = asyncio.ensure_future(bridge.complete("file:///work/a.md", 0, 14, trigger="="))
+        await wait_until(lambda: len(pid_file.read_text().split()) == 3, 10.0, "three servers started")
         servers = [psutil.Process(int(pid)) for pid in pid_file.read_text().split()]
         started = time.monotonic()
         answer = await bridge.request("shutdown", None, deadline=10.0)
@@ -130,8 +148,10 @@ async def test_shutdown_is_answered_at_once_while_servers_hang(tmp_path: Path) -
         assert all(gone(p) for p in servers)
         bridge.notify("exit")
         assert await asyncio.wait_for(bridge.process.wait(), LIMIT) == 0
+        pending.cancel()
     finally:
         await bridge.kill()
+        _kill_leftovers(pid_file)
 
 
 BAD_SETTINGS: list[object] = [

@@ -6,6 +6,8 @@ Usage: python tiny_mcp_server.py MODE [PIDFILE]
 * `hang`: reads every message and never answers (a server stuck at start).
 * `stubborn`: like `hang`, and also ignores SIGTERM and the end of its input:
   only SIGKILL ends it.
+* `stall`: answers `initialize` and `prompts/list`, then nothing more (every
+  later request hangs), and ignores SIGTERM and the end of its input.
 * `forking`: like `ok`, and first starts a grandchild process that sleeps in
   the same process group (as `npx` leaves `node` behind).
 
@@ -59,18 +61,22 @@ def main() -> None:
         if pid_file is not None:
             with pid_file.open("a") as handle:
                 handle.write(f"{child.pid}\n")
-    if mode == "stubborn":
+    if mode in ("stubborn", "stall"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    answers = mode in ("ok", "forking")
+    answers = mode in ("ok", "forking", "stall")
     for line in sys.stdin:
         try:
             message = json.loads(line)
         except ValueError:
             continue
-        if answers and isinstance(message, dict) and (reply := _answer(message)) is not None:
+        if not isinstance(message, dict):
+            continue
+        if mode == "stall" and message.get("method") not in ("initialize", "prompts/list"):
+            continue
+        if answers and (reply := _answer(message)) is not None:
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()
-    if mode == "stubborn":
+    if mode in ("stubborn", "stall"):
         threading.Event().wait()  # input closed: stay anyway
 
 
