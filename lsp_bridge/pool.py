@@ -51,8 +51,8 @@ CONFIGURED_GROUP = "config"
 
 def _priority(group: str | None, spec: PromptSpec) -> int:
     """Where a prompt ranks among equally good matches: the user's own servers first, generated magics last."""
-    if spec.name.startswith("magic."):
-        return 2  # `%mcp serve` documents every magic of a kernel: hundreds, none written by the user
+    if spec.name == "magic" or spec.name.startswith("magic."):
+        return 2  # a kernel documents its magics (every one with --all-magics): none written by the user
     return 0 if group == CONFIGURED_GROUP else 1
 
 

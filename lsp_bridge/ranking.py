@@ -12,7 +12,7 @@ best first (each command appears once, in its best tier):
 
 Matching ignores case. Inside a tier, commands are ordered by their entry's
 `priority` (the user's configured servers before kernels, a kernel's own
-prompts before its generated `magic.*` ones), then by key (fuzzy ones by how
+prompts before its generated `magic` and `magic.*` ones), then by key (fuzzy ones by how
 tightly they match first), so hundreds of magics never push a configured
 server's prompts out of a capped list. The index is built once per change of the
 prompt lists; the exact, prefix and word-start tiers are binary searches in
