@@ -8,14 +8,17 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from mcp_notebook import __version__
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ConfigError
 
-from .settings import ALL_FILE_TYPES, BridgeSettings
+from .settings import ALL_FILE_TYPES, BridgeSettings, parse_setting, to_settings
 
 __all__ = ["create_parser", "main", "to_command_server_names"]
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -29,11 +32,51 @@ examples:
   mcp-notebook-lsp                                 # servers from your MCP config files, and running kernels
   mcp-notebook-lsp --config ./mcp.json --no-default-config --no-kernels
   mcp-notebook-lsp --file-types '*' --trigger '//'
+  mcp-notebook-lsp --tcp 2087 --log-level debug       # debug: serve one editor over a socket
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """Errors in one line: editors show the server's stderr in a narrow log, if at all."""
+
+    def error(self, message: str) -> NoReturn:
+        _fail(f"{message} (see {self.prog} --help)")
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"mcp-notebook-lsp: error: {' '.join(message.split())}", file=sys.stderr, flush=True)
+    raise SystemExit(2)
+
+
+def _log_level(value: str) -> str:
+    level = value.strip().upper()
+    if level not in _LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{value!r} is not one of {', '.join(_LOG_LEVELS)} (any case)")
+    return level
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number (0-65535; 0 picks a free one)")
+    return port
+
+
+def _positive(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number > 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return number
+
+
 def create_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mcp-notebook-lsp",
         description="MCP prompts as / slash commands in any LSP editor (completion, hover, diagnostics, render).",
         epilog=EXAMPLES,
@@ -61,7 +104,7 @@ def create_parser() -> argparse.ArgumentParser:
         "--runtime-dir", type=Path, help="where kernels leave connection files (default: Jupyter's runtime dir)"
     )
     parser.add_argument(
-        "--kernel-poll", type=float, default=1.0, metavar="SECONDS", help="how often to look for kernels"
+        "--kernel-poll", type=_positive, default=1.0, metavar="SECONDS", help="how often to look for kernels"
     )
     parser.add_argument("--trigger", default="/", help="what starts a slash command (default: /)")
     parser.add_argument(
@@ -72,16 +115,31 @@ def create_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--images", choices=["placeholder", "data-uri"], default="placeholder")
     parser.add_argument("--max-items", type=int, default=100, help="slash commands per completion answer")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a server to start or answer")
+    parser.add_argument(
+        "--timeout", type=_positive, default=30.0, help="seconds to wait for a server to start or answer"
+    )
     parser.add_argument(
         "--health-interval",
-        type=float,
+        type=_positive,
         default=5.0,
         help="seconds between checks that HTTP servers (kernels) are still there; stdio servers are noticed at once",
     )
     parser.add_argument("--log-file", type=Path, help="write logs here instead of stderr")
-    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    # Some editors' generic clients add this; stdio is the only transport anyway.
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=_log_level,
+        metavar="LEVEL",
+        help="debug, info, warning (the default) or error, in any case",
+    )
+    parser.add_argument(
+        "--tcp",
+        type=_port,
+        metavar="PORT",
+        help="serve one editor over TCP on 127.0.0.1:PORT instead of stdio, to debug (0: any free port, printed)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="the address --tcp listens on (default: 127.0.0.1)")
+    # Some editors' generic clients add this; stdio is the default transport anyway.
     parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
     return parser
 
@@ -98,16 +156,41 @@ def to_command_server_names(configs: Mapping[str, ServerConfig]) -> dict[str, Se
 
 
 def _settings(args: argparse.Namespace) -> BridgeSettings:
-    file_types = (
-        frozenset({ALL_FILE_TYPES})
+    """The settings the options give; a bad one ends the program with one line saying which and why."""
+    file_types: object = (
+        ALL_FILE_TYPES
         if args.file_types.strip() == ALL_FILE_TYPES
-        else frozenset(t.strip() for t in args.file_types.split(",") if t.strip())
+        else [t.strip() for t in args.file_types.split(",") if t.strip()]
     )
-    return BridgeSettings(trigger=args.trigger, file_types=file_types, images=args.images, max_items=args.max_items)
+    values = {}
+    for option, key, value in (
+        ("--trigger", "trigger", args.trigger),
+        ("--file-types", "fileTypes", file_types or None),
+        ("--max-items", "maxItems", args.max_items),
+        ("--images", "images", args.images),
+    ):
+        try:
+            values[key] = parse_setting(key, value)
+        except ValueError as error:
+            _fail(f"{option} {error}")
+    return to_settings(values)[0]
+
+
+def _check_config_files(paths: Sequence[Path]) -> None:
+    """Read the files named with --config once at start: a bad one is one line on stderr, and exit 2."""
+    from mcp_notebook.config import load_server_configs
+
+    try:
+        load_server_configs(paths, include_defaults=False)
+    except ConfigError as error:
+        _fail(str(error))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = create_parser().parse_args(argv)
+    settings = _settings(args)
+    if args.config:
+        _check_config_files(args.config)
     # stdout carries the LSP messages: logs go to stderr (editors show it) or to a file.
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
     logging.basicConfig(
@@ -152,6 +235,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             await watcher.aclose()
         await pool.aclose()
 
-    server = create_server(pool, _settings(args), on_start=on_start, on_stop=on_stop)
-    server.start_io()
+    server = create_server(pool, settings, on_start=on_start, on_stop=on_stop)
+    if args.tcp is not None:
+        server.start_tcp(args.host, args.tcp)
+    else:
+        server.start_io()
     return 0

@@ -3,7 +3,9 @@
 Command lists are cut to the best `maxItems` and always marked incomplete, so
 the editor asks again as the user types and our ranking (not the editor's own
 filter) decides: every item's `filterText` is what the user typed and its
-`sortText` its rank.
+`sortText` its rank. While servers are still connecting, the list ends with
+one "connecting to N servers…" item (choosing it changes nothing), so a menu
+is never silently empty and the editor keeps asking.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from .documentation import (
     to_insert_text,
     to_snippet,
 )
-from .pool import CatalogSnapshot
+from .pool import CatalogSnapshot, ServerState
 from .ranking import CommandEntry
 from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, quote_value
 
@@ -110,7 +112,24 @@ def to_command_list(
                 data={"key": entry.key} if style.lazy_documentation else None,
             )
         )
+    connecting = sorted(name for name, s in snapshot.servers.items() if s.state is ServerState.CONNECTING)
+    if connecting:
+        items.append(_connecting_item(connecting, typed, trigger + context.command.name, edit_range))
     return types.CompletionList(is_incomplete=True, items=items)
+
+
+def _connecting_item(servers: list[str], typed: str, current: str, edit_range: types.Range) -> types.CompletionItem:
+    """Says that more prompts are on their way; accepting it leaves the text as typed."""
+    count = len(servers)
+    shown = ", ".join(servers[:5]) + (", …" if count > 5 else "")
+    return types.CompletionItem(
+        label=f"connecting to {count} server{'s' if count != 1 else ''}…",
+        kind=types.CompletionItemKind.Text,
+        detail=shown,
+        sort_text="~",  # after every ranked item
+        filter_text=typed,
+        text_edit=types.TextEdit(range=edit_range, new_text=current),
+    )
 
 
 def to_argument_name_list(

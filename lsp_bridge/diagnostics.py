@@ -18,11 +18,13 @@ from mcp_notebook.naming import suggest_names
 
 from .pool import CatalogSnapshot, ServerState
 from .ranking import CommandEntry
-from .slashline import SlashCommand, find_commands
+from .slashline import MAX_ARGUMENTS, SlashCommand, find_commands
 
 __all__ = [
+    "MAX_DIAGNOSTICS",
     "SOURCE",
     "ambiguous_prompt",
+    "line_diagnostics",
     "missing_arguments",
     "resolve_command",
     "to_diagnostics",
@@ -30,6 +32,8 @@ __all__ = [
 ]
 
 SOURCE = "mcp-notebook"
+# Editors show a handful; a document with thousands of bad lines must not cost the editor its patience.
+MAX_DIAGNOSTICS = 500
 
 # What a slash command looks like: server and prompt names fit the prompt-name rule.
 _COMMAND_SHAPE = re.compile(r"^[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)?$")
@@ -142,20 +146,35 @@ def _argument_problems(
     return problems
 
 
+def line_diagnostics(
+    number: int, line: str, snapshot: CatalogSnapshot, trigger: str, make_range: LineRangeMaker
+) -> list[types.Diagnostic]:
+    """The problems with the slash commands of one line (without its line break)."""
+    found: list[types.Diagnostic] = []
+    for command in find_commands(line, trigger):
+        if not _COMMAND_SHAPE.match(command.name):
+            continue
+
+        def span(start: int, end: int) -> types.Range:
+            return make_range(number, start, end)
+
+        found.extend(_command_problems(snapshot, command, trigger, span))
+        if command.truncated:
+            message = f"More than {MAX_ARGUMENTS} arguments: the rest of the line is not read"
+            where = span(command.arguments[-1].start, command.end)
+            found.append(_diagnostic(where, message, "too-many-arguments", types.DiagnosticSeverity.Warning))
+    return found
+
+
 def to_diagnostics(
     lines: Sequence[str], snapshot: CatalogSnapshot, trigger: str, make_range: LineRangeMaker
 ) -> list[types.Diagnostic]:
-    """Every problem with the slash commands of a document."""
+    """Every problem with the slash commands of a document (at most MAX_DIAGNOSTICS)."""
     found: list[types.Diagnostic] = []
     for number, line in enumerate(lines):
         if trigger not in line:
             continue  # the common case, and cheap
-        for command in find_commands(line.rstrip("\r\n"), trigger):
-            if not _COMMAND_SHAPE.match(command.name):
-                continue
-
-            def span(start: int, end: int, number: int = number) -> types.Range:
-                return make_range(number, start, end)
-
-            found.extend(_command_problems(snapshot, command, trigger, span))
+        found.extend(line_diagnostics(number, line.rstrip("\r\n"), snapshot, trigger, make_range))
+        if len(found) >= MAX_DIAGNOSTICS:
+            return found[:MAX_DIAGNOSTICS]
     return found

@@ -73,9 +73,11 @@ def _plan(
 
 async def prepare_line_edit(server: BridgeServer, uri: str, number: int) -> RenderOutcome:
     """Render the slash commands on line `number` of `uri` into one edit (not applied yet)."""
-    document = server.document(uri)
+    document = server.open_document(uri)
+    if document is None:
+        return RenderOutcome(False, error=f"{uri} is not open in the editor")
     version = document.version
-    lines = document.lines
+    lines = server.lines_of(document)
     if not 0 <= number < len(lines):
         return RenderOutcome(False, error=f"Line {number + 1} is not in {uri}")
     line = server.line_at(lines, number)
@@ -102,12 +104,13 @@ async def prepare_line_edit(server: BridgeServer, uri: str, number: int) -> Rend
             raise result
         assert isinstance(result, RenderedPrompt)
         texts.append(to_editor_text(result, images=server.settings.images))
-    current = server.document(uri)
-    if current.version != version or server.line_at(current.lines, number) != line:
+    current = server.open_document(uri)
+    if current is None or current.version != version or server.line_at(server.lines_of(current), number) != line:
         return RenderOutcome(False, error="The line changed while the prompt was rendering; nothing was replaced")
+    spans = _replaced_spans(line, [c for c, _ in plan])
     edits = [
-        types.TextEdit(range=server.range_of(current, line, number, c.start, c.end), new_text=text)
-        for (c, _), text in zip(plan, texts, strict=True)
+        types.TextEdit(range=server.range_of(current, line, number, start, end), new_text=text)
+        for (start, end), text in zip(spans, _separated(line, plan, texts), strict=True)
     ]
     capabilities = server.client_capabilities.workspace
     workspace_edit = capabilities.workspace_edit if capabilities is not None else None
@@ -118,6 +121,29 @@ async def prepare_line_edit(server: BridgeServer, uri: str, number: int) -> Rend
     else:
         edit = types.WorkspaceEdit(changes={uri: edits})
     return RenderOutcome(False, text="\n".join(texts), edit=edit)
+
+
+def _next_text(line: str, end: int) -> int:
+    """Where the text after column `end` starts (the line's length when only spaces follow)."""
+    rest = line[end:]
+    return end + (len(rest) - len(rest.lstrip())) if rest.strip() else len(line)
+
+
+def _replaced_spans(line: str, commands: list[SlashCommand]) -> list[tuple[int, int]]:
+    """What each command's rendering replaces: the command, and the spaces up to any text that follows it."""
+    spans = []
+    for command in commands:
+        following = _next_text(line, command.end)
+        spans.append((command.start, following if following < len(line) else command.end))
+    return spans
+
+
+def _separated(line: str, plan: list[tuple[SlashCommand, CommandEntry]], texts: list[str]) -> list[str]:
+    """Each rendering, followed by a blank line when text (or another command) follows it on the line."""
+    return [
+        text + "\n\n" if _next_text(line, command.end) < len(line) else text
+        for (command, _), text in zip(plan, texts, strict=True)
+    ]
 
 
 async def render_line(server: BridgeServer, uri: str, number: int) -> RenderOutcome:

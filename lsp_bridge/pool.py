@@ -46,6 +46,16 @@ T = TypeVar("T")
 SnapshotListener = Callable[["CatalogSnapshot"], None]
 
 
+CONFIGURED_GROUP = "config"
+
+
+def _priority(group: str | None, spec: PromptSpec) -> int:
+    """Where a prompt ranks among equally good matches: the user's own servers first, generated magics last."""
+    if spec.name == "magic" or spec.name.startswith("magic."):
+        return 2  # a kernel documents its magics (every one with --all-magics): none written by the user
+    return 0 if group == CONFIGURED_GROUP else 1
+
+
 class ServerState(Enum):
     CONNECTING = "connecting"
     READY = "ready"
@@ -241,7 +251,7 @@ class ClientPool:
 
     # -- which servers -----------------------------------------------------------------------------
 
-    def set_servers(self, configs: Mapping[str, ServerConfig], *, group: str = "config") -> None:
+    def set_servers(self, configs: Mapping[str, ServerConfig], *, group: str = CONFIGURED_GROUP) -> None:
         """Replace the servers of one group ("config", "kernels"); names of earlier groups win.
 
         Added servers start connecting, removed ones are closed, changed ones
@@ -384,6 +394,14 @@ class ClientPool:
 
     # -- snapshots ---------------------------------------------------------------------------------
 
+    def _group_of(self) -> dict[str, str]:
+        """Each server's group: the first group that names it (that is the one it runs as)."""
+        found: dict[str, str] = {}
+        for group, members in self._groups.items():
+            for name in members:
+                found.setdefault(name, group)
+        return found
+
     def _set_status(self, status: ServerStatus) -> None:
         if status.name not in self._servers:
             return
@@ -405,8 +423,9 @@ class ClientPool:
             }
             if statuses == dict(self._snapshot.servers):
                 continue  # e.g. an unchanged kernel scan: nothing to tell
+            groups = self._group_of()
             entries = [
-                CommandEntry(name, spec)
+                CommandEntry(name, spec, _priority(groups.get(name), spec))
                 for name, status in statuses.items()
                 if status.state is ServerState.READY
                 for spec in status.prompts

@@ -10,8 +10,11 @@ best first (each command appears once, in its best tier):
 4. substring: the query appears anywhere in the key;
 5. fuzzy: the query's characters appear in order in the key.
 
-Matching ignores case. Inside a tier, commands are ordered by key (fuzzy ones by
-how tightly they match first). The index is built once per change of the
+Matching ignores case. Inside a tier, commands are ordered by their entry's
+`priority` (the user's configured servers before kernels, a kernel's own
+prompts before its generated `magic` and `magic.*` ones), then by key (fuzzy ones by how
+tightly they match first), so hundreds of magics never push a configured
+server's prompts out of a capped list. The index is built once per change of the
 prompt lists; the exact, prefix and word-start tiers are binary searches in
 sorted arrays, and the slower tiers are only scanned when the better ones did
 not fill the requested number of results.
@@ -50,6 +53,8 @@ class CommandEntry:
 
     server: str
     spec: PromptSpec
+    # Among equally good matches, lower comes first (see the module's docstring).
+    priority: int = 0
 
     @property
     def key(self) -> str:
@@ -90,6 +95,12 @@ class CommandIndex:
         unique = {entry.key: entry for entry in entries}
         ordered = sorted(unique.values(), key=lambda e: (e.key.lower(), e.key))
         self._entries: tuple[CommandEntry, ...] = tuple(ordered)
+        # Positions in key order (what the binary searches need) and in the order results are given.
+        ranked = sorted(range(len(ordered)), key=lambda i: (ordered[i].priority, i))
+        self._by_rank = tuple(ordered[i] for i in ranked)
+        self._rank = [0] * len(ordered)
+        for position, i in enumerate(ranked):
+            self._rank[i] = position
         self._by_key = {entry.key: entry for entry in ordered}
         self._keys = [entry.key.lower() for entry in ordered]
         names = sorted((entry.spec.name.lower(), i) for i, entry in enumerate(ordered))
@@ -118,6 +129,11 @@ class CommandIndex:
         """Every command, ordered by key."""
         return self._entries
 
+    @property
+    def ranked(self) -> tuple[CommandEntry, ...]:
+        """Every command, in the order an empty query lists them (priority, then key)."""
+        return self._by_rank
+
     def get(self, key: str) -> CommandEntry | None:
         """The command `server:prompt`, if it exists."""
         return self._by_key.get(key)
@@ -141,8 +157,9 @@ class CommandIndex:
             return SearchResult((), bool(self._entries))
         q = query.lower()
         if not q:
-            chosen = self._entries[:limit]
+            chosen = self._by_rank[:limit]
             return SearchResult(tuple(CommandMatch(e, MatchTier.PREFIX) for e in chosen), len(self._entries) > limit)
+        rank = self._rank.__getitem__
         seen: set[int] = set()
         out: list[CommandMatch] = []
 
@@ -158,23 +175,22 @@ class CommandIndex:
             return False
 
         def smallest(ids: Iterable[int]) -> list[int]:
-            # Only the first ones (by key order) can still make it into the result.
-            return heapq.nsmallest(limit - len(out) + 1, set(ids) - seen)
+            # Only the first ones (by rank) can still make it into the result.
+            return heapq.nsmallest(limit - len(out) + 1, set(ids) - seen, key=rank)
 
         key_lo, key_hi = _prefix_range(self._keys, q)
         name_lo, name_hi = _prefix_range(self._names, q)
         exact = [i for i in range(key_lo, key_hi) if self._keys[i] == q]
         exact += [self._name_ids[p] for p in range(name_lo, name_hi) if self._names[p] == q]
-        if take(MatchTier.EXACT, sorted(exact)):
+        if take(MatchTier.EXACT, sorted(set(exact), key=rank)):
             return SearchResult(tuple(out), True)
-        # Keys are sorted, so the key-prefix ids are one ascending range.
-        prefixed = heapq.merge(range(key_lo, key_hi), sorted(smallest(self._name_ids[name_lo:name_hi])))
+        prefixed = smallest([*range(key_lo, key_hi), *self._name_ids[name_lo:name_hi]])
         if take(MatchTier.PREFIX, prefixed):
             return SearchResult(tuple(out), True)
         word_lo, word_hi = _prefix_range(self._words, q)
         if take(MatchTier.WORD_START, smallest(self._word_ids[word_lo:word_hi])):
             return SearchResult(tuple(out), True)
-        if take(MatchTier.SUBSTRING, (i for i, key in enumerate(self._keys) if q in key)):
+        if take(MatchTier.SUBSTRING, smallest(i for i, key in enumerate(self._keys) if q in key)):
             return SearchResult(tuple(out), True)
         truncated = take(MatchTier.FUZZY, self._fuzzy(q, seen))
         return SearchResult(tuple(out), truncated)
@@ -194,7 +210,7 @@ class CommandIndex:
             i = bisect_right(self._line_starts, found.start()) - 1
             if i not in seen and i not in spans:
                 spans[i] = found.end() - found.start()
-        return [i for _, i in sorted((span, i) for i, span in spans.items())]
+        return [i for _, _, i in sorted((span, self._rank[i], i) for i, span in spans.items())]
 
 
 def _prefix_range(sorted_keys: list[str], q: str) -> tuple[int, int]:

@@ -1,8 +1,9 @@
 """A rendered prompt as plain editor text (markdown), to replace a slash line with.
 
-* One user message: its text alone. Several messages, or any assistant
-  message: a `## User` / `## Assistant` heading before each run of messages
-  with the same role.
+* Messages of one speaker (however many): their blocks alone, separated by
+  blank lines; a heading would only repeat what the reader knows. When the
+  speaker changes, a `## User` / `## Assistant` heading starts each run of
+  messages with the same role.
 * Images (and audio): a markdown link with a `data:` URI, or a placeholder
   such as `[image: image/png]` (the default: data URIs make documents huge).
 * Embedded text resources: a fenced block, tagged with a language guessed from
@@ -105,7 +106,7 @@ def _runs(messages: Iterable[PromptMessage]) -> list[tuple[str, list[PromptMessa
 def to_editor_text(rendered: RenderedPrompt, *, images: ImageStyle = "placeholder") -> str:
     """The text that replaces a slash line once its prompt is rendered (no trailing newline)."""
     messages = rendered.messages
-    headed = len(messages) > 1 or any(m.role != "user" for m in messages)
+    headed = len({m.role for m in messages}) > 1
     parts: list[str] = []
     for role, run in _runs(messages):
         body = "\n\n".join(_block_text(m.content, images).strip("\n") for m in run)

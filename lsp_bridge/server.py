@@ -12,12 +12,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument
 
 from mcp_notebook import __version__
@@ -29,18 +32,30 @@ from .completion import (
     to_command_documentation,
     to_command_list,
 )
-from .diagnostics import SOURCE, resolve_command, to_diagnostics
+from .diagnostics import MAX_DIAGNOSTICS, SOURCE, line_diagnostics, resolve_command
 from .documentation import to_argument_markdown, to_command_markdown
 from .expansion import RENDER_COMMAND, RenderOutcome, prepare_line_edit, render_line
 from .pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
+from .positions import to_code_points, to_units
+from .processes import child_pids, stop_children
 from .settings import BridgeSettings, to_settings
-from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, context_at, find_commands
+from .slashline import (
+    MAX_LINE_LENGTH,
+    ArgumentNameContext,
+    ArgumentValueContext,
+    CommandNameContext,
+    CursorContext,
+    context_at,
+    find_commands,
+)
 
 __all__ = ["RENDER_COMMAND", "BridgeServer", "create_server"]
 
 log = logging.getLogger(__name__)
 
 Hook = Callable[[], Awaitable[None]]
+# Characters of slash lines read for diagnostics before editor requests get a turn.
+_CHECK_SLICE = 20_000
 _EMPTY = types.CompletionList(is_incomplete=False, items=[])
 
 
@@ -58,13 +73,37 @@ class _Cursor:
         return BridgeServer.range_of(self.document, self.line, self.number, start, end)
 
 
+# Seconds the servers get to close politely on shutdown before their processes are stopped.
+STOP_BUDGET = 0.8
+# Seconds between SIGTERM and SIGKILL for a server process that outlived its polite close.
+KILL_GRACE = 0.3
+
+
+class BridgeProtocol(LanguageServerProtocol):
+    """pygls' protocol, except that `exit` asks the bridge to end instead of raising SystemExit.
+
+    SystemExit raised inside the event loop leaves through asyncio's teardown,
+    which waits for every task, including connections that may never close.
+    """
+
+    _server: BridgeServer
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        on_exit = self._server.on_exit
+        if on_exit is None:  # not run by the lifecycle: pygls' own way
+            yield from super().lsp_exit(*args)
+            return
+        on_exit(0 if self._server.shut_down else 1)
+
+
 class BridgeServer(LanguageServer):
     """A pygls server holding the catalog, the settings and the per-document diagnostic state."""
 
     def __init__(
         self, catalog: PromptCatalog, settings: BridgeSettings, *, on_start: Hook | None, on_stop: Hook | None
     ) -> None:
-        super().__init__(name="mcp-notebook-lsp", version=__version__)
+        super().__init__(name="mcp-notebook-lsp", version=__version__, protocol_cls=BridgeProtocol)
         self.catalog = catalog
         self.settings = settings
         self.style = CompletionStyle()
@@ -75,40 +114,63 @@ class BridgeServer(LanguageServer):
         self._render_problems: dict[str, list[types.Diagnostic]] = {}
         self._remove_listener: Callable[[], None] | None = None
         self._startup_problems: tuple[str, ...] = ()
+        # Set by the lifecycle that runs this server (lifecycle.py): how `exit` ends the process, and
+        # whether the process's children are this server's to stop.
+        self.on_exit: Callable[[int], None] | None = None
+        self.owns_children = False
+        self.shut_down = False
+        self._stopping: asyncio.Future[None] | None = None
+        self._lines: dict[str, tuple[int | None, Sequence[str]]] = {}
+        self._checking: dict[str, asyncio.Task[None]] = {}
 
     # -- text helpers ------------------------------------------------------------------------------
 
     def document(self, uri: str) -> TextDocument:
         return self.workspace.get_text_document(uri)
 
+    def open_document(self, uri: object) -> TextDocument | None:
+        """The document `uri` if the editor has it open (never one read from disk)."""
+        if not isinstance(uri, str) or uri not in self.workspace.text_documents:
+            return None
+        return self.workspace.get_text_document(uri)
+
     def active(self, document: TextDocument) -> bool:
         return self.settings.applies_to(document.language_id)
+
+    def lines_of(self, document: TextDocument) -> Sequence[str]:
+        """The document's lines, split once per version (pygls splits the whole text on every use)."""
+        cached = self._lines.get(document.uri)
+        if cached is not None and cached[0] == document.version and document.version is not None:
+            return cached[1]
+        lines = document.lines
+        self._lines[document.uri] = (document.version, lines)
+        return lines
 
     @staticmethod
     def line_at(lines: Sequence[str], number: int) -> str:
         return lines[number].rstrip("\r\n") if 0 <= number < len(lines) else ""
 
     @staticmethod
-    def column_of(document: TextDocument, lines: Sequence[str], position: types.Position) -> int:
+    def column_of(document: TextDocument, line: str, position: types.Position) -> int:
         """The Python column of an editor position (editors count UTF-16 or UTF-8 units)."""
-        copy = types.Position(line=position.line, character=position.character)
-        return document.position_codec.position_from_client_units(lines, copy).character
+        return to_code_points(line, position.character, document.position_codec.encoding)
 
     def cursor(self, uri: str, position: types.Position) -> _Cursor | None:
-        """The cursor at `position` in `uri`; None where the bridge does not apply to the document's language."""
-        document = self.document(uri)
-        if not self.active(document):
+        """The cursor at `position` in `uri`; None where the bridge does not apply (language, or too long a line)."""
+        document = self.open_document(uri)
+        if document is None or not self.active(document):
             return None
-        lines = document.lines
-        line = self.line_at(lines, position.line)
-        return _Cursor(document, position.line, line, self.column_of(document, lines, position))
+        line = self.line_at(self.lines_of(document), position.line)
+        if len(line) > MAX_LINE_LENGTH:
+            return None
+        return _Cursor(document, position.line, line, self.column_of(document, line, position))
 
     @staticmethod
     def range_of(document: TextDocument, line: str, number: int, start: int, end: int) -> types.Range:
-        codec = document.position_codec
+        encoding = document.position_codec.encoding
         return types.Range(
-            start=types.Position(line=number, character=codec.client_num_units(line[:start])),
-            end=types.Position(line=number, character=codec.client_num_units(line[:end])),
+            start=types.Position(line=number, character=to_units(line[:start], encoding)),
+            end=types.Position(line=number, character=to_units(line[:end], encoding)),
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -128,12 +190,47 @@ class BridgeServer(LanguageServer):
             await self._on_start()
 
     async def on_shutdown(self, params: None) -> None:
+        self.shut_down = True
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Stop the servers, once, in bounded time: a polite close, then their processes are ended."""
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
         if self._remove_listener is not None:
             self._remove_listener()
         for handle in self._pending.values():
             handle.cancel()
+        self._pending.clear()
+        for task in self._checking.values():
+            task.cancel()
+        # Seen before the polite close: a server that exits then may leave its group's other processes behind.
+        known = child_pids() if self.owns_children else []
         if self._on_stop is not None:
-            await self._on_stop()
+            try:
+                async with asyncio.timeout(STOP_BUDGET):
+                    await self._on_stop()
+            except TimeoutError:
+                log.warning("the MCP servers did not close within %g s; stopping their processes", STOP_BUDGET)
+        if self.owns_children:
+            stopped = await stop_children(KILL_GRACE, known)
+            if stopped:
+                log.info("stopped server processes %s", stopped)
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdin/stdout until the editor goes away; then the process ends (lifecycle.py)."""
+        from .lifecycle import run_stdio
+
+        run_stdio(self, stdin, stdout)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve the first editor that connects to `host:port`; then the process ends (lifecycle.py)."""
+        from .lifecycle import run_tcp
+
+        run_tcp(self, host, port)
 
     def on_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         self.settings, problems = to_settings(params.settings, self.settings)
@@ -160,30 +257,55 @@ class BridgeServer(LanguageServer):
     def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self._render_problems.pop(uri, None)
+        self._lines.pop(uri, None)
         if (handle := self._pending.pop(uri, None)) is not None:
             handle.cancel()
+        if (task := self._checking.pop(uri, None)) is not None:
+            task.cancel()
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def schedule_diagnostics(self, uri: str, delay: float) -> None:
         """Check the document after `delay` seconds; a newer change restarts the wait."""
         if (handle := self._pending.pop(uri, None)) is not None:
             handle.cancel()
-        self._pending[uri] = asyncio.get_running_loop().call_later(delay, self.publish_diagnostics, uri)
+        if self._stopping is None:
+            self._pending[uri] = asyncio.get_running_loop().call_later(delay, self.publish_diagnostics, uri)
 
     def publish_diagnostics(self, uri: str) -> None:
+        """Check the document in the background; a check still running for an older version is dropped."""
         self._pending.pop(uri, None)
-        if uri not in self.workspace.text_documents:
-            return
+        if (task := self._checking.pop(uri, None)) is not None:
+            task.cancel()
+        if uri in self.workspace.text_documents:
+            self._checking[uri] = asyncio.get_running_loop().create_task(self._check(uri), name=f"diagnostics {uri}")
+
+    async def _check(self, uri: str) -> None:
+        """Publish the document's diagnostics, yielding to editor requests between slices of a large document."""
         document = self.document(uri)
         found: list[types.Diagnostic] = []
         if self.settings.diagnostics and self.active(document):
-            lines = document.lines
+            lines = self.lines_of(document)
+            snapshot, trigger = self.catalog.snapshot(), self.settings.trigger
+            read = 0
+            for number, raw in enumerate(lines):
+                if trigger not in raw:
+                    continue
+                line = raw.rstrip("\r\n")
 
-            def make_range(number: int, start: int, end: int) -> types.Range:
-                return self.range_of(document, self.line_at(lines, number), number, start, end)
+                def make_range(number: int, start: int, end: int, line: str = line) -> types.Range:
+                    return self.range_of(document, line, number, start, end)
 
-            found = to_diagnostics(lines, self.catalog.snapshot(), self.settings.trigger, make_range)
+                found.extend(line_diagnostics(number, line, snapshot, trigger, make_range))
+                if len(found) >= MAX_DIAGNOSTICS:
+                    del found[MAX_DIAGNOSTICS:]
+                    break
+                read += len(line)
+                if read > _CHECK_SLICE:
+                    read = 0
+                    await asyncio.sleep(0)  # let completion and hover through
         found.extend(self._render_problems.get(uri, ()))
+        if self._checking.get(uri) is asyncio.current_task():
+            del self._checking[uri]
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=document.version)
         )
@@ -192,11 +314,14 @@ class BridgeServer(LanguageServer):
 
     async def on_completion(self, params: types.CompletionParams) -> types.CompletionList:
         cursor = self.cursor(params.text_document.uri, params.position)
-        if cursor is None:
-            return _EMPTY
         trigger = self.settings.trigger
+        if cursor is None or trigger not in cursor.line:
+            return _EMPTY  # every space typed in a document asks: most lines have no command
         context = context_at(cursor.line, cursor.column, trigger)
         if context is None:
+            return _EMPTY
+        typed_character = params.context.trigger_character if params.context is not None else None
+        if typed_character == " " and not _wants_argument_names(context, cursor.column):
             return _EMPTY
         snapshot = self.catalog.snapshot()
         if isinstance(context, CommandNameContext):
@@ -269,10 +394,10 @@ class BridgeServer(LanguageServer):
         Editors that can resolve an action's edit get it from codeAction/resolve
         (rendered then, in one edit); the others get the render command.
         """
-        document = self.document(params.text_document.uri)
-        if not self.active(document):
+        document = self.open_document(params.text_document.uri)
+        if document is None or not self.active(document):
             return None
-        lines = document.lines
+        lines = self.lines_of(document)
         snapshot = self.catalog.snapshot()
         trigger = self.settings.trigger
         lazy = self._resolves_code_action_edits()
@@ -304,7 +429,7 @@ class BridgeServer(LanguageServer):
     async def on_code_action_resolve(self, action: types.CodeAction) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
         uri, number = data.get("uri"), data.get("line")
-        if not isinstance(uri, str) or not isinstance(number, int):
+        if not isinstance(uri, str) or self.open_document(uri) is None or not isinstance(number, int):
             return action
         outcome = await prepare_line_edit(self, uri, number)
         if outcome.error is None:
@@ -313,12 +438,23 @@ class BridgeServer(LanguageServer):
         return action
 
     async def render_prompt(self, *args: Any) -> dict[str, Any]:
-        """`mcpNotebook.renderPrompt(uri, line)`: replace the line's slash commands with their prompts."""
+        """`mcpNotebook.renderPrompt(uri, line)`: replace the line's slash commands with their prompts.
+
+        Arguments that name no open document or no line of it are refused with
+        an invalid-params error; a line that cannot be rendered is answered
+        with why (and shown).
+        """
         if len(args) < 2 or not isinstance(args[0], str) or isinstance(args[1], bool) or not isinstance(args[1], int):
-            message = f"{RENDER_COMMAND} takes (uri, line)"
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, message))
-            return {"applied": False, "error": message}
+            raise JsonRpcInvalidParams(f"{RENDER_COMMAND} takes (uri, line): an open document, a line counted from 0")
         uri, number = args[0], args[1]
+        document = self.open_document(uri)
+        if document is None:
+            raise JsonRpcInvalidParams(f"{RENDER_COMMAND}: {_shorten(uri)} is not a document open in the editor")
+        count = len(self.lines_of(document))
+        if not 0 <= number < count:
+            raise JsonRpcInvalidParams(
+                f"{RENDER_COMMAND}: line {number} is not in {_shorten(uri)} (lines 0 to {count - 1})"
+            )
         outcome = await render_line(self, uri, number)
         self._note_render_outcome(uri, number, outcome)
         return {"applied": outcome.applied, "text": outcome.text, "error": outcome.error}
@@ -334,7 +470,7 @@ class BridgeServer(LanguageServer):
         if uri not in self.workspace.text_documents:
             return
         document = self.document(uri)
-        line = self.line_at(document.lines, number)
+        line = self.line_at(self.lines_of(document), number)
         diagnostic = types.Diagnostic(
             range=self.range_of(document, line, number, 0, len(line)),
             message=message,
@@ -344,6 +480,11 @@ class BridgeServer(LanguageServer):
         )
         self._render_problems[uri] = [diagnostic]
         self.schedule_diagnostics(uri, 0)
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    """`text` quoted for a message, cut to `limit` characters (a client may send megabytes)."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _describe(status: ServerStatus) -> str:
@@ -362,8 +503,17 @@ def _handler(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _completion_options(settings: BridgeSettings) -> types.CompletionOptions:
-    triggers = [settings.trigger[-1], "="] if settings.trigger[-1] != "=" else [settings.trigger[-1]]
+    """The menu opens by itself after the trigger, after a space (argument names) and after `=` (values)."""
+    triggers = list(dict.fromkeys([settings.trigger[-1], " ", "="]))
     return types.CompletionOptions(trigger_characters=triggers, resolve_provider=True)
+
+
+def _wants_argument_names(context: CursorContext, column: int) -> bool:
+    """A space opens the menu only where an argument comes next, not in the text after a command."""
+    if not isinstance(context, ArgumentNameContext):
+        return False
+    command = context.command
+    return not any(token.start < column for token in command.trailing)
 
 
 def create_server(

@@ -19,7 +19,7 @@ from typing import Any
 
 from .render import ImageStyle
 
-__all__ = ["ALL_FILE_TYPES", "BridgeSettings", "to_settings"]
+__all__ = ["ALL_FILE_TYPES", "BridgeSettings", "parse_setting", "to_settings"]
 
 ALL_FILE_TYPES = "*"
 _SECTION = "mcpNotebook"
@@ -96,6 +96,11 @@ _FIELDS = {
     "diagnostics": ("diagnostics", _flag),
     "diagnosticsDelay": ("diagnostics_delay", _delay),
 }
+
+
+def parse_setting(key: str, value: Any) -> Any:
+    """One setting's value, checked (`key` as in the options: "maxItems"); ValueError says what is wrong."""
+    return _FIELDS[key][1](value)
 
 
 def to_settings(options: Any, base: BridgeSettings | None = None) -> tuple[BridgeSettings, tuple[str, ...]]:

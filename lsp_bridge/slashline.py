@@ -11,6 +11,11 @@ arguments are *stray* (diagnostics point at both).
 
 All columns are indexes into the Python string (code points); converting to
 editor units is the server's job. Nothing here imports pygls.
+
+The work per line is bounded, whatever the document holds: a line longer
+than `MAX_LINE_LENGTH` characters is not a slash line, and a command stops
+being read after `MAX_ARGUMENTS` arguments (it is marked `truncated`, and the
+rest of the line is left alone).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 __all__ = [
+    "MAX_ARGUMENTS",
+    "MAX_LINE_LENGTH",
     "ArgumentNameContext",
     "ArgumentValueContext",
     "CommandNameContext",
@@ -35,6 +42,11 @@ __all__ = [
 ]
 
 _NEEDS_QUOTES = frozenset(" \t\"'\\=")
+
+# A longer line is prose or data, not a command someone typed.
+MAX_LINE_LENGTH = 10_000
+# No prompt takes more; the parse of a line stops there.
+MAX_ARGUMENTS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +82,7 @@ class SlashCommand:
     arguments: tuple[SlashArgument, ...] = ()
     stray: tuple[StrayToken, ...] = ()  # words between the name and the last argument
     trailing: tuple[StrayToken, ...] = ()  # words after the last argument, up to the next command
+    truncated: bool = False  # more than MAX_ARGUMENTS arguments: the rest of the line was not read
 
     @property
     def server(self) -> str | None:
@@ -183,19 +196,28 @@ class _CommandBuilder:
     name: str
     arguments: list[SlashArgument] = field(default_factory=list)
     words: list[StrayToken] = field(default_factory=list)
+    truncated: bool = False
 
     def build(self) -> SlashCommand:
         end = self.arguments[-1].end if self.arguments else self.name_end
         stray = tuple(w for w in self.words if w.start < end)
         trailing = tuple(w for w in self.words if w.start >= end)
-        return SlashCommand(self.start, self.name_end, end, self.name, tuple(self.arguments), stray, trailing)
+        return SlashCommand(
+            self.start, self.name_end, end, self.name, tuple(self.arguments), stray, trailing, self.truncated
+        )
 
 
 def find_commands(line: str, trigger: str = "/") -> tuple[SlashCommand, ...]:
-    """Every slash command on one line (without its line break), left to right."""
+    """Every slash command on one line (without its line break), left to right.
+
+    Nothing on a line longer than MAX_LINE_LENGTH; the line's last command is
+    `truncated` when it has more than MAX_ARGUMENTS arguments.
+    """
     commands: list[SlashCommand] = []
     current: _CommandBuilder | None = None
     n = len(line)
+    if n > MAX_LINE_LENGTH or trigger not in line:
+        return ()
     i = 0
     while i < n:
         if line[i].isspace():
@@ -216,6 +238,9 @@ def find_commands(line: str, trigger: str = "/") -> tuple[SlashCommand, ...]:
             j += 1
         if j < n and line[j] == "=" and j > token_start:
             value, end, quote, closed = _scan_value(line, j + 1)
+            if current is not None and len(current.arguments) >= MAX_ARGUMENTS:
+                current.truncated = True
+                break
             if current is not None:
                 current.arguments.append(
                     SlashArgument(line[token_start:j], value, token_start, end, j + 1, quote, closed)
@@ -248,7 +273,7 @@ def context_at(line: str, column: int, trigger: str = "/") -> CursorContext | No
     column = max(0, min(column, len(line)))
     commands = find_commands(line, trigger)
     command = _command_at(commands, column)
-    if command is None:
+    if command is None or (command.truncated and column > command.end):
         return None
     if column <= command.name_end:
         if column < command.start + len(trigger):

@@ -44,11 +44,18 @@ class Bridge:
             )
         )
 
-    async def complete(self, uri: str, line: int, character: int) -> types.CompletionList:
+    async def complete(self, uri: str, line: int, character: int, trigger: str | None = None) -> types.CompletionList:
+        """Completion at a position; `trigger` is the character whose typing asks (else the user asked)."""
+        context = (
+            types.CompletionContext(types.CompletionTriggerKind.TriggerCharacter, trigger_character=trigger)
+            if trigger is not None
+            else types.CompletionContext(types.CompletionTriggerKind.Invoked)
+        )
         result = await self.client.text_document_completion_async(
             types.CompletionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
                 position=types.Position(line=line, character=character),
+                context=context,
             )
         )
         assert isinstance(result, types.CompletionList)

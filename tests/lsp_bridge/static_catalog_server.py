@@ -6,8 +6,9 @@ CATALOG.json: {"servers": {"nb": {"state": "ready", "prompts": [{"name": ..., "t
 "description": ..., "arguments": [{"name": ..., "required": true, "description": ...}]}]},
 "off": {"state": "down", "error": "it crashed"}}, "values": ["python", ...]}
 
-Rendering answers "<prompt>: k=v, ..." (or two messages for a prompt called "dialogue");
-a prompt called "broken" fails with -32602.
+Rendering answers "<prompt>: k=v, ..." (or two messages for a prompt called "dialogue",
+a user's and an assistant's, and two user messages for "monologue"); a prompt called
+"broken" fails with -32602. A server's state may be "connecting".
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ class StaticCatalog:
     async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt:
         if prompt == "broken":
             raise ServerError(f"{server}: Prompt 'broken' failed on purpose", -32602)
+        if prompt == "monologue":
+            return RenderedPrompt(
+                (PromptMessage("user", TextContent("First thought.\n")), PromptMessage("user", TextContent("Second.")))
+            )
         if prompt == "dialogue":
             return RenderedPrompt(
                 (PromptMessage("user", TextContent("Question?")), PromptMessage("assistant", TextContent("Answer.")))

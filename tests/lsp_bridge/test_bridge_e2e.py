@@ -252,7 +252,8 @@ async def test_kernels_are_found_through_connection_files_and_dropped_when_they_
             )
             await bridge.log_line(_ready("Lab_Book", 1))
             bridge.open(uri, "/\n")
-            assert _labels(await bridge.complete(uri, 0, 1)) == ["/Lab_Book:plot", "/nb:greet", "/nb:summarize"]
+            # The configured server's prompts come before the kernel's.
+            assert _labels(await bridge.complete(uri, 0, 1)) == ["/nb:greet", "/nb:summarize", "/Lab_Book:plot"]
             proc.kill()
             await proc.wait()
             bridge.client.log_messages.clear()

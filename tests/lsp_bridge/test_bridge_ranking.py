@@ -105,3 +105,26 @@ def test_ranking_ten_thousand_commands_keeps_the_best_hundred() -> None:
     )
     assert not narrowed.truncated
     assert index.search("zq", limit=100).matches == ()
+
+
+def _ranked(*entries: tuple[str, int]) -> CommandIndex:
+    built = []
+    for key, priority in entries:
+        server, _, name = key.partition(":")
+        built.append(CommandEntry(server, PromptSpec(name=name), priority))
+    return CommandIndex(built)
+
+
+def test_priority_orders_equally_good_matches_before_the_key_does() -> None:
+    index = _ranked(*[(f"k:magic.m{i:03d}", 2) for i in range(300)], ("k:magic", 2), ("k:scratch", 1), ("nb:sum", 0))
+    assert _keys(index, "", 3) == ["nb:sum", "k:scratch", "k:magic"]
+    assert index.search("", 3).truncated
+    # Within each tier too: the prefix tier, the word-start tier, the fuzzy tier.
+    assert _keys(index, "s", 2) == ["nb:sum", "k:scratch"]
+    assert _keys(index, "m", 1) == ["k:magic"]
+    assert _keys(index, "sm", 1) == ["nb:sum"]
+
+
+def test_without_priorities_the_order_is_the_keys() -> None:
+    index = _ranked(("b:x", 0), ("a:x", 0), ("c:x", 0))
+    assert _keys(index, "x") == ["a:x", "b:x", "c:x"]

@@ -1,6 +1,10 @@
-"""Rendered prompts become editor text: headings for several messages, media per setting, resources fenced."""
+"""Rendered prompts become editor text: headings where the speaker changes, media per setting, resources fenced."""
 
 from __future__ import annotations
+
+from typing import Literal
+
+import pytest
 
 from lsp_bridge.render import fence, to_editor_text
 from mcp_notebook.models import (
@@ -12,6 +16,8 @@ from mcp_notebook.models import (
     ResourceLink,
     TextContent,
 )
+
+Role = Literal["user", "assistant"]
 
 
 def _prompt(*messages: PromptMessage) -> RenderedPrompt:
@@ -33,8 +39,30 @@ def test_several_messages_get_role_headings_with_runs_grouped() -> None:
     assert text == "## User\n\none\n\ntwo\n\n## Assistant\n\nthree"
 
 
-def test_a_lone_assistant_message_is_headed() -> None:
-    assert to_editor_text(_prompt(PromptMessage("assistant", TextContent("ok")))) == "## Assistant\n\nok"
+@pytest.mark.parametrize("role", ["user", "assistant"])
+@pytest.mark.parametrize("count", [1, 2, 5])
+def test_one_speaker_gets_no_heading_and_blocks_are_separated_by_blank_lines(role: Role, count: int) -> None:
+    messages = [PromptMessage(role, TextContent(f"\npart {i}\n\n")) for i in range(count)]
+    text = to_editor_text(_prompt(*messages))
+    assert "##" not in text
+    assert text == "\n\n".join(f"part {i}" for i in range(count))
+
+
+@pytest.mark.parametrize(
+    ("roles", "expected"),
+    [
+        (["user", "assistant"], "## User\n\nm0\n\n## Assistant\n\nm1"),
+        (["assistant", "user"], "## Assistant\n\nm0\n\n## User\n\nm1"),
+        (["user", "user", "assistant", "assistant"], "## User\n\nm0\n\nm1\n\n## Assistant\n\nm2\n\nm3"),
+        (
+            ["user", "assistant", "user"],
+            "## User\n\nm0\n\n## Assistant\n\nm1\n\n## User\n\nm2",
+        ),
+    ],
+)
+def test_headings_appear_only_where_the_speaker_changes(roles: list[Role], expected: str) -> None:
+    text = to_editor_text(_prompt(*(PromptMessage(r, TextContent(f"m{i}")) for i, r in enumerate(roles))))
+    assert text == expected
 
 
 def test_images_are_placeholders_by_default_and_data_links_on_request() -> None:

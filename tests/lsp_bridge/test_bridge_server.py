@@ -85,7 +85,7 @@ async def test_initialize_announces_triggers_resolve_and_the_render_command(brid
     assert bridge.initialize_result is not None
     capabilities = bridge.initialize_result.capabilities
     assert capabilities.completion_provider is not None
-    assert capabilities.completion_provider.trigger_characters == ("/", "=")
+    assert capabilities.completion_provider.trigger_characters == ("/", " ", "=")
     assert capabilities.completion_provider.resolve_provider
     assert capabilities.execute_command_provider is not None
     assert "mcpNotebook.renderPrompt" in capabilities.execute_command_provider.commands
@@ -168,7 +168,7 @@ async def test_trigger_character_comes_from_initialization_options(start: StartB
     async with start(options={"trigger": "#"}) as bridge:
         assert bridge.initialize_result is not None
         provider = bridge.initialize_result.capabilities.completion_provider
-        assert provider is not None and provider.trigger_characters == ("#", "=")
+        assert provider is not None and provider.trigger_characters == ("#", " ", "=")
         bridge.open(uri, "#nb:gr\n/nb:gr\n")
         assert _labels(await bridge.complete(uri, 0, 6)) == ["#nb:greet"]
         assert (await bridge.complete(uri, 1, 6)).items == ()
@@ -384,6 +384,6 @@ async def test_every_command_on_a_line_is_rendered_in_the_same_edit(bridge: Brid
     (params,) = bridge.edits
     change = document_edit(params.edit)
     assert [(e.range.start.character, e.range.end.character, e.new_text) for e in change.edits] == [
-        (0, 18, "greet: name=Ada"),
-        (24, 49, "summarize_cell: cell=3"),  # "then" stays
+        (0, 19, "greet: name=Ada\n\n"),  # "then" stays, on a line of its own
+        (24, 49, "summarize_cell: cell=3"),
     ]

@@ -1,5 +1,19 @@
--- mcp-notebook-lsp in Neovim's built-in LSP client (Neovim 0.11 or later).
--- Put this file in ~/.config/nvim/plugin/ (or require it from your init.lua).
+-- mcp-notebook-lsp in Neovim's built-in LSP client (Neovim 0.11 or later; for 0.10 use
+-- mcp_notebook_0_10.lua). Put this file in ~/.config/nvim/plugin/ (or require it from your init.lua).
+-- Tested in CI with Neovim 0.11 (headless, and under tmux for the completion menu).
+
+if vim.fn.has('nvim-0.11') == 0 then
+  local v = vim.version and vim.version() or { major = 0, minor = 0, patch = 0 }
+  vim.notify(
+    ('mcp_notebook.lua needs Neovim 0.11 or later (this is %d.%d.%d); on 0.10 use mcp_notebook_0_10.lua'):format(
+      v.major,
+      v.minor,
+      v.patch
+    ),
+    vim.log.levels.WARN
+  )
+  return
+end
 
 vim.lsp.config('mcp_notebook', {
   cmd = { 'mcp-notebook-lsp' },
@@ -22,7 +36,7 @@ vim.api.nvim_create_autocmd('LspAttach', {
     if not client or client.name ~= 'mcp_notebook' then
       return
     end
-    -- Pop the menu up as you type "/" (and "=" for argument values).
+    -- The menu opens by itself on "/", on a space after a command (argument names) and on "=" (values).
     vim.lsp.completion.enable(true, client.id, event.buf, { autotrigger = true })
     -- <leader>mr renders the slash line under the cursor in place.
     vim.keymap.set('n', '<leader>mr', function()

