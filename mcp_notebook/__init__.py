@@ -41,3 +41,10 @@ def unload_ipython_extension(ipython: Any) -> None:
     from .ipython.extension import unload
 
     unload(ipython)
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    """The Jupyter Server extension (`jupyter server extension list`); imported only by the Jupyter server."""
+    from .jupyter.app import MCPNotebook
+
+    return [{"module": "mcp_notebook.jupyter.app", "app": MCPNotebook}]

@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "llm",
         ),
     ),
+    ("Jupyter Server extension", ("jupyter",)),
     ("IPython", ("ipython",)),
 )
 RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
@@ -58,6 +59,8 @@ SDK = frozenset({"mcp", "mcp_types", "pydantic"})
 IPYTHON = frozenset({"IPython", "ipywidgets", "ipykernel", "traitlets"})
 LSP = frozenset({"pygls", "lsprotocol"})
 NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles"})
+# The Jupyter Server extension alone imports the Jupyter server (its configuration is traitlets, as IPython's is).
+JUPYTER_SERVER = frozenset({"jupyter_server", "tornado"})
 # Modules (relative to mcp_notebook/) of the edges allowed to import the SDK: the protocol seam and these.
 SDK_EDGES = ("transports/", "client.py", "kernel_proxy.py", "cli.py")
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
@@ -147,8 +150,10 @@ def violations(module: str, source: str, *, is_package: bool = False, known: fro
             found.append(f"{where}: mcp_notebook never imports lsp_bridge")
         if root in LSP:
             found.append(f"{where}: pygls/lsprotocol belong to lsp_bridge")
-        if root in IPYTHON and own != "IPython":
+        if root in IPYTHON and own != "IPython" and not (root == "traitlets" and own == "Jupyter Server extension"):
             found.append(f"{where}: IPython and ipywidgets belong to mcp_notebook/ipython/")
+        if root in JUPYTER_SERVER and own != "Jupyter Server extension":
+            found.append(f"{where}: jupyter_server and tornado belong to mcp_notebook/jupyter/")
         if root in SDK and not (own == "protocol seam" or (own == "edges" and rel_file.startswith(SDK_EDGES))):
             found.append(f"{where}: the MCP SDK is imported only in the protocol seam and the edges {SDK_EDGES}")
         if root in NOTEBOOK_FILES and RANK[own] < RANK["sources"]:
@@ -240,6 +245,11 @@ def test_runtime_imports_form_no_circle() -> None:
         ("mcp_notebook.api", "def f():\n    from mcp.client import Client\n", "the MCP SDK is imported only"),
         ("mcp_notebook.client", "from lsp_bridge import server\n", "never imports lsp_bridge"),
         ("mcp_notebook.protocol.server", "import pygls\n", "belong to lsp_bridge"),
+        ("mcp_notebook.transports.http", "import tornado.web\n", "belong to mcp_notebook/jupyter/"),
+        ("mcp_notebook.cli", "from jupyter_server.utils import url_path_join\n", "belong to mcp_notebook/jupyter/"),
+        ("mcp_notebook.jupyter.app", "from IPython import get_ipython\n", "belong to mcp_notebook/ipython/"),
+        ("mcp_notebook.jupyter.host", "from ..ipython import magics\n", "may not import the later IPython"),
+        ("mcp_notebook.jupyter.host", "import mcp_types\n", "the MCP SDK is imported only"),
         (
             "mcp_notebook.sources.cells",
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..protocol import convert\n",

@@ -1,0 +1,114 @@
+"""The Jupyter Server extension: the notebooks under the server's root as MCP prompts at `<base_url>mcp`.
+
+Enabled by the `jupyter_server_config.d/mcp_notebook.json` file installed with
+the package; `jupyter server extension disable mcp_notebook` turns it off.
+Configured as `c.MCPNotebook.<option>` in any Jupyter config file or on the
+command line (`--MCPNotebook.root=prompts`).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.services.contents.filemanager import FileContentsManager
+from jupyter_server.utils import url_path_join
+from traitlets import Bool, Integer, TraitError, Unicode, validate
+
+from .. import __version__
+from .handler import MCPHandler
+from .host import NotebookHost
+
+__all__ = ["MCPNotebook", "mcp_url_of"]
+
+ENDPOINT = "mcp"  # the endpoint's path below the server's base URL
+
+
+def mcp_url_of(connection_url: str) -> str:
+    """The MCP endpoint of a Jupyter server reached at `connection_url` (scheme, host, port, base URL)."""
+    return url_path_join(connection_url, ENDPOINT)
+
+
+class MCPNotebook(ExtensionApp):
+    """Serve the prompts written in this server's notebooks to MCP clients (Claude Code, VS Code, Cursor, …)."""
+
+    name = "mcp_notebook"
+    description = __doc__
+    version = __version__
+    load_other_extensions = True
+    _host: NotebookHost | None = None
+
+    root = Unicode(
+        "",
+        help="""Folder whose notebooks are served as prompts, relative to the server's root directory
+        (ContentsManager.root_dir), searched recursively; hidden folders are skipped.
+        Default: the whole root. Example: --MCPNotebook.root=prompts""",
+    ).tag(config=True)
+
+    page_size = Integer(50, help="Prompts (and resources) per prompts/list page.").tag(config=True)
+
+    server_name = Unicode("mcp-notebook", help="The server name MCP clients show for these prompts.").tag(config=True)
+
+    watch = Bool(
+        True, help="Reload a notebook when it is saved and tell connected clients (notifications/list_changed)."
+    ).tag(config=True)
+
+    @validate("page_size")
+    def _valid_page_size(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise TraitError(f"MCPNotebook.page_size must be at least 1, not {value}")
+        return value
+
+    @validate("root")
+    def _valid_root(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"]).replace(os.sep, "/").strip("/")
+        if posixpath.isabs(str(proposal["value"])) or ".." in value.split("/"):
+            raise TraitError(
+                f"MCPNotebook.root must be a folder inside the server's root directory, not {proposal['value']!r}"
+            )
+        return value
+
+    def _served_folder(self) -> Path:
+        """The folder to serve, or ValueError saying why there is none."""
+        assert self.serverapp is not None
+        manager = self.serverapp.contents_manager
+        if not isinstance(manager, FileContentsManager):
+            raise ValueError(
+                f"the contents manager {type(manager).__module__}.{type(manager).__name__} does not keep notebooks "
+                "in files; MCP prompts need a file-backed root (the default FileContentsManager, or a subclass)"
+            )
+        folder = Path(manager.root_dir).expanduser().resolve() / self.root
+        if not folder.is_dir():
+            raise ValueError(f"MCPNotebook.root names no folder: {folder} does not exist")
+        return folder
+
+    def initialize_handlers(self) -> None:
+        host: NotebookHost | None = None
+        problem: str | None = None
+        try:
+            host = NotebookHost(
+                self._served_folder(), page_size=self.page_size, name=self.server_name, watch=self.watch
+            )
+        except ValueError as error:
+            problem = str(error)
+            self.log.error("MCP prompts are not served: %s", problem)
+        self._host = host
+        self.handlers.append((f"/{ENDPOINT}", MCPHandler, {"host": host, "problem": problem}))
+
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        if self._host is not None:
+            self._host.start(self._on_ready)
+
+    def _on_ready(self, host: NotebookHost) -> None:
+        assert self.serverapp is not None
+        url = mcp_url_of(self.serverapp.connection_url)
+        self.log.info("%s; MCP prompts served at %s", host.summary(), url)
+        self.log.info("MCP client configuration: mcp-notebook config --jupyter %s", url)
+
+    async def stop_extension(self) -> None:
+        if self._host is not None:
+            await self._host.stop()
