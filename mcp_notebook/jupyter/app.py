@@ -16,7 +16,7 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.services.contents.filemanager import FileContentsManager
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Integer, TraitError, Unicode, validate
+from traitlets import Bool, Integer, Unicode
 
 from .. import __version__
 from .handler import MCPHandler
@@ -56,24 +56,17 @@ class MCPNotebook(ExtensionApp):
         True, help="Reload a notebook when it is saved and tell connected clients (notifications/list_changed)."
     ).tag(config=True)
 
-    @validate("page_size")
-    def _valid_page_size(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 1:
-            raise TraitError(f"MCPNotebook.page_size must be at least 1, not {value}")
-        return value
-
-    @validate("root")
-    def _valid_root(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"]).replace(os.sep, "/").strip("/")
-        if posixpath.isabs(str(proposal["value"])) or ".." in value.split("/"):
-            raise TraitError(
-                f"MCPNotebook.root must be a folder inside the server's root directory, not {proposal['value']!r}"
-            )
-        return value
-
     def _served_folder(self) -> Path:
-        """The folder to serve, or ValueError saying why there is none."""
+        """The folder to serve, or ValueError saying why there is none.
+
+        Checked here rather than by a traitlets validator: a rejected value would
+        leave the default in place, serving the whole root instead of nothing.
+        """
+        if self.page_size < 1:
+            raise ValueError(f"MCPNotebook.page_size must be at least 1, not {self.page_size}")
+        relative = self.root.replace(os.sep, "/").strip("/")
+        if posixpath.isabs(self.root) or ".." in relative.split("/"):
+            raise ValueError(f"MCPNotebook.root must be a folder inside the server's root directory, not {self.root!r}")
         assert self.serverapp is not None
         manager = self.serverapp.contents_manager
         if not isinstance(manager, FileContentsManager):
@@ -81,7 +74,7 @@ class MCPNotebook(ExtensionApp):
                 f"the contents manager {type(manager).__module__}.{type(manager).__name__} does not keep notebooks "
                 "in files; MCP prompts need a file-backed root (the default FileContentsManager, or a subclass)"
             )
-        folder = Path(manager.root_dir).expanduser().resolve() / self.root
+        folder = Path(manager.root_dir).expanduser().resolve() / relative
         if not folder.is_dir():
             raise ValueError(f"MCPNotebook.root names no folder: {folder} does not exist")
         return folder

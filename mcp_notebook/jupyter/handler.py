@@ -53,7 +53,7 @@ class MCPHandler(APIHandler):
             if waiting.cancelled_caught:
                 problem = f"the notebooks under {self.host.root} are still being read; try again in a moment"
         if problem is not None or self.host is None:
-            raise web.HTTPError(503, "MCP prompts are not served here: %s", problem)
+            raise web.HTTPError(503, f"MCP prompts are not served here: {problem}")
         self._relay = Relay(self, path=MCP_PATH, withheld=_WITHHELD)
         await self._relay.run(self.host.app)
 

@@ -77,6 +77,7 @@ class JupyterServer:
         token: str = "jupyter-test-token",
         args: Sequence[str] = (),
         wait_for_mcp: bool = True,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.token = token
         argv = [
@@ -93,7 +94,7 @@ class JupyterServer:
         self.process = subprocess.Popen(
             argv,
             cwd=home,
-            env=jupyter_env(home),
+            env=jupyter_env(home, extra=env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
