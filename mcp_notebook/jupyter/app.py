@@ -16,13 +16,13 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.services.contents.filemanager import FileContentsManager
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Integer, Unicode
+from traitlets import Bool, Integer, Unicode, default
 
 from .. import __version__
 from .handler import MCPHandler
 from .host import NotebookHost
 
-__all__ = ["MCPNotebook", "mcp_url_of"]
+__all__ = ["MCPNotebook", "main", "mcp_url_of"]
 
 ENDPOINT = "mcp"  # the endpoint's path below the server's base URL
 
@@ -55,6 +55,10 @@ class MCPNotebook(ExtensionApp):
     watch = Bool(
         True, help="Reload a notebook when it is saved and tell connected clients (notifications/list_changed)."
     ).tag(config=True)
+
+    @default("open_browser")
+    def _default_open_browser(self) -> bool:
+        return False  # `jupyter mcp-notebook` serves MCP clients, not a browser
 
     def _served_folder(self) -> Path:
         """The folder to serve, or ValueError saying why there is none.
@@ -98,10 +102,16 @@ class MCPNotebook(ExtensionApp):
 
     def _on_ready(self, host: NotebookHost) -> None:
         assert self.serverapp is not None
-        url = mcp_url_of(self.serverapp.connection_url)
+        # Under JupyterHub the server's own address is internal; the hub says where users reach it, when it knows.
+        url = mcp_url_of(os.environ.get("JUPYTERHUB_PUBLIC_URL") or self.serverapp.connection_url)
         self.log.info("%s; MCP prompts served at %s", host.summary(), url)
         self.log.info("MCP client configuration: mcp-notebook config --jupyter %s", url)
 
     async def stop_extension(self) -> None:
         if self._host is not None:
             await self._host.stop()
+
+
+def main() -> None:
+    """`jupyter mcp-notebook`: a Jupyter server started for its MCP endpoint (`--help-all` lists every option)."""
+    MCPNotebook.launch_instance()  # type: ignore[no-untyped-call]
