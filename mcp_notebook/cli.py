@@ -376,6 +376,10 @@ def _default_name(paths: Sequence[str]) -> str:
 
 
 def run_config(args: argparse.Namespace) -> int:
+    if args.jupyter is not None:
+        return run_jupyter_config(args)
+    if not args.paths:
+        raise UsageProblem("config needs notebook files or folders, or --jupyter URL (see --help)")
     missing = [p for p in args.paths if not Path(p).expanduser().exists()]
     if missing:
         raise UsageProblem(f"No such notebook or folder: {', '.join(missing)}")
@@ -391,6 +395,74 @@ def run_config(args: argparse.Namespace) -> int:
         f"# Claude Desktop (claude_desktop_config.json) and Cursor (.cursor/mcp.json)\n{json.dumps(desktop, indent=2)}"
     )
     return 0
+
+
+JUPYTER_TOKEN_ENV = "JUPYTER_TOKEN"
+# Where a Jupyter URL stops naming the server: the user interfaces and APIs below its base URL.
+_JUPYTER_PAGES = frozenset({"lab", "tree", "notebooks", "doc", "edit", "terminals", "view", "files", "api", "login"})
+
+
+def _jupyter_endpoint(url: str) -> tuple[str, str | None]:
+    """The MCP endpoint of the Jupyter server `url` points into (any page of it), and the URL's `?token=`."""
+    from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageProblem(f"--jupyter needs the http(s) URL of a Jupyter server, not {url!r}")
+    token = next(iter(parse_qs(parts.query).get("token", [])), None)
+    segments = [segment for segment in parts.path.split("/") if segment]
+    if segments[-1:] == ["mcp"]:
+        segments.pop()
+    elif segments[:1] == ["hub"]:
+        raise UsageProblem(f"{url} is JupyterHub's own page: give your server's URL (…/user/<name>/)")
+    else:
+        cut = next((i for i, segment in enumerate(segments) if segment in _JUPYTER_PAGES), len(segments))
+        segments = segments[:cut]
+    path = "/" + "".join(f"{segment}/" for segment in segments) + "mcp"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", "")), token
+
+
+def run_jupyter_config(args: argparse.Namespace) -> int:
+    """`config --jupyter URL`: clients that reach a Jupyter server's MCP endpoint with its token header."""
+    url, url_token = _jupyter_endpoint(args.jupyter)
+    name = args.name or "jupyter"
+    if args.embed_token:
+        token = url_token or os.environ.get(JUPYTER_TOKEN_ENV)
+        if not token:
+            raise UsageProblem(f"--embed-token needs a token: in the URL (?token=...) or in ${JUPYTER_TOKEN_ENV}")
+        shell, claude, editor, cursor = (f"token {token}",) * 4
+        _say("WARNING: the token is written into this configuration: keep such files out of version control")
+    else:
+        shell = f"token ${{{JUPYTER_TOKEN_ENV}}}"  # expanded by Claude Code when it reads its configuration
+        claude, editor, cursor = shell, "token ${input:jupyter-token}", f"token ${{env:{JUPYTER_TOKEN_ENV}}}"
+        hint = "the token after ?token= in the URL" if url_token else "the Jupyter server's token"
+        _say(f"the configuration reads the token from ${JUPYTER_TOKEN_ENV}: export {JUPYTER_TOKEN_ENV}=<{hint}>")
+    _say(f"MCP endpoint: {url}")
+    command = ["claude", "mcp", "add", "--transport", "http", "--scope", "project", name, url]
+    print(f"# Claude Code (writes .mcp.json)\n{shlex.join([*command, '--header', f'Authorization: {shell}'])}\n")
+    project = {"mcpServers": {name: {"type": "http", "url": url, "headers": {"Authorization": claude}}}}
+    print(f"# Claude Code: .mcp.json\n{json.dumps(project, indent=2)}\n")
+    vscode: dict[str, Any] = {"servers": {name: {"type": "http", "url": url, "headers": {"Authorization": editor}}}}
+    if not args.embed_token:
+        prompt = {"type": "promptString", "id": "jupyter-token", "description": "Jupyter token", "password": True}
+        vscode = {"inputs": [prompt], **vscode}
+    print(f"# VS Code: .vscode/mcp.json (asks for the token once, keeps it secret)\n{json.dumps(vscode, indent=2)}\n")
+    desktop = {"mcpServers": {name: {"url": url, "headers": {"Authorization": cursor}}}}
+    print(f"# Cursor: .cursor/mcp.json\n{json.dumps(desktop, indent=2)}")
+    return 0
+
+
+def _add_jupyter_config_arguments(config: argparse.ArgumentParser) -> None:
+    config.add_argument(
+        "--jupyter",
+        metavar="URL",
+        help="configure clients of the MCP endpoint of the Jupyter server (or JupyterHub server) at URL instead",
+    )
+    config.add_argument(
+        "--embed-token",
+        action="store_true",
+        help=f"with --jupyter: write the token (from the URL or ${JUPYTER_TOKEN_ENV}) into the configuration itself",
+    )
 
 
 # --- the parser ----------------------------------------------------------------------------------------------------
@@ -451,9 +523,17 @@ over stdio for the given notebooks: the Claude Code command, VS Code's
 .vscode/mcp.json, and the mcpServers JSON of Claude Desktop and Cursor. Paths
 are made absolute and the command is this installation's own executable.
 
+With --jupyter URL, configure clients of a Jupyter server's MCP endpoint
+(<base_url>mcp, served by the mcp_notebook server extension) instead: any URL
+of that server will do (its /lab page, a JupyterHub /user/<name>/ URL). The
+token header refers to $JUPYTER_TOKEN (VS Code asks for it once), so the
+token stays out of files you might commit, unless you add --embed-token.
+
 examples:
   mcp-notebook config prompts/
   mcp-notebook config prompts/ --name team-prompts
+  mcp-notebook config --jupyter 'http://127.0.0.1:8888/lab?token=...'
+  mcp-notebook config --jupyter https://hub.example.org/user/alice/ --name team
 """
 
 
@@ -599,8 +679,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     config = _add_command(commands, "config", "print MCP client configuration", _CONFIG_HELP, run_config)
-    config.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders to serve")
+    config.add_argument("paths", nargs="*", metavar="PATH", help="notebook files or folders to serve")
     config.add_argument("--name", help="server name in the client (default: the first path's name)")
+    _add_jupyter_config_arguments(config)
 
     from .kernel_proxy import add_connect_arguments  # standard library only until the proxy starts
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -252,3 +254,22 @@ async def test_configuration_chooses_the_folder_page_size_and_server_name(tmp_pa
             assert [p.name for p in page.prompts] == ["explain"]
             assert page.next_cursor is None
             assert client.server_info is not None and client.server_info.name == "team-prompts"
+
+
+async def test_the_printed_client_configuration_reaches_this_server(jupyter: JupyterServer) -> None:
+    env = {key: value for key, value in os.environ.items() if key != "JUPYTER_TOKEN"}
+    argv = [sys.executable, "-m", "mcp_notebook", "config", "--jupyter", f"{jupyter.base}lab?token={jupyter.token}"]
+    with anyio.fail_after(60):
+        done = await anyio.run_process(argv, env=env, check=False)
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()
+    assert jupyter.token not in out
+    cursor = json.loads(out.split("# Cursor: .cursor/mcp.json\n", 1)[1])["mcpServers"]["jupyter"]
+    assert cursor["url"] == jupyter.url
+    # What Cursor does with the reference once JUPYTER_TOKEN is exported.
+    header = cursor["headers"]["Authorization"].replace("${env:JUPYTER_TOKEN}", jupyter.token)
+    async with httpx2.AsyncClient() as http:
+        listed = await RawHttpSession(http, cursor["url"], MODERN, headers={"Authorization": header}).request(
+            "prompts/list"
+        )
+    assert [p["name"] for p in listed["result"]["prompts"]] == EXPECTED_NAMES[:2]
