@@ -178,6 +178,7 @@ settings = json.loads({settings!r})
 c = get_config()  # noqa: F821
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = settings["port"]
+c.JupyterHub.public_url = "http://127.0.0.1:%d/" % settings["port"]
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = settings["hub_port"]
 c.ConfigurableHTTPProxy.api_url = settings["api_url"]

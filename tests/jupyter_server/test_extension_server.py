@@ -23,6 +23,8 @@ from jupyter_harness import JupyterServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_notebook.transports.http import MAX_BODY_BYTES
+
 pytestmark = pytest.mark.slow
 
 SAVE_TO_PROMPT_SECONDS = 1.0  # a save through the contents API reaches every client within this
@@ -195,6 +197,17 @@ async def test_malformed_json_is_a_parse_error_and_serving_goes_on(jupyter: Jupy
     assert response.status_code == 400
     assert response.json()["error"] == {"code": -32700, "message": "Parse error: the body is not valid JSON"}
     assert after["result"]["messages"]
+
+
+async def test_a_body_over_the_limit_is_refused_as_by_mcp_notebook_serve(jupyter: JupyterServer) -> None:
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT, **jupyter.auth()}
+    huge = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * (5 * 1024 * 1024)}})
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(jupyter.url, content=huge, headers=headers)
+        after = await RawHttpSession(http, jupyter.url, MODERN, headers=jupyter.auth()).request("prompts/list")
+    assert response.status_code == 413
+    assert response.json()["error"]["message"] == f"Request body over {MAX_BODY_BYTES} bytes"
+    assert after["result"]["prompts"]
 
 
 async def test_a_contents_api_save_reaches_clients_of_both_eras_within_a_second(tmp_path: Path) -> None:

@@ -112,6 +112,14 @@ async def test_a_notebook_alice_saves_through_the_hub_becomes_a_prompt(hub: Jupy
     assert (Path(hub.homes) / "alice" / "team.ipynb").is_file()
 
 
-async def test_the_single_user_server_logs_its_mcp_url(hub: JupyterHub) -> None:
-    line = hub.wait_for_line("MCP prompts served at")
-    assert "/user/" in line and line.rstrip().endswith("/mcp")
+def test_each_single_user_server_logs_the_mcp_url_its_user_reaches(hub: JupyterHub) -> None:
+    for user in USERS:
+        assert hub.wait_for_line(f"MCP prompts served at {mcp_url(hub, user)}").endswith(f"/user/{user}/mcp")
+
+
+async def test_a_token_with_the_users_default_permissions_works_too(hub: JupyterHub) -> None:
+    with hub.api() as api:
+        made = api.post("users/alice/tokens", json={"note": "default permissions"})
+    assert made.status_code == 201, made.text
+    assert "bobs_prompt" not in await names_listed(mcp_url(hub, "alice"), made.json()["token"])
+    assert "greet" in await names_listed(mcp_url(hub, "alice"), made.json()["token"])
