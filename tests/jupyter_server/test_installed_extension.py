@@ -61,7 +61,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Then its dependencies come from the test environment, after the environment's own packages.
     (site / "test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     where = subprocess.run(
-        [str(python), "-c", "import mcp_notebook; print(mcp_notebook.__file__)"], capture_output=True, text=True
+        [str(python), "-c", "import mcp_notebook; print(mcp_notebook.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=work,  # not the checkout, whose mcp_notebook/ would come first
     )
     assert Path(where.stdout.strip()).is_relative_to(site), where.stdout + where.stderr
     return python
@@ -71,7 +74,12 @@ def jupyter(python: Path, home: Path, *args: str) -> str:
     env = jupyter_env(home)
     del env["JUPYTER_CONFIG_PATH"]  # only what the installation itself put in place
     done = subprocess.run(
-        [str(python), "-m", "jupyter_server", *args], capture_output=True, text=True, env=env, timeout=DEADLINE
+        [str(python), "-m", "jupyter_server", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=DEADLINE,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return ANSI.sub("", done.stdout + done.stderr)
