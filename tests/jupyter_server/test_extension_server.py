@@ -18,7 +18,15 @@ import nbformat
 import pytest
 from client_harness import ChangeWatcher
 from e2e_checks import EXPECTED_NAMES, check_a_client_of
-from e2e_processes import ACCEPT, ALL_REVISIONS, MODERN, RawHttpSession, initialize_params, write_corpus
+from e2e_processes import (
+    ACCEPT,
+    ALL_REVISIONS,
+    MODERN,
+    RawHttpSession,
+    initialize_params,
+    write_corpus,
+    write_notebook,
+)
 from jupyter_harness import JupyterServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -259,13 +267,22 @@ async def test_a_contents_api_save_reaches_clients_of_both_eras_within_a_second(
 async def test_configuration_chooses_the_folder_page_size_and_server_name(tmp_path: Path) -> None:
     root = tmp_path / "notebooks"
     write_corpus(root)
-    args = ["--MCPNotebook.root=topics", "--MCPNotebook.page_size=1", "--MCPNotebook.server_name=team-prompts"]
+    # As a team would configure it: in a Jupyter config file, and on the command line.
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "jupyter_server_config.py").write_text(
+        'c.MCPNotebook.server_name = "team-prompts"\nc.MCPNotebook.page_size = 1\n', encoding="utf-8"
+    )
+    write_notebook(root / "topics" / "more.ipynb", [("More on {{topic}}.", {"prompt": "more"})])
+    args = ["--MCPNotebook.root=topics"]
     with JupyterServer(root, tmp_path, args=args) as jupyter:
-        assert "1 prompt from 1 notebook in " in jupyter.wait_for_line("MCP prompts served at")
+        assert f"2 prompts from 2 notebooks in {root / 'topics'};" in jupyter.wait_for_line("MCP prompts served at")
         async with sdk_client(jupyter.url, jupyter.auth(), mode="legacy") as client:
-            page = await client.list_prompts()
-            assert [p.name for p in page.prompts] == ["explain"]
-            assert page.next_cursor is None
+            first = await client.list_prompts()
+            assert [p.name for p in first.prompts] == ["explain"]
+            assert first.next_cursor is not None
+            second = await client.list_prompts(cursor=first.next_cursor)
+            assert [p.name for p in second.prompts] == ["more"]
+            assert second.next_cursor is None
             assert client.server_info is not None and client.server_info.name == "team-prompts"
 
 
