@@ -172,9 +172,7 @@ class Relay:
         if not self.started:
             log.error("the MCP application returned without a response to %s", self.handler.request.method)
             self._start(500, [(b"content-type", b"application/json")])
-            self.handler.write(
-                b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32603, "message": "Internal error"}}'
-            )
+            self.handler.write(_INTERNAL_ERROR)
         if not self.finished:
             self.finished = True
             await self._finish()
