@@ -10,6 +10,14 @@ in chunks no larger than `PIPE_BUF`, each only once the descriptor is
 writable, so a client that stops reading stalls this connection, not the
 server's other work.
 
+A client that sends requests but never reads the replies must not make the
+server hold them without limit: once `InFlight.LIMIT` requests are
+unanswered while the writer waits on a full pipe, reading stops (the
+client's own writes then block, which is the backpressure a pipe gives),
+and it resumes as soon as the client reads. Reading never stops while the
+writer can write, so requests that wait on the client (asking the user)
+cannot deadlock the connection.
+
 As in the SDK transport, the connection is claimed for the duration: the
 wire moves to private descriptors, fd 0 reads the null device and fd 1
 writes to stderr, so stray `print`s and child processes cannot corrupt the
@@ -104,23 +112,48 @@ def _stdout_diversion() -> int:
 
 
 class InFlight:
-    """The client's requests not answered yet: when stdin ends, their replies are still written before closing.
+    """The client's requests not answered yet: bounds them, and writes their replies when stdin ends.
 
     A client may close stdin right after its last request (`mcp-notebook
     serve < requests.jsonl`); without this, the server would stop and cancel
     what it had not answered yet. The wait is bounded: a request that waits
     on the client itself (asking the user) cannot finish once it is gone.
+
+    It is also the reader's brake: `room()` waits while `LIMIT` requests are
+    unanswered and the writer is stalled on a client that does not read.
     """
 
     LONG_LIVED = frozenset({"subscriptions/listen"})  # open until the client leaves, by design
+    LIMIT = 64
+    """Unanswered requests that stop the reading while the client reads none of the replies."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
         self._ids: set[types.RequestId] = set()
         self._idle = anyio.Event()
         self._idle.set()
+        self._stalled = False
+        self._moved = anyio.Event()  # set whenever a reply is written or the writer gets unstuck
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    @property
+    def full(self) -> bool:
+        """Whether the reader must wait: too many unanswered requests and replies the client does not take."""
+        return self._stalled and len(self._ids) >= self.limit
+
+    async def room(self) -> None:
+        """Wait until the reader may read the next message (returns at once unless `full`)."""
+        while self.full:
+            self._moved = anyio.Event()
+            await self._moved.wait()
+
+    def stalled(self, stalled: bool) -> None:
+        """The writer reports whether it is waiting for the client to read."""
+        self._stalled = stalled
+        if not stalled:
+            self._moved.set()
 
     def read(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCRequest) and message.method not in self.LONG_LIVED:
@@ -137,6 +170,7 @@ class InFlight:
     def _answered(self, request_id: object) -> None:
         if request_id in self._ids:
             self._ids.discard(request_id)
+            self._moved.set()
             if not self._ids:
                 self._idle.set()
 
@@ -188,6 +222,8 @@ async def read_messages(
             buffer += chunk
             end = buffer.find(b"\n", scanned)
             while end >= 0:
+                if in_flight is not None:
+                    await in_flight.room()
                 await _deliver(bytes(buffer[begin:end]), send, in_flight)
                 begin = end + 1
                 end = buffer.find(b"\n", begin)
@@ -198,12 +234,18 @@ async def read_messages(
             await in_flight.drain(DRAIN_SECONDS)
 
 
-async def _write_all(fd: int, data: bytes, writable: select.poll | None) -> None:
+async def _write_all(fd: int, data: bytes, writable: select.poll | None, in_flight: InFlight | None) -> None:
     view = memoryview(data)
     while view:
         if writable is not None:
             if not writable.poll(0):
-                await anyio.wait_writable(fd)
+                if in_flight is not None:
+                    in_flight.stalled(True)
+                try:
+                    await anyio.wait_writable(fd)
+                finally:
+                    if in_flight is not None:
+                        in_flight.stalled(False)
             written = os.write(fd, view[:WRITE_CHUNK])
         else:
             written = os.write(fd, view)
@@ -222,7 +264,7 @@ async def write_messages(fd: int, receive: ReadStream[SessionMessage], in_flight
             if not client_gone:
                 data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
                 try:
-                    await _write_all(fd, data, writable)
+                    await _write_all(fd, data, writable, in_flight)
                 except OSError as error:
                     log.info("stdout closed (%s): dropping further messages", error)
                     client_gone = True

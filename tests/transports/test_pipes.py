@@ -323,3 +323,29 @@ def test_serve_reads_a_terminal_until_end_of_file() -> None:
             if server.poll() is None:
                 server.kill()
     assert reply["id"] == 1 and reply["result"]["protocolVersion"] == "2025-06-18"
+
+
+async def test_reading_pauses_only_while_the_limit_is_reached_and_the_client_reads_no_replies(pipe: Pipe) -> None:
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    in_flight = InFlight(limit=2)
+    os.write(pipe.write_end, b"".join(ping(n) + b"\n" for n in range(1, 7)))
+
+    async def nothing_more_is_read() -> None:
+        await anyio.wait_all_tasks_blocked()
+        with pytest.raises(anyio.WouldBlock):
+            receive.receive_nowait()
+
+    async with send, receive, anyio.create_task_group() as group:
+        group.start_soon(read_messages, pipe.read_end, send, in_flight)
+        # The writer is not stalled: the limit alone never stops reading (a reply may wait on the client).
+        assert [request_id(await received(receive)) for _ in range(4)] == [1, 2, 3, 4]
+        in_flight.stalled(True)  # the client stopped reading replies, four are unanswered: over the limit
+        await nothing_more_is_read()
+        for answered in (1, 2, 3):
+            in_flight.written(response(answered).message)  # one left unanswered: room again
+        assert request_id(await received(receive)) == 5
+        await nothing_more_is_read()  # two unanswered again, and still stalled
+        in_flight.stalled(False)  # the client reads again
+        assert request_id(await received(receive)) == 6
+        pipe.close_write()
+        group.cancel_scope.cancel()
