@@ -54,7 +54,7 @@ from .convert import (
     to_mcp_resource,
     to_mcp_resource_contents,
 )
-from .errors import guarded
+from .errors import ErrorShaper, guarded
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
 from .revisions import is_modern, supports
 
@@ -165,7 +165,7 @@ class PromptServer(Server[ChangeFeed]):
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
             **resource_handlers,
         )
-        self.middleware += [ConnectionTracker(), HandshakeTrimmer()]
+        self.middleware += [ErrorShaper(self), ConnectionTracker(), HandshakeTrimmer()]
 
     def create_initialization_options(
         self,

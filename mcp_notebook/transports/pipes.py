@@ -22,9 +22,9 @@ As in the SDK transport, the connection is claimed for the duration: the
 wire moves to private descriptors, fd 0 reads the null device and fd 1
 writes to stderr, so stray `print`s and child processes cannot corrupt the
 protocol; both are restored on exit. Lines are UTF-8 JSON-RPC messages
-separated by `\\n` (a `\\r` before it is ignored); undecodable bytes are
-replaced, as the SDK does, and a line that is not a message is passed on as
-the exception the SDK would pass.
+separated by `\\n` (a `\\r` before it is ignored); a line that is not a
+message (`framing`) is passed on as an `UnreadableMessage` carrying the
+error it gets.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ import mcp_types as types
 from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
+
+from .framing import LineRules
 
 __all__ = ["InFlight", "PipeStreams", "pipe_streams", "pipes_supported", "read_messages", "write_messages"]
 
@@ -185,24 +187,29 @@ class InFlight:
 DRAIN_SECONDS = 10.0
 
 
-async def _deliver(line: bytes, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None) -> None:
-    try:
-        message = types.jsonrpc_message_adapter.validate_json(line.decode("utf-8", errors="replace"), by_name=False)
-    except Exception as problem:  # the SDK's contract: a line that is not a message arrives as its exception
-        await send.send(problem)
+async def _deliver(
+    line: bytes, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None, rules: LineRules
+) -> None:
+    item = rules.read(line)
+    if item is None:
         return
-    if in_flight is not None:
-        in_flight.read(message)
-    await send.send(SessionMessage(message))
+    if in_flight is not None and isinstance(item, SessionMessage):
+        in_flight.read(item.message)
+    await send.send(item)  # a line that is not a message goes on as the `UnreadableMessage` it is
 
 
 async def read_messages(
-    fd: int, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None = None
+    fd: int,
+    send: WriteStream[SessionMessage | Exception],
+    in_flight: InFlight | None = None,
+    rules: LineRules | None = None,
 ) -> None:
     """Read lines from `fd` until it ends, passing each on as a message (or the error it is); closes `send`.
 
     With `in_flight`, the end of `fd` waits for the replies to the requests read (bounded) before closing.
+    `rules` are the connection's (shared with its writer).
     """
+    rules = rules or LineRules()
     waits = _waits(fd)
     buffer = bytearray()
     async with send:
@@ -224,12 +231,12 @@ async def read_messages(
             while end >= 0:
                 if in_flight is not None:
                     await in_flight.room()
-                await _deliver(bytes(buffer[begin:end]), send, in_flight)
+                await _deliver(bytes(buffer[begin:end]), send, in_flight, rules)
                 begin = end + 1
                 end = buffer.find(b"\n", begin)
             del buffer[:begin]
         if buffer.strip():
-            await _deliver(bytes(buffer), send, in_flight)  # a last message without its newline
+            await _deliver(bytes(buffer), send, in_flight, rules)  # a last message without its newline
         if in_flight is not None:
             await in_flight.drain(DRAIN_SECONDS)
 
@@ -252,8 +259,11 @@ async def _write_all(fd: int, data: bytes, writable: select.poll | None, in_flig
         view = view[written:]
 
 
-async def write_messages(fd: int, receive: ReadStream[SessionMessage], in_flight: InFlight | None = None) -> None:
+async def write_messages(
+    fd: int, receive: ReadStream[SessionMessage], in_flight: InFlight | None = None, rules: LineRules | None = None
+) -> None:
     """Write each message from `receive` to `fd` as one line, until the stream closes; drops them if `fd` is gone."""
+    rules = rules or LineRules()
     writable: select.poll | None = None
     if _waits(fd):
         writable = select.poll()
@@ -262,7 +272,7 @@ async def write_messages(fd: int, receive: ReadStream[SessionMessage], in_flight
     async with receive:
         async for session_message in receive:
             if not client_gone:
-                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                data = rules.encode(session_message.message)
                 try:
                     await _write_all(fd, data, writable, in_flight)
                 except OSError as error:
@@ -287,10 +297,10 @@ async def pipe_streams() -> AsyncIterator[PipeStreams]:
     try:
         read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
         write_stream, write_reader = create_context_streams[SessionMessage](0)
-        in_flight = InFlight()
+        in_flight, rules = InFlight(), LineRules()
         async with anyio.create_task_group() as group:
-            group.start_soon(read_messages, in_fd, read_writer, in_flight)
-            group.start_soon(write_messages, out_fd, write_reader, in_flight)
+            group.start_soon(read_messages, in_fd, read_writer, in_flight, rules)
+            group.start_soon(write_messages, out_fd, write_reader, in_flight, rules)
             yield read_stream, write_stream
     finally:
         restore_stdout()
