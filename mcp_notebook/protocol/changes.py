@@ -34,7 +34,7 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ResourcesListChanged
-from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResult
+from mcp_types import SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult
 
 from ..registry import PromptRegistry, RegistrySnapshot
 from .revisions import is_modern
@@ -86,8 +86,18 @@ class ChangeFeed:
     async def listen(
         self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams
     ) -> SubscriptionsListenResult:
-        """Serve one 2026-07-28 `subscriptions/listen` stream."""
-        return await self.listen_handler(ctx, params)
+        """Serve one 2026-07-28 `subscriptions/listen` stream, for the kinds of change this server announces.
+
+        The acknowledgement lists only those: prompt list changes, resource
+        list changes when resources are served; never tool list changes
+        (there are no tools) or single-resource updates (none are sent).
+        """
+        asked = params.notifications
+        honoured = SubscriptionFilter(
+            prompts_list_changed=True if asked.prompts_list_changed else None,
+            resources_list_changed=True if asked.resources_list_changed and self.resources else None,
+        )
+        return await self.listen_handler(ctx, params.model_copy(update={"notifications": honoured}))
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ChangeFeed]:

@@ -184,6 +184,29 @@ class PromptServer(Server[ChangeFeed]):
             )
         return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
 
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """The SDK's capabilities, without `resources.subscribe`: changes are announced as list changes only.
+
+        At 2026-07-28 the SDK advertises resource subscriptions whenever
+        `subscriptions/listen` is served, but this server never sends
+        `notifications/resources/updated` for one URI: a saved notebook
+        announces `resources/list_changed` (and the prompts' list change).
+        """
+        capabilities = super().get_capabilities(
+            notification_options, experimental_capabilities, extensions, protocol_version=protocol_version
+        )
+        if capabilities.resources is not None and capabilities.resources.subscribe:
+            resources = capabilities.resources.model_copy(update={"subscribe": False})
+            capabilities = capabilities.model_copy(update={"resources": resources})
+        return capabilities
+
     # --- prompts ------------------------------------------------------------------------------------------------
 
     def _find(self, snapshot: RegistrySnapshot, name: str) -> PromptSpec:
