@@ -190,12 +190,10 @@ DRAIN_SECONDS = 10.0
 async def _deliver(
     line: bytes, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None, rules: LineRules
 ) -> None:
-    item = rules.read(line)
-    if item is None:
-        return
-    if in_flight is not None and isinstance(item, SessionMessage):
-        in_flight.read(item.message)
-    await send.send(item)  # a line that is not a message goes on as the `UnreadableMessage` it is
+    for item in rules.read(line):  # one message, or none (a blank line), or a batch's
+        if in_flight is not None and isinstance(item, SessionMessage):
+            in_flight.read(item.message)
+        await send.send(item)  # a line that is not a message goes on as the `UnreadableMessage` it is
 
 
 async def read_messages(
@@ -274,7 +272,8 @@ async def write_messages(
             if not client_gone:
                 data = rules.encode(session_message.message)
                 try:
-                    await _write_all(fd, data, writable, in_flight)
+                    if data is not None:  # None: an answer held until the rest of its batch is in
+                        await _write_all(fd, data, writable, in_flight)
                 except OSError as error:
                     log.info("stdout closed (%s): dropping further messages", error)
                     client_gone = True
