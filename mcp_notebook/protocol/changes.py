@@ -38,6 +38,7 @@ from mcp_types import SubscriptionFilter, SubscriptionsListenRequestParams, Subs
 
 from ..registry import PromptRegistry, RegistrySnapshot
 from .revisions import is_modern
+from .sdk_seam import connection_of
 
 __all__ = ["ChangeFeed", "ConnectionTracker"]
 
@@ -45,13 +46,6 @@ log = logging.getLogger(__name__)
 
 PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
 RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
-
-
-def _connection_of(session: ServerSession) -> Connection | None:
-    # The SDK (2.3) gives handlers no public handle on the connection behind a
-    # request; its exit stack is the only signal that a connection ended.
-    connection = getattr(session, "_connection", None)
-    return connection if isinstance(connection, Connection) else None
 
 
 class ChangeFeed:
@@ -77,7 +71,7 @@ class ChangeFeed:
 
     def track(self, session: ServerSession) -> None:
         """Remember the handshake-era connection behind `session` until it ends."""
-        connection = _connection_of(session)
+        connection = connection_of(session)
         if connection is None or connection in self._connections:
             return
         self._connections.add(connection)

@@ -57,6 +57,7 @@ from .convert import (
 from .errors import ErrorShaper, guarded
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
 from .revisions import is_modern, supports
+from .sdk_seam import add_middleware
 
 __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
@@ -165,7 +166,7 @@ class PromptServer(Server[ChangeFeed]):
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
             **resource_handlers,
         )
-        self.middleware += [ErrorShaper(self), ConnectionTracker(), HandshakeTrimmer()]
+        add_middleware(self, [ErrorShaper(self), ConnectionTracker(), HandshakeTrimmer()])
 
     def create_initialization_options(
         self,

@@ -41,10 +41,9 @@ from typing import TextIO
 import anyio
 import anyio.lowlevel
 import mcp_types as types
-from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
+from ..protocol.sdk_seam import ContextReceiveStream, ContextSendStream, ReadStream, WriteStream, create_context_streams
 from .framing import LineRules
 
 __all__ = ["InFlight", "PipeStreams", "pipe_streams", "pipes_supported", "read_messages", "write_messages"]

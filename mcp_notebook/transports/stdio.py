@@ -22,11 +22,11 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ..protocol.screening import UnreadableMessage
+from ..protocol.sdk_seam import ReadStream, WriteStream, is_json_invalid
 from .pipes import pipe_streams, pipes_supported
 
 __all__ = ["BackgroundTask", "RepliesToBadLines", "StdioStreams", "error_reply_for", "serve_stdio", "stdio_transport"]
@@ -48,7 +48,7 @@ def _request_id(value: Any) -> types.RequestId | None:
 def error_reply_for(problem: ValidationError) -> types.JSONRPCError | None:
     """The JSON-RPC error for a line the SDK could not read as a message; None for a blank line."""
     details = problem.errors()
-    if details and details[0]["type"] == "json_invalid":
+    if is_json_invalid(problem):
         line = details[0].get("input")
         if isinstance(line, str | bytes) and not line.strip():
             return None
