@@ -21,7 +21,8 @@ this order:
    `http_bodies` also checks the 2026-07-28 version header against the
    body and serves 2025-03-26 batches.
 
-Error bodies are JSON-RPC error objects with id null. Handshake clients
+Error bodies are JSON-RPC error objects (steps 1-4: id null; step 5: the
+request's id when it can be read, `protocol.screening`). Handshake clients
 (no `MCP-Protocol-Version: 2026-07-28` header) get sessions
 (`Mcp-Session-Id`); 2026-07-28 clients are served statelessly.
 """
