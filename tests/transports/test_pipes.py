@@ -346,3 +346,37 @@ async def test_reading_pauses_only_while_the_limit_is_reached_and_the_client_rea
         assert request_id(await received(receive)) == 6
         pipe.close_write()
         group.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("transport", ["pipes", "sdk"])
+def test_the_fd_claim_matches_the_sdks_own_stdio_transport(transport: str) -> None:
+    """A differential test: `pipe_streams` re-implements the SDK's claim of fds 0 and 1; both must behave alike."""
+    opened = "pipe_streams()" if transport == "pipes" else "stdio_server()"
+    completed = run_python(
+        f"""
+        import os, sys, anyio
+        import mcp_types as types
+        from mcp.server.stdio import stdio_server
+        from mcp.shared.message import SessionMessage
+        from mcp_notebook.transports.pipes import pipe_streams
+
+        async def main():
+            async with {opened} as (read_stream, write_stream):
+                print("stray print", flush=True)
+                os.write(1, b"stray write\\n")
+                print("stdin reads:", repr(os.read(0, 10)), file=sys.stderr, flush=True)
+                async with read_stream, write_stream:
+                    async for item in read_stream:
+                        reply = types.JSONRPCResponse(jsonrpc="2.0", id=item.message.id, result={{}})
+                        await write_stream.send(SessionMessage(reply))
+            print("after serving", flush=True)
+
+        anyio.run(main)
+        """,
+        input=ping(1) + b"\n" + ping(2) + b"\n",
+    )
+    assert completed.returncode == 0, completed.stderr.decode()
+    lines = completed.stdout.decode().splitlines()
+    assert [json.loads(line)["id"] for line in lines[:2]] == [1, 2], f"{transport}: {lines}"
+    assert lines[2:] == ["after serving"], f"{transport}: fd 1 is not the wire again after serving"
+    assert "stray print\nstray write\nstdin reads: b''\n" in completed.stderr.decode(), transport
