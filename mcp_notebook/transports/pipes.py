@@ -22,10 +22,11 @@ As in the SDK transport, the connection is claimed for the duration: the
 wire moves to private descriptors, fd 0 reads the null device and fd 1
 writes to stderr, so stray `print`s and child processes cannot corrupt the
 protocol; both are restored on exit (a differential test in
-`tests/transports/test_pipes.py` holds this claim to the SDK's own). Lines are UTF-8 JSON-RPC messages
-separated by `\\n` (a `\\r` before it is ignored); a line that is not a
-message (`framing`) is passed on as an `UnreadableMessage` carrying the
-error it gets.
+`tests/transports/test_pipes.py` holds this claim to the SDK's own).
+
+Lines are UTF-8 JSON-RPC messages separated by `\\n` (a `\\r` before it
+is ignored); a line that is not a message (`framing`) is passed on as an
+`UnreadableMessage` carrying the error it gets.
 """
 
 from __future__ import annotations
