@@ -114,7 +114,7 @@ PUBLIC = {
     ],
     "mcp_notebook.transports.framing": ["LineRules"],
     "mcp_notebook.transports.http_bodies": ["HEADER_MISMATCH", "RefusedBody", "screen_post", "serve_batch"],
-    "mcp_notebook.transports.sse_events": ["MAX_EVENTS", "RecentEvents"],
+    "mcp_notebook.transports.sse_events": ["MAX_BYTES", "MAX_EVENTS", "RecentEvents"],
     "mcp_notebook.transports.pipes": [
         "InFlight",
         "PipeStreams",

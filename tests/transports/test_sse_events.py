@@ -40,3 +40,16 @@ async def test_the_store_keeps_only_the_newest_events_and_ids_are_not_guessable(
 
     assert await store.replay_events_after(ids[0], ignore) is None
     assert bool(store)  # the SDK enables event ids only for a store that tests true
+
+
+async def test_the_store_stays_within_its_size_bound() -> None:
+    store = RecentEvents(max_bytes=2_000)
+    big = types.JSONRPCResponse(jsonrpc="2.0", id=1, result={"text": "x" * 900})
+    ids = [await store.store_event("a", big) for _ in range(5)]
+    assert store.count == 2  # about 930 bytes each: the oldest go first
+
+    async def ignore(event: EventMessage) -> None:
+        pass
+
+    assert await store.replay_events_after(ids[0], ignore) is None
+    assert await store.replay_events_after(ids[-2], ignore) == "a"
