@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from ..exceptions import PathOutsideRootError, PromptError, PromptExecutionError, ResourceError
 from .revisions import is_modern
 from .screening import excerpt
+from .sdk_seam import initialize_accepted
 
 __all__ = ["RESOURCE_NOT_FOUND", "ErrorShaper", "capped", "guarded", "to_mcp_error"]
 
@@ -137,7 +138,7 @@ class ErrorShaper:
         if (
             method not in _BEFORE_INITIALIZE
             and not is_modern(ctx.protocol_version)
-            and ctx.session.client_params is None
+            and not initialize_accepted(ctx.session)  # stateless HTTP sessions are born initialized
             and self.server.get_request_handler(method) is not None  # unknown methods stay -32601, as probes expect
         ):
             raise MCPError(

@@ -13,8 +13,9 @@ Touchpoints (where used: why):
   read/write stream types `Server.run` takes;
 * `mcp.shared._httpx_utils` (client.py, kernel_proxy.py): an HTTP client with
   the SDK transports' timeouts (`create_http_client`);
-* `ServerSession._connection` (protocol/changes.py): the only handle on when
-  a handshake connection ends (`connection_of`);
+* `ServerSession._connection` (protocol/changes.py, errors.py): the only
+  handle on when a handshake connection ends (`connection_of`) and on whether
+  it is past `initialize` (`initialize_accepted`);
 * `Server.middleware`, provisional (protocol/server.py): shaping errors and
   results around every handler (`add_middleware`);
 * the SDK's "timed out" message (client.py): telling a request timeout from
@@ -55,6 +56,7 @@ __all__ = [
     "connection_of",
     "create_context_streams",
     "create_http_client",
+    "initialize_accepted",
     "is_json_invalid",
     "is_request_timeout",
     "sdk_version",
@@ -86,6 +88,12 @@ def connection_of(session: ServerSession) -> Connection | None:
     """The connection behind a handler's session; its exit stack is the only signal that it ended."""
     connection = getattr(session, "_connection", None)
     return connection if isinstance(connection, Connection) else None
+
+
+def initialize_accepted(session: ServerSession) -> bool:
+    """Whether the SDK serves requests on this session (the handshake is done, or the connection needs none)."""
+    connection = connection_of(session)
+    return connection is None or connection.initialize_accepted
 
 
 def add_middleware(server: Server[Any], middleware: Sequence[Any]) -> None:

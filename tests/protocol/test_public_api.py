@@ -108,6 +108,7 @@ PUBLIC = {
         "connection_of",
         "create_context_streams",
         "create_http_client",
+        "initialize_accepted",
         "is_json_invalid",
         "is_request_timeout",
         "sdk_version",

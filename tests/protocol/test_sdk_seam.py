@@ -97,6 +97,7 @@ async def test_a_handlers_session_leads_to_its_connection_and_middleware_runs_ar
     connection = seen.get("connection")
     assert isinstance(connection, Connection), moved("ServerSession._connection", f"found {connection!r}")
     assert hasattr(connection, "exit_stack"), moved("Connection.exit_stack", "gone")
+    assert connection.initialize_accepted, moved("Connection.initialize_accepted", "false after the handshake")
     assert "prompts/list" in seen.get("methods", []), moved("Server.middleware", "middleware was not called")
 
 
