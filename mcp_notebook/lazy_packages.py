@@ -8,6 +8,10 @@ server's start-up. `defer_package_init("mcp", "mcp.server")` registers
 those packages as they are, without running their `__init__`, so that
 importing a submodule imports only what that submodule needs.
 
+Which packages are deferred is an SDK touchpoint, listed (and tested) in
+`protocol/sdk_seam.py` with the others; this module cannot import it, as
+that would run the very `__init__`s it defers.
+
 Nothing is lost: the first time anything asks a deferred package for a
 name its `__init__` defines (`from mcp import Client`, `mcp.server.MCPServer`,
 `from mcp import *`), the `__init__` runs then, in full, into the same

@@ -34,10 +34,11 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ResourcesListChanged
-from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResult
+from mcp_types import SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult
 
 from ..registry import PromptRegistry, RegistrySnapshot
 from .revisions import is_modern
+from .sdk_seam import connection_of
 
 __all__ = ["ChangeFeed", "ConnectionTracker"]
 
@@ -45,13 +46,6 @@ log = logging.getLogger(__name__)
 
 PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
 RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
-
-
-def _connection_of(session: ServerSession) -> Connection | None:
-    # The SDK (2.3) gives handlers no public handle on the connection behind a
-    # request; its exit stack is the only signal that a connection ended.
-    connection = getattr(session, "_connection", None)
-    return connection if isinstance(connection, Connection) else None
 
 
 class ChangeFeed:
@@ -77,7 +71,7 @@ class ChangeFeed:
 
     def track(self, session: ServerSession) -> None:
         """Remember the handshake-era connection behind `session` until it ends."""
-        connection = _connection_of(session)
+        connection = connection_of(session)
         if connection is None or connection in self._connections:
             return
         self._connections.add(connection)
@@ -86,8 +80,18 @@ class ChangeFeed:
     async def listen(
         self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams
     ) -> SubscriptionsListenResult:
-        """Serve one 2026-07-28 `subscriptions/listen` stream."""
-        return await self.listen_handler(ctx, params)
+        """Serve one 2026-07-28 `subscriptions/listen` stream, for the kinds of change this server announces.
+
+        The acknowledgement lists only those: prompt list changes, resource
+        list changes when resources are served; never tool list changes
+        (there are no tools) or single-resource updates (none are sent).
+        """
+        asked = params.notifications
+        honoured = SubscriptionFilter(
+            prompts_list_changed=True if asked.prompts_list_changed else None,
+            resources_list_changed=True if asked.resources_list_changed and self.resources else None,
+        )
+        return await self.listen_handler(ctx, params.model_copy(update={"notifications": honoured}))
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ChangeFeed]:

@@ -10,6 +10,13 @@
 | anything else                  | -32603  | a bug; logged with its traceback, message kept generic |
 
 `data` carries the structured details (`PromptError.data()`, the URI).
+
+`ErrorShaper`, the server's outermost middleware, shapes what the SDK
+itself answers: a request before `initialize` gets -32600 saying so (the
+SDK answers an empty -32602), params that fail the schema get -32602 naming
+the first problem in a few words (not a validation dump, and never the
+value), and every error's message and `data` are capped, so an error
+never quotes a huge argument or URI back in full.
 """
 
 from __future__ import annotations
@@ -19,14 +26,18 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any, Final, TypeVar
 
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
+from pydantic import ValidationError
 
 from ..exceptions import PathOutsideRootError, PromptError, PromptExecutionError, ResourceError
 from .revisions import is_modern
+from .screening import excerpt
+from .sdk_seam import initialize_accepted
 
-__all__ = ["RESOURCE_NOT_FOUND", "guarded", "to_mcp_error"]
+__all__ = ["RESOURCE_NOT_FOUND", "ErrorShaper", "capped", "guarded", "to_mcp_error"]
 
 log = logging.getLogger(__name__)
 
@@ -75,3 +86,69 @@ def guarded(
             raise to_mcp_error(exc, revision=ctx.protocol_version, method=method) from exc
 
     return run
+
+
+MESSAGE_CHARS: Final = 200
+"""The longest error message sent; client input inside it is quoted shorter still (`screening.excerpt`)."""
+_DATA_ITEMS: Final = 20
+_DATA_DEPTH: Final = 4
+_BEFORE_INITIALIZE: Final = frozenset({"initialize", "ping"})
+
+
+def _capped_data(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return excerpt(value)
+    if depth >= _DATA_DEPTH:
+        return excerpt(repr(value))
+    if isinstance(value, dict):
+        items = list(value.items())[:_DATA_ITEMS]
+        return {excerpt(str(key)): _capped_data(item, depth + 1) for key, item in items}
+    if isinstance(value, list | tuple):
+        return [_capped_data(item, depth + 1) for item in value[:_DATA_ITEMS]]
+    return value
+
+
+def capped(error: MCPError) -> MCPError:
+    """`error` with its message and `data` cut to a size that never echoes a large input."""
+    message = error.error.message
+    if len(message) > MESSAGE_CHARS:
+        message = excerpt(message, MESSAGE_CHARS)
+    return MCPError(error.error.code, message, _capped_data(error.error.data))
+
+
+def _described(problem: ValidationError) -> str:
+    """The first schema problem in a few words: where (`params.name`) and what, never the value."""
+    errors = problem.errors(include_url=False, include_input=False)
+    if not errors:
+        return "they do not match the schema"
+    first = errors[0]
+    where = ".".join(excerpt(str(part), 40) for part in first["loc"]) or "params"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+class ErrorShaper:
+    """Server middleware: clear errors for requests before `initialize` and bad params; caps every error."""
+
+    def __init__(self, server: Server[Any]) -> None:
+        self.server = server
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        method = ctx.method
+        if (
+            method not in _BEFORE_INITIALIZE
+            and not is_modern(ctx.protocol_version)
+            and not initialize_accepted(ctx.session)  # stateless HTTP sessions are born initialized
+            and self.server.get_request_handler(method) is not None  # unknown methods stay -32601, as probes expect
+        ):
+            raise MCPError(
+                INVALID_REQUEST,
+                f"Not initialized: send 'initialize' (then 'notifications/initialized') before '{excerpt(method)}'",
+                {"reason": "not initialized"},
+            )
+        try:
+            return await call_next(ctx)
+        except ValidationError as problem:
+            raise MCPError(INVALID_PARAMS, f"Invalid params for {excerpt(method)}: {_described(problem)}") from None
+        except MCPError as error:
+            raise capped(error) from error.__cause__

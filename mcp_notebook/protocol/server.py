@@ -54,9 +54,10 @@ from .convert import (
     to_mcp_resource,
     to_mcp_resource_contents,
 )
-from .errors import guarded
+from .errors import ErrorShaper, guarded
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
 from .revisions import is_modern, supports
+from .sdk_seam import add_middleware
 
 __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
@@ -165,7 +166,7 @@ class PromptServer(Server[ChangeFeed]):
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
             **resource_handlers,
         )
-        self.middleware += [ConnectionTracker(), HandshakeTrimmer()]
+        add_middleware(self, [ErrorShaper(self), ConnectionTracker(), HandshakeTrimmer()])
 
     def create_initialization_options(
         self,
@@ -183,6 +184,29 @@ class PromptServer(Server[ChangeFeed]):
                 prompts_changed=True, resources_changed=self.resource_provider is not None
             )
         return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """The SDK's capabilities, without `resources.subscribe`: changes are announced as list changes only.
+
+        At 2026-07-28 the SDK advertises resource subscriptions whenever
+        `subscriptions/listen` is served, but this server never sends
+        `notifications/resources/updated` for one URI: a saved notebook
+        announces `resources/list_changed` (and the prompts' list change).
+        """
+        capabilities = super().get_capabilities(
+            notification_options, experimental_capabilities, extensions, protocol_version=protocol_version
+        )
+        if capabilities.resources is not None and capabilities.resources.subscribe:
+            resources = capabilities.resources.model_copy(update={"subscribe": False})
+            capabilities = capabilities.model_copy(update={"resources": resources})
+        return capabilities
 
     # --- prompts ------------------------------------------------------------------------------------------------
 

@@ -14,11 +14,15 @@ this order:
 4. with a token, `Authorization: Bearer <token>` must match (compared in
    constant time) → 401 with `WWW-Authenticate: Bearer` and a body saying
    what to send;
-5. a POST body must be JSON → 400 with `-32700 Parse error` (id null), in
-   either era, whatever the other headers say; over 4 MiB (declared or
-   sent) → 413; not all there within the body timeout → 408 (`limits.py`).
+5. a POST body must be one well-formed JSON-RPC message → 400 with its
+   JSON-RPC error (`-32700` for text that is not JSON), in either era,
+   whatever the other headers say; over 4 MiB (declared or sent) → 413;
+   not all there within the body timeout → 408 (`limits.py`).
+   `http_bodies` also checks the 2026-07-28 version header against the
+   body and serves 2025-03-26 batches.
 
-Error bodies are JSON-RPC error objects with id null. Handshake clients
+Error bodies are JSON-RPC error objects (steps 1-4: id null; step 5: the
+request's id when it can be read, `protocol.screening`). Handshake clients
 (no `MCP-Protocol-Version: 2026-07-28` header) get sessions
 (`Mcp-Session-Id`); 2026-07-28 clients are served statelessly.
 """
@@ -44,6 +48,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .affinity import SessionRouter, new_worker_id
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
+from .http_bodies import RefusedBody, screen_post, serve_batch
 from .limits import GuardedHttpToolsProtocol, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
@@ -259,10 +264,12 @@ class AccessGate:
             await _respond(send, 408, _error_body(late), _CLOSE)
             return
         if not trailing:
-            try:
-                json.loads(body)
-            except (ValueError, RecursionError):
-                await _respond(send, 400, _error_body("Parse error: the body is not valid JSON", code=-32700))
+            verdict = screen_post(bytes(body), Headers(scope=scope))  # malformed bodies, header checks, batches
+            if isinstance(verdict, RefusedBody):
+                await _respond(send, verdict.status, verdict.body)
+                return
+            if verdict is not None:
+                await serve_batch(self.app, scope, verdict, send)
                 return
         replay: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}, *trailing])
 

@@ -10,13 +10,23 @@ in chunks no larger than `PIPE_BUF`, each only once the descriptor is
 writable, so a client that stops reading stalls this connection, not the
 server's other work.
 
+A client that sends requests but never reads the replies must not make the
+server hold them without limit: once `InFlight.LIMIT` requests are
+unanswered while the writer waits on a full pipe, reading stops (the
+client's own writes then block, which is the backpressure a pipe gives),
+and it resumes as soon as the client reads. Reading never stops while the
+writer can write, so requests that wait on the client (asking the user)
+cannot deadlock the connection.
+
 As in the SDK transport, the connection is claimed for the duration: the
 wire moves to private descriptors, fd 0 reads the null device and fd 1
 writes to stderr, so stray `print`s and child processes cannot corrupt the
-protocol; both are restored on exit. Lines are UTF-8 JSON-RPC messages
-separated by `\\n` (a `\\r` before it is ignored); undecodable bytes are
-replaced, as the SDK does, and a line that is not a message is passed on as
-the exception the SDK would pass.
+protocol; both are restored on exit (a differential test in
+`tests/transports/test_pipes.py` holds this claim to the SDK's own).
+
+Lines are UTF-8 JSON-RPC messages separated by `\\n` (a `\\r` before it
+is ignored); a line that is not a message (`framing`) is passed on as an
+`UnreadableMessage` carrying the error it gets.
 """
 
 from __future__ import annotations
@@ -33,9 +43,10 @@ from typing import TextIO
 import anyio
 import anyio.lowlevel
 import mcp_types as types
-from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
+
+from ..protocol.sdk_seam import ContextReceiveStream, ContextSendStream, ReadStream, WriteStream, create_context_streams
+from .framing import LineRules
 
 __all__ = ["InFlight", "PipeStreams", "pipe_streams", "pipes_supported", "read_messages", "write_messages"]
 
@@ -104,23 +115,48 @@ def _stdout_diversion() -> int:
 
 
 class InFlight:
-    """The client's requests not answered yet: when stdin ends, their replies are still written before closing.
+    """The client's requests not answered yet: bounds them, and writes their replies when stdin ends.
 
     A client may close stdin right after its last request (`mcp-notebook
     serve < requests.jsonl`); without this, the server would stop and cancel
     what it had not answered yet. The wait is bounded: a request that waits
     on the client itself (asking the user) cannot finish once it is gone.
+
+    It is also the reader's brake: `room()` waits while `LIMIT` requests are
+    unanswered and the writer is stalled on a client that does not read.
     """
 
     LONG_LIVED = frozenset({"subscriptions/listen"})  # open until the client leaves, by design
+    LIMIT = 64
+    """Unanswered requests that stop the reading while the client reads none of the replies."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
         self._ids: set[types.RequestId] = set()
         self._idle = anyio.Event()
         self._idle.set()
+        self._stalled = False
+        self._moved = anyio.Event()  # set whenever a reply is written or the writer gets unstuck
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    @property
+    def full(self) -> bool:
+        """Whether the reader must wait: too many unanswered requests and replies the client does not take."""
+        return self._stalled and len(self._ids) >= self.limit
+
+    async def room(self) -> None:
+        """Wait until the reader may read the next message (returns at once unless `full`)."""
+        while self.full:
+            self._moved = anyio.Event()
+            await self._moved.wait()
+
+    def stalled(self, stalled: bool) -> None:
+        """The writer reports whether it is waiting for the client to read."""
+        self._stalled = stalled
+        if not stalled:
+            self._moved.set()
 
     def read(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCRequest) and message.method not in self.LONG_LIVED:
@@ -137,6 +173,7 @@ class InFlight:
     def _answered(self, request_id: object) -> None:
         if request_id in self._ids:
             self._ids.discard(request_id)
+            self._moved.set()
             if not self._ids:
                 self._idle.set()
 
@@ -151,24 +188,27 @@ class InFlight:
 DRAIN_SECONDS = 10.0
 
 
-async def _deliver(line: bytes, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None) -> None:
-    try:
-        message = types.jsonrpc_message_adapter.validate_json(line.decode("utf-8", errors="replace"), by_name=False)
-    except Exception as problem:  # the SDK's contract: a line that is not a message arrives as its exception
-        await send.send(problem)
-        return
-    if in_flight is not None:
-        in_flight.read(message)
-    await send.send(SessionMessage(message))
+async def _deliver(
+    line: bytes, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None, rules: LineRules
+) -> None:
+    for item in rules.read(line):  # one message, or none (a blank line), or a batch's
+        if in_flight is not None and isinstance(item, SessionMessage):
+            in_flight.read(item.message)
+        await send.send(item)  # a line that is not a message goes on as the `UnreadableMessage` it is
 
 
 async def read_messages(
-    fd: int, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None = None
+    fd: int,
+    send: WriteStream[SessionMessage | Exception],
+    in_flight: InFlight | None = None,
+    rules: LineRules | None = None,
 ) -> None:
     """Read lines from `fd` until it ends, passing each on as a message (or the error it is); closes `send`.
 
     With `in_flight`, the end of `fd` waits for the replies to the requests read (bounded) before closing.
+    `rules` are the connection's (shared with its writer).
     """
+    rules = rules or LineRules()
     waits = _waits(fd)
     buffer = bytearray()
     async with send:
@@ -188,30 +228,41 @@ async def read_messages(
             buffer += chunk
             end = buffer.find(b"\n", scanned)
             while end >= 0:
-                await _deliver(bytes(buffer[begin:end]), send, in_flight)
+                if in_flight is not None:
+                    await in_flight.room()
+                await _deliver(bytes(buffer[begin:end]), send, in_flight, rules)
                 begin = end + 1
                 end = buffer.find(b"\n", begin)
             del buffer[:begin]
         if buffer.strip():
-            await _deliver(bytes(buffer), send, in_flight)  # a last message without its newline
+            await _deliver(bytes(buffer), send, in_flight, rules)  # a last message without its newline
         if in_flight is not None:
             await in_flight.drain(DRAIN_SECONDS)
 
 
-async def _write_all(fd: int, data: bytes, writable: select.poll | None) -> None:
+async def _write_all(fd: int, data: bytes, writable: select.poll | None, in_flight: InFlight | None) -> None:
     view = memoryview(data)
     while view:
         if writable is not None:
             if not writable.poll(0):
-                await anyio.wait_writable(fd)
+                if in_flight is not None:
+                    in_flight.stalled(True)
+                try:
+                    await anyio.wait_writable(fd)
+                finally:
+                    if in_flight is not None:
+                        in_flight.stalled(False)
             written = os.write(fd, view[:WRITE_CHUNK])
         else:
             written = os.write(fd, view)
         view = view[written:]
 
 
-async def write_messages(fd: int, receive: ReadStream[SessionMessage], in_flight: InFlight | None = None) -> None:
+async def write_messages(
+    fd: int, receive: ReadStream[SessionMessage], in_flight: InFlight | None = None, rules: LineRules | None = None
+) -> None:
     """Write each message from `receive` to `fd` as one line, until the stream closes; drops them if `fd` is gone."""
+    rules = rules or LineRules()
     writable: select.poll | None = None
     if _waits(fd):
         writable = select.poll()
@@ -220,9 +271,10 @@ async def write_messages(fd: int, receive: ReadStream[SessionMessage], in_flight
     async with receive:
         async for session_message in receive:
             if not client_gone:
-                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                data = rules.encode(session_message.message)
                 try:
-                    await _write_all(fd, data, writable)
+                    if data is not None:  # None: an answer held until the rest of its batch is in
+                        await _write_all(fd, data, writable, in_flight)
                 except OSError as error:
                     log.info("stdout closed (%s): dropping further messages", error)
                     client_gone = True
@@ -245,10 +297,10 @@ async def pipe_streams() -> AsyncIterator[PipeStreams]:
     try:
         read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
         write_stream, write_reader = create_context_streams[SessionMessage](0)
-        in_flight = InFlight()
+        in_flight, rules = InFlight(), LineRules()
         async with anyio.create_task_group() as group:
-            group.start_soon(read_messages, in_fd, read_writer, in_flight)
-            group.start_soon(write_messages, out_fd, write_reader, in_flight)
+            group.start_soon(read_messages, in_fd, read_writer, in_flight, rules)
+            group.start_soon(write_messages, out_fd, write_reader, in_flight, rules)
             yield read_stream, write_stream
     finally:
         restore_stdout()

@@ -31,6 +31,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from .limits import HttpLimits
+from .sse_events import RecentEvents
 
 __all__ = ["BoundedSessionManager", "create_session_app"]
 
@@ -100,6 +101,7 @@ def create_session_app(
         max_request_body_size=max_body_bytes,
         session_idle_timeout=limits.session_idle_timeout,
         max_sessions=limits.max_sessions,
+        event_store=RecentEvents(),  # SSE event ids (2025-11-25) and replay after a reconnect; unused when stateless
     )
     manager.session_prefix = session_prefix
 

@@ -1,10 +1,11 @@
 """Serving over stdio: one JSON-RPC message per line on stdin/stdout, every protocol revision.
 
 The SDK's stdio transport silently drops a line that is not a JSON-RPC
-message. Here such a line gets an answer, as JSON-RPC requires: `-32700
-Parse error` (id null) for text that is not JSON, `-32600 Invalid Request`
-(with the request's id when it has one) for JSON that is not a message.
-Blank lines are ignored. The SDK locks the era on the first request:
+message (or takes a request with a malformed id for a notification). Here
+such a line gets an answer, as JSON-RPC requires: `-32700 Parse error` for
+text that is not JSON, `-32600 Invalid Request` (with the request's id when
+it has one) for JSON that is not a message, as `protocol.screening` lays
+out. Blank lines are ignored. The SDK locks the era on the first request:
 after `initialize` the connection stays handshake-era, after an enveloped
 2026-07-28 request it stays modern. Logs go to stderr only.
 """
@@ -21,10 +22,11 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from ..protocol.screening import UnreadableMessage
+from ..protocol.sdk_seam import ReadStream, WriteStream, is_json_invalid
 from .pipes import pipe_streams, pipes_supported
 
 __all__ = ["BackgroundTask", "RepliesToBadLines", "StdioStreams", "error_reply_for", "serve_stdio", "stdio_transport"]
@@ -46,7 +48,7 @@ def _request_id(value: Any) -> types.RequestId | None:
 def error_reply_for(problem: ValidationError) -> types.JSONRPCError | None:
     """The JSON-RPC error for a line the SDK could not read as a message; None for a blank line."""
     details = problem.errors()
-    if details and details[0]["type"] == "json_invalid":
+    if is_json_invalid(problem):
         line = details[0].get("input")
         if isinstance(line, str | bytes) and not line.strip():
             return None
@@ -74,9 +76,14 @@ class RepliesToBadLines:
     async def receive(self) -> SessionMessage | Exception:
         while True:
             item = await self._inner.receive()
-            if not isinstance(item, ValidationError):
+            if isinstance(item, UnreadableMessage):
+                refusal = item.refusal
+                error = types.ErrorData(code=refusal.code, message=refusal.message)
+                reply: types.JSONRPCError | None = types.JSONRPCError(jsonrpc="2.0", id=refusal.id, error=error)
+            elif isinstance(item, ValidationError):  # from the SDK's own transport
+                reply = error_reply_for(item)
+            else:
                 return item
-            reply = error_reply_for(item)
             if reply is None:
                 continue
             log.warning("answered an unreadable line with %s", reply.error.code)

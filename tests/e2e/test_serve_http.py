@@ -84,9 +84,11 @@ async def test_malformed_json_over_http_is_a_parse_error_and_serving_goes_on(ser
         await session.open()
         after = await session.request("prompts/get", {"name": "note0"})
     assert response.status_code == 400
+    expected: dict[str, Any] = {"jsonrpc": "2.0", "id": None}  # at 2026-07-28 an unknown id is left out, never null
+    if era == MODERN:
+        del expected["id"]
     assert response.json() == {
-        "jsonrpc": "2.0",
-        "id": None,
+        **expected,
         "error": {"code": -32700, "message": "Parse error: the body is not valid JSON"},
     }
     assert after["result"]["messages"]

@@ -23,10 +23,9 @@ import mcp_types as types
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
+from mcp_notebook.protocol.screening import UnreadableMessage
 from mcp_notebook.transports.pipes import InFlight, pipes_supported, read_messages, write_messages
-from mcp_notebook.transports.stdio import error_reply_for
 
 DEADLINE = 10.0
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,13 +104,12 @@ async def test_a_message_split_across_writes_arrives_once_it_is_whole(pipe: Pipe
 
 async def test_many_messages_in_one_read_crlf_and_a_last_line_without_newline(pipe: Pipe, inbox: Inbox) -> None:
     send, receive = inbox
-    os.write(pipe.write_end, ping(1) + b"\r\n" + ping(2) + b"\n\n" + ping(3))
+    os.write(pipe.write_end, ping(1) + b"\r\n" + ping(2) + b"\n\n  \n" + ping(3))
     pipe.close_write()
     async with anyio.create_task_group() as group:
         group.start_soon(read_messages, pipe.read_end, send)
-        first, second, blank, third = [await received(receive) for _ in range(4)]
+        first, second, third = [await received(receive) for _ in range(3)]  # blank lines are ignored
     assert [request_id(first), request_id(second), request_id(third)] == [1, 2, 3]
-    assert isinstance(blank, ValidationError) and error_reply_for(blank) is None  # blank lines are ignored
     with pytest.raises(anyio.EndOfStream):
         await receive.receive()
 
@@ -136,9 +134,8 @@ async def test_bytes_that_are_not_utf_8_are_answered_as_a_parse_error(pipe: Pipe
     async with anyio.create_task_group() as group:
         group.start_soon(read_messages, pipe.read_end, send)
         problem, message = await received(receive), await received(receive)
-    assert isinstance(problem, ValidationError)
-    reply = error_reply_for(problem)
-    assert reply is not None and reply.error.code == types.PARSE_ERROR and reply.id is None
+    assert isinstance(problem, UnreadableMessage)
+    assert (problem.refusal.code, problem.refusal.id) == (types.PARSE_ERROR, None)
     assert request_id(message) == 2  # and the next line is served
 
 
@@ -323,3 +320,63 @@ def test_serve_reads_a_terminal_until_end_of_file() -> None:
             if server.poll() is None:
                 server.kill()
     assert reply["id"] == 1 and reply["result"]["protocolVersion"] == "2025-06-18"
+
+
+async def test_reading_pauses_only_while_the_limit_is_reached_and_the_client_reads_no_replies(pipe: Pipe) -> None:
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    in_flight = InFlight(limit=2)
+    os.write(pipe.write_end, b"".join(ping(n) + b"\n" for n in range(1, 7)))
+
+    async def nothing_more_is_read() -> None:
+        await anyio.wait_all_tasks_blocked()
+        with pytest.raises(anyio.WouldBlock):
+            receive.receive_nowait()
+
+    async with send, receive, anyio.create_task_group() as group:
+        group.start_soon(read_messages, pipe.read_end, send, in_flight)
+        # The writer is not stalled: the limit alone never stops reading (a reply may wait on the client).
+        assert [request_id(await received(receive)) for _ in range(4)] == [1, 2, 3, 4]
+        in_flight.stalled(True)  # the client stopped reading replies, four are unanswered: over the limit
+        await nothing_more_is_read()
+        for answered in (1, 2, 3):
+            in_flight.written(response(answered).message)  # one left unanswered: room again
+        assert request_id(await received(receive)) == 5
+        await nothing_more_is_read()  # two unanswered again, and still stalled
+        in_flight.stalled(False)  # the client reads again
+        assert request_id(await received(receive)) == 6
+        pipe.close_write()
+        group.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("transport", ["pipes", "sdk"])
+def test_the_fd_claim_matches_the_sdks_own_stdio_transport(transport: str) -> None:
+    """A differential test: `pipe_streams` re-implements the SDK's claim of fds 0 and 1; both must behave alike."""
+    opened = "pipe_streams()" if transport == "pipes" else "stdio_server()"
+    completed = run_python(
+        f"""
+        import os, sys, anyio
+        import mcp_types as types
+        from mcp.server.stdio import stdio_server
+        from mcp.shared.message import SessionMessage
+        from mcp_notebook.transports.pipes import pipe_streams
+
+        async def main():
+            async with {opened} as (read_stream, write_stream):
+                print("stray print", flush=True)
+                os.write(1, b"stray write\\n")
+                print("stdin reads:", repr(os.read(0, 10)), file=sys.stderr, flush=True)
+                async with read_stream, write_stream:
+                    async for item in read_stream:
+                        reply = types.JSONRPCResponse(jsonrpc="2.0", id=item.message.id, result={{}})
+                        await write_stream.send(SessionMessage(reply))
+            print("after serving", flush=True)
+
+        anyio.run(main)
+        """,
+        input=ping(1) + b"\n" + ping(2) + b"\n",
+    )
+    assert completed.returncode == 0, completed.stderr.decode()
+    lines = completed.stdout.decode().splitlines()
+    assert [json.loads(line)["id"] for line in lines[:2]] == [1, 2], f"{transport}: {lines}"
+    assert lines[2:] == ["after serving"], f"{transport}: fd 1 is not the wire again after serving"
+    assert "stray print\nstray write\nstdin reads: b''\n" in completed.stderr.decode(), transport

@@ -1,0 +1,112 @@
+"""The one module that knows the MCP SDK's private and provisional parts; everything else imports from here.
+
+The SDK (`mcp`, tested: `TESTED_MINORS`) offers no public API for these,
+so each is named here once, with why it is needed; each has a canary test
+in `tests/protocol/test_sdk_seam.py` that fails with the SDK version and
+the touchpoint when a release changes it.
+
+Touchpoints (where used: why):
+
+* `mcp.shared._context_streams` (transports/pipes.py): the streams the SDK's
+  serving loop restores each sender's context from;
+* `mcp.shared._stream_protocols` (transports/pipes.py, stdio.py): the
+  read/write stream types `Server.run` takes;
+* `mcp.shared._httpx_utils` (client.py, kernel_proxy.py): an HTTP client with
+  the SDK transports' timeouts (`create_http_client`);
+* `ServerSession._connection` (protocol/changes.py, errors.py): the only
+  handle on when a handshake connection ends (`connection_of`) and on whether
+  it is past `initialize` (`initialize_accepted`);
+* `Server.middleware`, provisional (protocol/server.py): shaping errors and
+  results around every handler (`add_middleware`);
+* the SDK's "timed out" message (client.py): telling a request timeout from
+  other -32001 errors (`is_request_timeout`);
+* pydantic's `json_invalid` error type (transports/stdio.py): telling
+  unparsable lines from invalid messages on the SDK's own stdio transport
+  (`is_json_invalid`);
+* the `__init__` of `mcp` and `mcp.server` (lazy_packages.py, cli.py):
+  importing only the submodules serving needs (`DEFERRED_PACKAGES`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from mcp.server.connection import Connection
+from mcp.server.lowlevel import Server
+from mcp.server.session import ServerSession
+from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.exceptions import MCPError
+from mcp_types import REQUEST_TIMEOUT
+from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = [
+    "DEFERRED_PACKAGES",
+    "TESTED_MINORS",
+    "ContextReceiveStream",
+    "ContextSendStream",
+    "ReadStream",
+    "WriteStream",
+    "add_middleware",
+    "connection_of",
+    "create_context_streams",
+    "create_http_client",
+    "initialize_accepted",
+    "is_json_invalid",
+    "is_request_timeout",
+    "sdk_version",
+]
+
+TESTED_MINORS: Final = ("2.3",)
+"""The `mcp` minor releases this code is tested with (pinned in pyproject.toml)."""
+
+DEFERRED_PACKAGES: Final = ("mcp", "mcp.server")
+"""Packages whose `__init__` imports the whole SDK; `serve` defers them (`lazy_packages`)."""
+
+TIMEOUT_TEXT: Final = "timed out"
+JSON_INVALID: Final = "json_invalid"
+
+
+def sdk_version() -> str:
+    """The installed `mcp` version."""
+    return importlib.metadata.version("mcp")
+
+
+def create_http_client(headers: dict[str, str] | None = None) -> httpx2.AsyncClient:
+    """An HTTP client with the timeouts the SDK's own transports use (imported on first use: httpx is heavy)."""
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return create_mcp_http_client(headers=headers)
+
+
+def connection_of(session: ServerSession) -> Connection | None:
+    """The connection behind a handler's session; its exit stack is the only signal that it ended."""
+    connection = getattr(session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
+
+
+def initialize_accepted(session: ServerSession) -> bool:
+    """Whether the SDK serves requests on this session (the handshake is done, or the connection needs none)."""
+    connection = connection_of(session)
+    return connection is None or connection.initialize_accepted
+
+
+def add_middleware(server: Server[Any], middleware: Sequence[Any]) -> None:
+    """Run `middleware` (outermost first) around every request handler of `server`."""
+    server.middleware += list(middleware)
+
+
+def is_request_timeout(error: MCPError) -> bool:
+    """Whether the SDK client raised `error` because a request got no answer in time."""
+    return error.error.code == REQUEST_TIMEOUT and TIMEOUT_TEXT in error.error.message
+
+
+def is_json_invalid(problem: ValidationError) -> bool:
+    """Whether pydantic refused a line because it is not JSON at all (rather than not a message)."""
+    details = problem.errors()
+    return bool(details) and details[0]["type"] == JSON_INVALID
