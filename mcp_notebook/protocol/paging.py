@@ -109,11 +109,15 @@ class Paginator:
         self.page_size = page_size
         self.codec = codec if codec is not None else CursorCodec()
 
-    def page(self, kind: str, items: Sequence[T], fingerprint: str, cursor: str | None) -> Page[T]:
-        """The page of `items` that `cursor` points at (the first page when it is None)."""
+    def locate(self, kind: str, size: int, fingerprint: str, cursor: str | None) -> tuple[int, str | None]:
+        """Where the page `cursor` points at starts in a listing of `size` items, and the next page's cursor."""
         offset = 0 if cursor is None else self.codec.decode(kind, cursor, fingerprint)
-        if offset > len(items):
+        if offset > size:
             raise InvalidCursorError(cursor or "")
         end = offset + self.page_size
-        next_cursor = self.codec.encode(kind, fingerprint, end) if end < len(items) else None
-        return Page(items=tuple(items[offset:end]), next_cursor=next_cursor)
+        return offset, self.codec.encode(kind, fingerprint, end) if end < size else None
+
+    def page(self, kind: str, items: Sequence[T], fingerprint: str, cursor: str | None) -> Page[T]:
+        """The page of `items` that `cursor` points at (the first page when it is None)."""
+        offset, next_cursor = self.locate(kind, len(items), fingerprint, cursor)
+        return Page(items=tuple(items[offset : offset + self.page_size]), next_cursor=next_cursor)

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio.to_thread
 import mcp_types as types
@@ -50,11 +50,11 @@ from .changes import ChangeFeed, ConnectionTracker
 from .convert import (
     to_mcp_completion,
     to_mcp_get_prompt_result,
-    to_mcp_prompt,
     to_mcp_resource,
     to_mcp_resource_contents,
 )
 from .errors import ErrorShaper, guarded
+from .listing import PromptPages
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
 from .revisions import is_modern, supports
 from .sdk_seam import add_middleware
@@ -143,6 +143,7 @@ class PromptServer(Server[ChangeFeed]):
         self.resource_provider = resources
         self.read_file = read_file
         self.paginator = Paginator(page_size)
+        self._prompt_pages = PromptPages(self.paginator)
         self.max_argument_bytes = max_argument_bytes
         self._render_hook = render
         self._complete_hook = complete
@@ -160,7 +161,8 @@ class PromptServer(Server[ChangeFeed]):
             instructions=instructions,
             cache_hints=(cache or CachePolicy()).hints(),
             lifespan=_feed_of,
-            on_list_prompts=guarded("prompts/list", self._list_prompts),
+            # The SDK takes a wire dict from any handler, though its signature names the model.
+            on_list_prompts=cast(Any, guarded("prompts/list", self._list_prompts)),
             on_get_prompt=guarded("prompts/get", self._get_prompt),
             on_completion=guarded("completion/complete", self._complete),
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
@@ -216,13 +218,10 @@ class PromptServer(Server[ChangeFeed]):
             raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
         return spec
 
-    async def _list_prompts(self, ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        snapshot = self.registry.snapshot()
+    async def _list_prompts(self, ctx: Context, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        # Pages are built once per snapshot and revision (`listing`); the SDK shapes the dict for the wire.
         cursor = params.cursor if params is not None else None
-        page = self.paginator.page("prompts", snapshot.prompts, snapshot.fingerprint, cursor)
-        return types.ListPromptsResult(
-            prompts=[to_mcp_prompt(spec, ctx.protocol_version) for spec in page.items], next_cursor=page.next_cursor
-        )
+        return self._prompt_pages.page(self.registry.snapshot(), ctx.protocol_version, cursor)
 
     async def _render(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt:
         if self._render_hook is not None:
