@@ -344,7 +344,8 @@ def prompts_from_notebook(
         for name in part.published.prompts:
             by_prompt.setdefault(name, []).append(part)
     prompts: list[PromptSpec] = []
-    published: dict[int, PublishedCell] = {}
+    # Each cell as first found, and the names it ends up publishing: one copy per cell, made at the end.
+    published: dict[int, tuple[PublishedCell, list[str]]] = {}
     for name, parts in by_prompt.items():
         if not is_valid_name(name):
             warn(
@@ -354,12 +355,13 @@ def prompts_from_notebook(
             continue
         prompts.append(_build_prompt(name, parts, origin=origin, root=root, warn=warn))
         for part in parts:
-            cell = published.get(part.number, replace(part.published, prompts=()))
-            published[part.number] = replace(cell, prompts=(*cell.prompts, name))
+            published.setdefault(part.number, (part.published, []))[1].append(name)
     return NotebookPrompts(
         prompts=tuple(prompts),
         warnings=tuple(dict.fromkeys(found)),
-        cells=tuple(published[number] for number in sorted(published)),
+        cells=tuple(
+            replace(cell, prompts=tuple(names)) for cell, names in (published[number] for number in sorted(published))
+        ),
     )
 
 

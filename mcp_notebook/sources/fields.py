@@ -53,6 +53,8 @@ _ANNOTATION_KEYS = frozenset({"audience", "priority", "lastModified"})
 
 
 def _unknown_keys(value: Mapping[str, Any], known: frozenset[str], where: str, warn: Warn) -> None:
+    if known.issuperset(value):  # the common case, checked without building anything
+        return
     extra = sorted(str(key) for key in value if key not in known)
     if extra:
         warn(f"{where}: unknown keys {', '.join(extra)} ignored (known: {', '.join(sorted(known))})")
