@@ -5,7 +5,9 @@ publishes a new snapshot, so it is built once and served from a small cache
 after that. Entries are plain dicts in the shape `convert.to_mcp_prompt` would
 dump (the SDK validates and shapes every result for the request's revision
 anyway), which skips building a pydantic model per prompt and argument, the
-largest share of a listing's cost. Cursors are decoded on every request by
+largest share of a listing's cost; the parts `convert` derives (an argument's
+default told in words and in `_meta`) come from its own helpers, so both
+agree. Cursors are decoded on every request by
 the `Paginator`, so they stay exactly as valid or invalid as without a cache.
 """
 
@@ -16,7 +18,7 @@ from typing import Any
 
 from ..models import PromptArgument, PromptSpec
 from ..registry import RegistrySnapshot
-from .convert import to_mcp_icon
+from .convert import _argument_defaults_meta, _described_default, to_mcp_icon
 from .paging import Paginator
 from .revisions import supports
 
@@ -31,8 +33,9 @@ def _argument_entry(argument: PromptArgument, with_title: bool) -> dict[str, Any
     entry: dict[str, Any] = {"name": argument.name}
     if with_title and argument.title is not None:
         entry["title"] = argument.title
-    if argument.description is not None:
-        entry["description"] = argument.description
+    description = _described_default(argument.description, argument.default)
+    if description is not None:
+        entry["description"] = description
     entry["required"] = argument.required
     return entry
 
@@ -51,8 +54,9 @@ def prompt_entry(spec: PromptSpec, revision: str) -> dict[str, Any]:
         entry["icons"] = [
             to_mcp_icon(icon).model_dump(by_alias=True, mode="json", exclude_none=True) for icon in spec.icons
         ]
-    if spec.meta and supports(revision, "meta"):
-        entry["_meta"] = dict(spec.meta)
+    meta = _argument_defaults_meta(spec, revision)
+    if meta is not None:
+        entry["_meta"] = meta
     return entry
 
 
