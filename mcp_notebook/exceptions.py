@@ -7,8 +7,13 @@
     │   │   └── DeclinedArgumentsError      the user was asked for them and declined; .action
     │   ├── UnknownArgumentsError       .prompt, .unknown
     │   ├── InvalidCursorError          .cursor
-    │   └── ArgumentTooLargeError       .prompt, .argument, .size, .limit
+    │   ├── ArgumentTooLargeError       .prompt, .argument, .size, .limit
+    │   ├── UnknownMagicError           the `magic` prompt asked for a magic the kernel lacks; .name, .suggestions
+    │   └── InvalidMagicArgumentError   a value a live magic does not accept (nothing ran); .prompt, .argument
+    ├── AmbiguousPromptError        a bare prompt name several servers offer; .name, .candidates
+    ├── PromptCellError             a `%%prompt` first line that cannot be understood
     ├── PromptExecutionError        a prompt that runs something (a live magic) failed; -32603 with its message; .prompt
+    │   └── MagicExecutionError         a live magic failed or ran past its limit; .magic
     ├── NotebookFormatError         a notebook that cannot be read or breaks the format; .path
     ├── ResourceError               a resource that cannot be read; .uri
     │   ├── PathOutsideRootError        a path that escapes the served root; .path
@@ -28,22 +33,27 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
+    "AmbiguousPromptError",
     "ArgumentTooLargeError",
     "ConfigError",
     "DeclinedArgumentsError",
     "EmbeddedFileArgumentError",
     "InvalidCursorError",
+    "InvalidMagicArgumentError",
     "MCPNotebookError",
+    "MagicExecutionError",
     "MissingArgumentsError",
     "NotebookFormatError",
     "PathOutsideRootError",
     "PathRefusedError",
+    "PromptCellError",
     "PromptError",
     "PromptExecutionError",
     "ResourceError",
     "ServerConnectionError",
     "ServerError",
     "UnknownArgumentsError",
+    "UnknownMagicError",
     "UnknownPromptError",
 ]
 
@@ -221,6 +231,53 @@ class EmbeddedFileArgumentError(PromptError, ResourceError):
 
     def data(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "path": self.path}
+
+
+class UnknownMagicError(PromptError):
+    """The `magic` prompt was asked for a magic this kernel does not have (-32602)."""
+
+    def __init__(self, name: str, suggestions: Sequence[str] = (), prompt: str = "magic") -> None:
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        self.prompt = prompt
+        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"this kernel has no magic {name!r}{hint}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "magic": self.name, "suggestions": list(self.suggestions)}
+
+
+class InvalidMagicArgumentError(PromptError):
+    """An argument value a live magic does not accept (JSON-RPC -32602); nothing ran."""
+
+    def __init__(self, prompt: str, argument: str, message: str) -> None:
+        self.prompt = prompt
+        self.argument = argument
+        super().__init__(f"{prompt}: argument {argument!r} {message}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "argument": self.argument}
+
+
+class AmbiguousPromptError(MCPNotebookError):
+    """A bare prompt name that several servers offer."""
+
+    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+        self.name = name
+        self.candidates = tuple(candidates)
+        super().__init__(f"Prompt {name!r} is offered by several servers; name one: {', '.join(self.candidates)}")
+
+
+class PromptCellError(MCPNotebookError):
+    """A `%%prompt` line that cannot be understood (the magic shows it as a usage error)."""
+
+
+class MagicExecutionError(PromptExecutionError):
+    """A live magic failed, or could not run in time; clients get its message (JSON-RPC -32603)."""
+
+    def __init__(self, magic: str, message: str, prompt: str | None = None) -> None:
+        self.magic = magic
+        super().__init__(prompt or magic, f"{magic} failed: {message}")
 
 
 def _shown(text: str, limit: int = 200) -> str:

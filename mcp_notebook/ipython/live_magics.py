@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from IPython.utils.capture import capture_output
 
-from ..exceptions import PromptExecutionError
+from ..exceptions import MagicExecutionError
 from ..sources.magics import CapturedOutput, MagicInvocation
 
 __all__ = ["LiveMagicCall", "MagicExecutionError", "MainThreadScheduler", "create_kernel_scheduler", "run_magic"]
@@ -43,14 +43,6 @@ T = TypeVar("T")
 
 Post = Callable[[Callable[[], None]], None]
 """Queues a callable onto the kernel's main thread; must be safe to call from any thread."""
-
-
-class MagicExecutionError(PromptExecutionError):
-    """A live magic failed, or could not run in time; clients get its message (JSON-RPC -32603)."""
-
-    def __init__(self, magic: str, message: str, prompt: str | None = None) -> None:
-        self.magic = magic
-        super().__init__(prompt or magic, f"{magic} failed: {message}")
 
 
 class MainThreadScheduler:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ServerConfig, load_server_configs
-from ..exceptions import ConfigError, MCPNotebookError, UnknownPromptError
+from ..exceptions import AmbiguousPromptError, ConfigError, MCPNotebookError, UnknownPromptError
 from ..models import PromptSpec
 from ..naming import suggest_names
 
@@ -50,15 +50,6 @@ async def on_input_required(request: InputRequest) -> Mapping[str, Any] | None:
     request, so one swapped in later (widget forms) applies to open connections too.
     """
     return await input_handler(request)
-
-
-class AmbiguousPromptError(MCPNotebookError):
-    """A bare prompt name that several servers offer."""
-
-    def __init__(self, name: str, candidates: Sequence[str]) -> None:
-        self.name = name
-        self.candidates = tuple(candidates)
-        super().__init__(f"Prompt {name!r} is offered by several servers; name one: {', '.join(self.candidates)}")
 
 
 class ServerPool:

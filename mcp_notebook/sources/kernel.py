@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from ..exceptions import MCPNotebookError
+from ..exceptions import PromptCellError
 from ..models import MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
 from ..naming import is_valid_name
 from ..registry import PromptRegistry
@@ -64,10 +64,6 @@ _ARGUMENT_SPEC = re.compile(
 )
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>.+?)\s*#*\s*$", re.MULTILINE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-
-
-class PromptCellError(MCPNotebookError):
-    """A `%%prompt` line that cannot be understood (the magic shows it as a usage error)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,9 +32,9 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from ..exceptions import PromptError
+from ..exceptions import InvalidMagicArgumentError
 
 if TYPE_CHECKING:
     from .magics import MagicInfo, MagicOption
@@ -59,18 +59,6 @@ MAX_LINE = 4096  # characters of one line magic's argument; a body may be longer
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _BODY_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # a body keeps \t, \n and \r
 _BUILTIN_MODULES = ("IPython.", "ipykernel.")
-
-
-class InvalidMagicArgumentError(PromptError):
-    """An argument value a live magic does not accept (JSON-RPC -32602); nothing ran."""
-
-    def __init__(self, prompt: str, argument: str, message: str) -> None:
-        self.prompt = prompt
-        self.argument = argument
-        super().__init__(f"{prompt}: argument {argument!r} {message}")
-
-    def data(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "argument": self.argument}
 
 
 @dataclass(frozen=True, slots=True)

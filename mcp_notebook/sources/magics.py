@@ -37,9 +37,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
 
-from ..exceptions import PromptError
+from ..exceptions import UnknownMagicError
 from ..models import PromptMessage, PromptSpec, RenderedPrompt, TextContent
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
@@ -257,19 +256,6 @@ def render_magic_documentation(
     return _documentation(info, invocation, spec, None)
 
 
-class UnknownMagicError(PromptError):
-    """The `magic` prompt was asked for a magic this kernel does not have (-32602)."""
-
-    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
-        self.name = name
-        self.suggestions = tuple(suggestions)
-        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
-        super().__init__(f"this kernel has no magic {name!r}{hint}")
-
-    def data(self) -> dict[str, Any]:
-        return {"prompt": GENERIC_PROMPT, "magic": self.name, "suggestions": list(self.suggestions)}
-
-
 @dataclass(frozen=True, slots=True)
 class _Catalog:
     key: tuple[tuple[str, str, int], ...]
@@ -379,7 +365,7 @@ class MagicPromptSource:
             wanted = typed.strip().lstrip("%")
             # A name is short: anything longer gets no suggestions, and costs nothing to compare.
             close = difflib.get_close_matches(wanted, keys, n=3) if len(wanted) <= 64 else []
-            raise UnknownMagicError(typed[:64], close)
+            raise UnknownMagicError(typed[:64], close, prompt=GENERIC_PROMPT)
         line = values.get("line", "").strip()
         body = values.get("body", "") if info.kind == "cell" else None
         invocation = MagicInvocation(name=info.name, kind=info.kind, line=line, body=body)
