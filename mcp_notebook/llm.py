@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, Self
 
 from .models import (
     AudioContent,
@@ -47,7 +47,7 @@ class Conversation(RenderedPrompt):
     """A rendered prompt that converts itself to the message lists of LLM SDKs."""
 
     @classmethod
-    def of(cls, rendered: RenderedPrompt) -> Conversation:
+    def of(cls, rendered: RenderedPrompt) -> Self:
         return cls(**{f.name: getattr(rendered, f.name) for f in fields(RenderedPrompt)})
 
     def to_openai(self) -> list[dict[str, Any]]:

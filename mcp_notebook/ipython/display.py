@@ -18,11 +18,11 @@ import html
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from ..config import ServerConfig
-from ..llm import Conversation, to_anthropic_messages, to_openai_messages
+from ..llm import Conversation
 from ..models import (
     AudioContent,
     ContentBlock,
@@ -52,21 +52,7 @@ _TEXT_PREVIEW = 4000
 class PromptConversation(Conversation):
     """A rendered prompt that displays as a conversation and converts to LLM message formats."""
 
-    @classmethod
-    def of(cls, rendered: RenderedPrompt) -> PromptConversation:
-        return cls(**{f.name: getattr(rendered, f.name) for f in fields(RenderedPrompt)})
-
-    def to_openai(self) -> list[dict[str, Any]]:
-        """The messages in OpenAI chat-completions form (see `mcp_notebook.llm.to_openai_messages`)."""
-        return to_openai_messages(self)
-
-    def to_anthropic(self) -> list[dict[str, Any]]:
-        """The messages in Anthropic Messages API form (see `mcp_notebook.llm.to_anthropic_messages`)."""
-        return to_anthropic_messages(self)
-
-    def to_dicts(self) -> list[dict[str, Any]]:
-        """The messages as plain dictionaries (role and content fields)."""
-        return [{"role": m.role, "content": _plain(asdict(m.content))} for m in self.messages]
+    # `of`, `to_openai`, `to_anthropic` and `to_dicts` are Conversation's: the API and the magics give one object.
 
     def __repr__(self) -> str:
         return conversation_text(self)
@@ -76,10 +62,6 @@ class PromptConversation(Conversation):
 
     def _repr_markdown_(self) -> str:
         return conversation_markdown(self)
-
-
-def _plain(value: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in value.items() if v is not None}
 
 
 def conversation_turns(rendered: RenderedPrompt) -> list[tuple[str, list[ContentBlock]]]:
