@@ -322,7 +322,7 @@ def run_render(args: argparse.Namespace) -> int:
     from .exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
     from .naming import suggest_names
     from .rendering import render_prompt
-    from .transcript import block_text
+    from .transcript import Layout, to_transcript
 
     items: list[str] = list(args.items)
     values: dict[str, str] = {}
@@ -353,10 +353,9 @@ def run_render(args: argparse.Namespace) -> int:
     except MCPNotebookError as error:
         _say(str(error))
         return EXIT_USAGE
-    if rendered.description:
-        print(f"# {spec.name}: {rendered.description}\n")
-    for message in rendered.messages:
-        print(f"## {message.role}\n\n{block_text(message.content)}\n")
+    layout = Layout(blocks="text", sections="message", headings="always", heading="markdown-as-sent", title="markdown")
+    if text := to_transcript(rendered, layout):
+        print(text, end="\n\n")
     return 0
 
 

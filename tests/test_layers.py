@@ -50,9 +50,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("IPython", ("ipython",)),
 )
 RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
-# What the editor bridge may use of mcp_notebook: the model, the client and its configuration, kernel discovery.
+# What the editor bridge may use of mcp_notebook: the model, the client and its configuration, kernel discovery,
+# and the transcript that writes a rendered prompt out as every front end does.
 BRIDGE_MAY_IMPORT = frozenset(
-    {"mcp_notebook", "models", "exceptions", "naming", "client", "config", "discovery"},
+    {"mcp_notebook", "models", "exceptions", "naming", "client", "config", "discovery", "transcript"},
 )
 
 SDK = frozenset({"mcp", "mcp_types", "pydantic"})

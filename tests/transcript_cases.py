@@ -16,6 +16,7 @@ from the code as it is; the golden tests compare against that file.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import sys
@@ -174,7 +175,9 @@ def cli_render_output(rendered: RenderedPrompt, folder: Path, monkeypatch: pytes
 
     import mcp_notebook.rendering
 
-    monkeypatch.setattr(mcp_notebook.rendering, "render_prompt", lambda *_args, **_kw: rendered)
+    # As the real rendering does, the result carries the prompt's own name.
+    named = dataclasses.replace(rendered, name="p")
+    monkeypatch.setattr(mcp_notebook.rendering, "render_prompt", lambda *_args, **_kw: named)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["render", str(folder), "p"]) == 0

@@ -32,7 +32,19 @@ from ..models import (
     RenderedPrompt,
     TextContent,
 )
-from ..transcript import block_text, data_size, describe_size
+from ..transcript import (
+    Layout,
+    clipped,
+    code_span,
+    data_size,
+    describe_size,
+    escape_markdown,
+    fence,
+    fence_language,
+    role_label,
+    to_transcript,
+    turns,
+)
 
 __all__ = [
     "PromptConversation",
@@ -66,30 +78,18 @@ class PromptConversation(Conversation):
 
 def conversation_turns(rendered: RenderedPrompt) -> list[tuple[str, list[ContentBlock]]]:
     """The messages as turns: consecutive messages of one role are one turn, in order."""
-    turns: list[tuple[str, list[ContentBlock]]] = []
-    for message in rendered.messages:
-        if turns and turns[-1][0] == message.role:
-            turns[-1][1].append(message.content)
-        else:
-            turns.append((message.role, [message.content]))
-    return turns
+    return turns(rendered.messages)
+
+
+# For terminals: the name, the count and the description, then each turn under its role, long texts cut.
+_TERMINAL = Layout(
+    blocks="text", sections="turn", headings="always", heading="bracketed", title="summary", clip=_TEXT_PREVIEW
+)
 
 
 def conversation_text(rendered: RenderedPrompt) -> str:
     """The conversation as plain text, one block per turn under its role, for terminals."""
-    title = rendered.name or "prompt"
-    lines = [f"{title}: {len(rendered.messages)} message{'s' if len(rendered.messages) != 1 else ''}"]
-    if rendered.description:
-        lines.append(rendered.description)
-    for role, blocks in conversation_turns(rendered):
-        lines.append("")
-        lines.append(f"[{role}]")
-        lines.append("\n\n".join(block_text(block, clip=_TEXT_PREVIEW) for block in blocks))
-    return "\n".join(lines)
-
-
-def _clip(text: str) -> str:
-    return block_text(TextContent(text=text), clip=_TEXT_PREVIEW)
+    return to_transcript(rendered, _TERMINAL)
 
 
 def _decoded_size(data: str) -> str:
@@ -103,13 +103,12 @@ _TURN_STYLES = {
     "assistant": ("var(--jp-success-color1, #388e3c)", "var(--jp-layout-color1, transparent)"),
 }
 _OTHER_STYLE = ("var(--jp-border-color1, #999)", "transparent")
-_ROLE_LABELS = {"user": "User", "assistant": "Assistant"}
 
 
 def _turn_open(role: str) -> str:
     accent, background = _TURN_STYLES.get(role, _OTHER_STYLE)
     indent = "2.5em" if role == "assistant" else "0"
-    label = html.escape(_ROLE_LABELS.get(role, role.capitalize()))
+    label = html.escape(role_label(role))
     return (
         f'<div class="mcp-turn mcp-turn-{html.escape(role)}" style="border: 1px solid var(--jp-border-color2, '
         f"transparent); border-left: 4px solid {accent}; background: {background}; border-radius: 4px; "
@@ -130,20 +129,16 @@ def conversation_markdown(rendered: RenderedPrompt) -> str:
     """
     parts: list[str] = []
     if rendered.name or rendered.description:
-        name = f"`{rendered.name}`" if rendered.name else ""
-        parts.append(" — ".join(x for x in (name, _escape_markdown(rendered.description or "")) if x))
+        name = code_span(rendered.name) if rendered.name else ""
+        parts.append(" — ".join(x for x in (name, escape_markdown(rendered.description or "")) if x))
     for role, blocks in conversation_turns(rendered):
         body = "\n\n".join(_block_markdown(block) for block in blocks)
         parts.append(f"{_turn_open(role)}\n\n{body}\n\n</div>")
     return "\n\n".join(parts) + "\n"
 
 
-def _escape_markdown(text: str) -> str:
-    return html.escape(text, quote=False).replace("*", "\\*").replace("_", "\\_")
-
-
 def _resource_head(uri: str, mime: str) -> str:
-    return f'<small style="opacity: 0.75">Resource</small> `{uri}` · {_escape_markdown(mime)}'
+    return f'<small style="opacity: 0.75">Resource</small> {code_span(uri)} · {escape_markdown(mime)}'
 
 
 def _file_name(uri: str) -> str:
@@ -162,7 +157,7 @@ def _block_markdown(block: ContentBlock) -> str:
         mime = block.mime_type or "unknown type"
         head = _resource_head(block.uri, mime)
         if block.text is not None:
-            return f"{head}\n\n{_fenced(_clip(block.text), mime)}"
+            return f"{head}\n\n{fence(clipped(block.text, _TEXT_PREVIEW), fence_language(block.mime_type))}"
         blob = block.blob or ""
         if mime.startswith("image/"):
             return f"{head}\n\n{_img(mime, blob)}"
@@ -172,7 +167,7 @@ def _block_markdown(block: ContentBlock) -> str:
     label = (block.title or block.name).replace("]", "\\]")
     extra = " · ".join(x for x in (block.mime_type, block.description) if x)
     link = f'<small style="opacity: 0.75">Link</small> [{label}](<{block.uri}>)'
-    return link + (f" ({_escape_markdown(extra)})" if extra else "")
+    return link + (f" ({escape_markdown(extra)})" if extra else "")
 
 
 def _download(uri: str, mime: str, blob: str) -> str:
@@ -194,22 +189,6 @@ def _img(mime_type: str, data: str) -> str:
 
 def _audio(mime_type: str, data: str) -> str:
     return f'<audio controls src="data:{html.escape(mime_type)};base64,{data}"></audio>'
-
-
-def _fenced(text: str, mime_type: str) -> str:
-    """A fenced code block that the text itself cannot close early."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    language = _FENCE_LANGUAGES.get(mime_type, mime_type.rpartition("/")[2].removeprefix("x-"))
-    return f"{fence}{language}\n{text}\n{fence}"
-
-
-_FENCE_LANGUAGES = {
-    "text/plain": "",
-    "text/markdown": "markdown",
-    "application/json": "json",
-    "text/x-python": "python",
-}
 
 
 def _table_html(headers: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "") -> str:

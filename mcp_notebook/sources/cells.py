@@ -12,7 +12,6 @@ cell leaves the rest of the notebook served.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ from typing import Any
 from ..models import ContentBlock, EmbeddedResource, MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
 from ..naming import is_valid_name
 from ..rendering import placeholders
+from ..transcript import fence
 from .fields import (
     KNOWN_FIELDS,
     PROMPT_FIELDS,
@@ -51,8 +51,6 @@ __all__ = [
 ]
 
 NOTEBOOK_META_KEY = "dev.mcp-notebook/notebook"
-
-_BACKTICK_RUN = re.compile(r"`{3,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +100,7 @@ def notebook_language(nb: Mapping[str, Any]) -> str | None:
 
 
 def _fenced(source: str, language: str | None) -> str:
-    # A fence longer than any backtick run inside, so code that holds ``` stays one block.
-    longest = max((len(run) for run in _BACKTICK_RUN.findall(source)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language or ''}\n{source.rstrip()}\n{fence}"
+    return fence(source.rstrip(), language)  # code that holds ``` stays one block
 
 
 def _cell_names(cell: Mapping[str, Any], where: str, warn: Callable[[str], None]) -> tuple[list[str], Role | None]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..models import ContentBlock, ImageContent, PromptMessage, PromptSpec, RenderedPrompt, TextContent
+from ..transcript import fence
 from .outputs import IMAGE_MIME_TYPES
 
 if TYPE_CHECKING:
@@ -73,7 +74,9 @@ def to_content_blocks(captured: CapturedOutput) -> tuple[ContentBlock, ...]:
 def to_live_result(spec: PromptSpec, invocation: MagicInvocation, captured: CapturedOutput) -> RenderedPrompt:
     """A live magic's answer: what ran, then its output."""
     blocks = to_content_blocks(captured)
-    intro = f"Ran in the kernel:\n\n```python\n{invocation.source}\n```"
+    # A line break after the source, inside the fence: an empty cell body shows as an empty line.
+    code = fence(invocation.source + "\n", "python")
+    intro = f"Ran in the kernel:\n\n{code}"
     if not blocks:
         intro += "\n\nIt printed nothing."
     messages = [PromptMessage(role="user", content=TextContent(text=intro))]

@@ -42,6 +42,7 @@ from ..exceptions import UnknownMagicError
 from ..models import PromptMessage, PromptSpec, RenderedPrompt, TextContent
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
+from ..transcript import fence
 from .live_policy import LivePolicy
 from .magic_invocation import ESCAPES, MagicInvocation, MagicKind, build_invocation, build_live_invocation
 from .magic_listing import (
@@ -240,7 +241,9 @@ def _documentation(info: MagicInfo, invocation: MagicInvocation, spec: PromptSpe
         parts.append(f"Usage:\n\n    {info.usage}")
     if info.doc:
         parts.append(info.doc)
-    parts.append(f"To run it, put this in a notebook cell:\n\n```python\n{invocation.source}\n```")
+    # A line break after the source, inside the fence: an empty cell body shows as an empty line.
+    code = fence(invocation.source + "\n", "python")
+    parts.append(f"To run it, put this in a notebook cell:\n\n{code}")
     if note:
         parts.append(note)
     text = "\n\n".join(parts)
