@@ -40,6 +40,7 @@ CLOSE_GRACE = 10.0
 """Seconds a graceful close may take before the connection is torn down."""
 
 _sdk_import_lock = threading.Lock()
+_tasks: set[Any] = set()  # the loop holds tasks weakly: connection tasks are held here until they end
 _in_connection_task: contextvars.ContextVar[bool] = contextvars.ContextVar("in_connection_task", default=False)
 
 
@@ -237,9 +238,6 @@ def _start_task(run: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> N
     task = asyncio.get_running_loop().create_task(run(), name=name, context=contextvars.Context())
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
-
-
-_tasks: set[Any] = set()  # the loop holds tasks weakly; these are held until they end
 
 
 @contextlib.asynccontextmanager
