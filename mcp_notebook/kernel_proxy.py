@@ -33,8 +33,9 @@ from .exceptions import ServerConnectionError
 
 if TYPE_CHECKING:
     import mcp_types as types
-    from mcp.shared._stream_protocols import ReadStream, WriteStream
     from mcp.shared.message import ClientMessageMetadata, SessionMessage
+
+    from .protocol.sdk_seam import ReadStream, WriteStream
 
 __all__ = ["add_connect_arguments", "find_kernel_connection", "main", "run_connect", "run_proxy"]
 
@@ -128,15 +129,15 @@ async def run_proxy(
     """Relay messages between a stdio client's streams and the kernel's HTTP server until the client leaves."""
     import anyio
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.message import SessionMessage
 
+    from .protocol.sdk_seam import create_http_client
     from .transports.stdio import RepliesToBadLines
 
     headers = _Headers()
     auth = {"Authorization": f"Bearer {connection.token}"} if connection.token else None
     async with (
-        create_mcp_http_client(headers=auth) as http,
+        create_http_client(headers=auth) as http,
         streamable_http_client(connection.url, http_client=http) as (server_read, server_write),
         anyio.create_task_group() as tasks,
     ):

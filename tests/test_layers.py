@@ -63,7 +63,7 @@ NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles"})
 # The Jupyter Server extension alone imports the Jupyter server (its configuration is traitlets, as IPython's is).
 JUPYTER_SERVER = frozenset({"jupyter_server", "tornado"})
 # Modules (relative to mcp_notebook/) of the edges allowed to import the SDK: the protocol seam and these.
-SDK_EDGES = ("transports/", "client.py", "kernel_proxy.py", "cli.py")
+SDK_EDGES = ("transports/", "client/", "kernel_proxy.py", "cli.py")
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 LOGIC_MAY_IMPORT = STDLIB | {"jupyter_core"}
 

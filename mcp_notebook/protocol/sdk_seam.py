@@ -9,16 +9,16 @@ Touchpoints (where used: why):
 
 * `mcp.shared._context_streams` (transports/pipes.py): the streams the SDK's
   serving loop restores each sender's context from;
-* `mcp.shared._stream_protocols` (transports/pipes.py, stdio.py): the
+* `mcp.shared._stream_protocols` (transports/pipes.py, stdio.py, kernel_proxy.py): the
   read/write stream types `Server.run` takes;
-* `mcp.shared._httpx_utils` (client.py, kernel_proxy.py): an HTTP client with
+* `mcp.shared._httpx_utils` (client/transport_choice.py, kernel_proxy.py): an HTTP client with
   the SDK transports' timeouts (`create_http_client`);
 * `ServerSession._connection` (protocol/changes.py, errors.py): the only
   handle on when a handshake connection ends (`connection_of`) and on whether
   it is past `initialize` (`initialize_accepted`);
 * `Server.middleware`, provisional (protocol/server.py): shaping errors and
   results around every handler (`add_middleware`);
-* the SDK's "timed out" message (client.py): telling a request timeout from
+* the SDK's "timed out" message (client/failures.py): telling a request timeout from
   other -32001 errors (`is_request_timeout`);
 * pydantic's `json_invalid` error type (transports/stdio.py): telling
   unparsable lines from invalid messages on the SDK's own stdio transport
