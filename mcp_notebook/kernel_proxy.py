@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,8 @@ __all__ = ["add_connect_arguments", "find_kernel_connection", "main", "run_conne
 log = logging.getLogger(__name__)
 
 _VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+# How long the proxy holds a client's next messages while the server answers its handshake.
+_HANDSHAKE_WAIT = 30.0
 
 
 def find_kernel_connection(
@@ -73,6 +75,7 @@ class _Headers:
     def __init__(self) -> None:
         self.negotiated: str | None = None
         self.initialize_ids: set[types.RequestId] = set()
+        self.answered: Callable[[], None] | None = None  # called when a handshake's reply arrives
 
     def for_message(self, message: types.JSONRPCMessage) -> ClientMessageMetadata | None:
         import mcp_types as types
@@ -114,11 +117,14 @@ class _Headers:
     def on_reply(self, message: types.JSONRPCMessage) -> None:
         import mcp_types as types
 
-        if isinstance(message, types.JSONRPCResponse) and message.id in self.initialize_ids:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id in self.initialize_ids:
             self.initialize_ids.discard(message.id)
-            version = message.result.get("protocolVersion") if isinstance(message.result, dict) else None
+            result = message.result if isinstance(message, types.JSONRPCResponse) else None
+            version = result.get("protocolVersion") if isinstance(result, dict) else None
             if isinstance(version, str):
                 self.negotiated = version
+            if self.answered is not None:
+                self.answered()
 
 
 async def run_proxy(
@@ -128,6 +134,7 @@ async def run_proxy(
 ) -> None:
     """Relay messages between a stdio client's streams and the kernel's HTTP server until the client leaves."""
     import anyio
+    import mcp_types as types
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.message import SessionMessage
 
@@ -154,7 +161,17 @@ async def run_proxy(
         async for item in RepliesToBadLines(client_read, client_write):  # unreadable lines are answered there
             if isinstance(item, Exception):
                 continue
+            answered = anyio.Event()
+            handshake = isinstance(item.message, types.JSONRPCRequest) and item.message.method == "initialize"
+            if handshake:
+                headers.answered = answered.set
             await server_write.send(SessionMessage(item.message, metadata=headers.for_message(item.message)))
+            if handshake:
+                # The HTTP transport posts every message on its own, and only the handshake's reply
+                # carries the session id: a client that pipes its next requests at once (allowed on
+                # stdio, where order is enough) would have them reach the server without one.
+                with anyio.move_on_after(_HANDSHAKE_WAIT):
+                    await answered.wait()
         tasks.cancel_scope.cancel()  # stdin closed: the client is gone
 
 

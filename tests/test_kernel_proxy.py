@@ -10,7 +10,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from mcp import Client, MCPError, StdioServerParameters
@@ -165,3 +167,104 @@ def test_the_public_surface_is_pinned() -> None:
         "run_connect",
         "run_proxy",
     ]
+
+
+class _SlowHandshakeServer:
+    """A Streamable HTTP server whose handshake reply is slow, and which refuses requests without its session id.
+
+    Holding the `initialize` reply is the server's latency, not the test's synchronisation: a proxy
+    that waits for the handshake passes whatever the delay, one that does not gets its next
+    requests refused while the reply is held.
+    """
+
+    session = "s-1"
+
+    def __init__(self) -> None:
+        self.without_session: list[str] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        if scope["method"] != "POST":
+            await self._reply(send, 405, None)
+            return
+        message = json.loads(body)
+        headers = dict(scope["headers"])
+        if message.get("method") == "initialize":
+            await anyio.sleep(0.5)
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"prompts": {}},
+                "serverInfo": {"name": "slow", "version": "0"},
+            }
+            await self._reply(send, 200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        elif headers.get(b"mcp-session-id") != self.session.encode():
+            self.without_session.append(message.get("method", "?"))
+            await self._reply(
+                send,
+                400,
+                {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32600, "message": "no session"}},
+            )
+        elif "id" not in message:
+            await self._reply(send, 202, None)
+        else:
+            await self._reply(send, 200, {"jsonrpc": "2.0", "id": message["id"], "result": {"messages": []}})
+
+    async def _reply(self, send: Any, status: int, payload: dict[str, Any] | None) -> None:
+        headers = [(b"mcp-session-id", self.session.encode())]
+        if payload is not None:
+            headers.append((b"content-type", b"application/json"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": json.dumps(payload).encode() if payload else b""})
+
+
+async def test_requests_piped_behind_the_handshake_wait_for_its_reply() -> None:
+    import socket
+
+    import uvicorn
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
+
+    from mcp_notebook.discovery import KernelConnection
+    from mcp_notebook.kernel_proxy import run_proxy
+
+    app = _SlowHandshakeServer()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()  # connections queue here until uvicorn accepts them
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    connection = KernelConnection(f"http://127.0.0.1:{port}/mcp", None, "k" * 32, None, os.getpid(), 0.0, "")
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    piped = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "p"}},
+    ]
+    to_proxy, client_read = anyio.create_memory_object_stream[SessionMessage | Exception](len(piped))
+    client_write, from_proxy = anyio.create_memory_object_stream[SessionMessage](10)
+    for message in piped:  # all written at once, as a client piping its requests does
+        to_proxy.send_nowait(SessionMessage(jsonrpc_message_adapter.validate_python(message)))
+    replies: dict[Any, Any] = {}
+    with anyio.fail_after(DEADLINE):
+        async with to_proxy, client_read, client_write, from_proxy, anyio.create_task_group() as tasks:
+            tasks.start_soon(server.serve, [listener])
+            tasks.start_soon(run_proxy, connection, client_read, client_write)
+            async for item in from_proxy:
+                replies[getattr(item.message, "id", None)] = item.message
+                if 2 in replies:
+                    break
+            await to_proxy.aclose()
+            server.should_exit = True
+    assert app.without_session == []
+    assert isinstance(replies[1], JSONRPCResponse)
+    assert isinstance(replies[2], JSONRPCResponse) and not isinstance(replies[2], JSONRPCRequest)
