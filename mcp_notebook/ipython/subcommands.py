@@ -17,9 +17,12 @@ import argparse
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from IPython.core.error import UsageError
+
+if TYPE_CHECKING:
+    from .magics import MCPMagics
 
 __all__ = [
     "HELP_WIDTH",
@@ -109,7 +112,7 @@ class Subcommand:
     name: str
     summary: str
     parser: Callable[[], SubcommandParser]
-    run: Callable[[Any, list[str]], Any]
+    run: Callable[[MCPMagics, list[str]], Any]
 
 
 # -- talking to MCP servers ------------------------------------------------------------------------
