@@ -23,7 +23,7 @@ from mcp_notebook import exceptions
 INTERNAL = {
     "mcp_notebook.cli.UsageProblem": "the CLI's own usage errors, printed as one line and exit code 2",
     "mcp_notebook.runtime._Interrupted": "Ctrl-C carried across the runtime thread, re-raised as KeyboardInterrupt",
-    "mcp_notebook.ipython.magics._HelpShown": "argparse printed the help; the magic returns",
+    "mcp_notebook.ipython.subcommands._HelpShown": "argparse printed the help; the subcommand returns",
     "mcp_notebook.sources.sandbox.FileRefusal": "why a file read was refused; the folder source words it per case",
     "mcp_notebook.protocol.screening.UnreadableMessage": "not a request; answered with its JSON-RPC code",
 }

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..models import PromptSpec
 from .completion_line import MagicLine, quoted, read_magic_line
-from .magics import DELEGATED_SUBCOMMANDS
+from .magics import SUBCOMMANDS
 from .namespace import is_user_variable
 
 if TYPE_CHECKING:
@@ -53,8 +53,8 @@ _VALUES_FRESH = 10.0
 _FAILURE_FRESH = 5.0  # a server that failed is not asked again (or restarted) on every key
 _MAX_OFFERS = 100
 _PROMPT_OPTIONS = ("--title", "--description", "--role", "--arg", "--ask", "--optional", "--append")
-_OPTION_CHOICES = {"--mode": ("auto", "legacy", "2026-07-28"), "--role": ("user", "assistant")}
-_PATH_OPTIONS = ("--config", "--cwd")
+_PROMPT_ROLES = ("user", "assistant")
+_PATH_OPTIONS = ("--config", "--cwd", "--notebook")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +196,9 @@ class MCPCompleter:
         if subcommand is None:
             return _starting(line.word, self._subcommands(), "subcommand")
         previous = line.words[-1] if line.words else ""
-        if previous in _OPTION_CHOICES and len(line.words) > 1:
-            return _starting(line.word, _OPTION_CHOICES[previous], "value")
+        choices = self._choices(subcommand, previous)
+        if choices and len(line.words) > 1:
+            return _starting(line.word, choices, "value")
         if previous in _PATH_OPTIONS and len(line.words) > 1:
             return [Offer(quoted(p, line.fragment), "path") for p in _paths(line.word)]
         if line.word.startswith("-"):
@@ -220,14 +221,24 @@ class MCPCompleter:
         return []
 
     def _subcommands(self) -> list[str]:
-        return [*self.magics._parsers, *DELEGATED_SUBCOMMANDS]
+        return list(SUBCOMMANDS)
 
     def _options(self, subcommand: str) -> list[str]:
-        parser = self.magics._parsers.get(subcommand)
+        parser = self.magics.parsers.get(subcommand)
         if parser is None:
-            return ["--help"]
+            return []
         options = [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
         return sorted(options, key=lambda s: s == "--help")  # the subcommand's own options first
+
+    def _choices(self, subcommand: str, option: str) -> list[str]:
+        """The values an option of the subcommand's parser accepts (`--mode auto|legacy|…`), if it names them."""
+        parser = self.magics.parsers.get(subcommand)
+        if parser is None or not option.startswith("-"):
+            return []
+        for action in parser._actions:
+            if option in action.option_strings and action.choices is not None:
+                return [str(choice) for choice in action.choices]
+        return []
 
     def _servers(self) -> list[str]:
         try:
@@ -240,7 +251,7 @@ class MCPCompleter:
     def _prompt_line(self, line: MagicLine) -> list[Offer]:
         previous = line.words[-1] if line.words else ""
         if previous == "--role":
-            return _starting(line.word, _OPTION_CHOICES["--role"], "value")
+            return _starting(line.word, _PROMPT_ROLES, "value")
         if line.word.startswith("-"):
             return _starting(line.word, _PROMPT_OPTIONS, "option")
         return []

@@ -21,6 +21,7 @@ from typing import Any
 from ..models import RenderedPrompt
 from .completion import MCPCompleter
 from .display import conversation_markdown, conversation_text
+from .loaded import WARM_UP_THREAD, forget_pool, loaded_pool, remember_pool, wait_for_sdk_warm_up
 from .magics import MCPMagics
 from .servers import ServerPool
 
@@ -28,7 +29,6 @@ __all__ = ["load", "loaded_pool", "unload", "wait_for_sdk_warm_up"]
 
 _KERNEL_SERVER = "mcp_notebook.ipython.kernel_server"
 _WIDGETS = "mcp_notebook.ipython.widgets"
-_WARM_UP_THREAD = "mcp-notebook-warm-up"
 
 
 @dataclass(eq=False)
@@ -42,12 +42,6 @@ class _Loaded:
 _loaded: dict[int, _Loaded] = {}
 
 
-def loaded_pool(shell: Any) -> ServerPool | None:
-    """The servers of `shell`'s `%mcp`, while the extension is loaded (for widget forms and pickers)."""
-    state = _loaded.get(id(shell))
-    return state.pool if state is not None else None
-
-
 def load(shell: Any) -> None:
     """Register `%mcp`, `%%prompt` and the conversation display on `shell`."""
     if id(shell) in _loaded:
@@ -57,13 +51,14 @@ def load(shell: Any) -> None:
     shell.register_magics(magics)
     state = _Loaded(magics=magics, pool=pool)
     _loaded[id(shell)] = state
+    remember_pool(shell, pool)
     shell.register_magic_function(_prompt_cell_magic(shell), magic_kind="cell", magic_name="prompt")
     _register_formatters(shell, state)
     _register_completer(shell, state)
 
     def on_first_cell_done(*_: Any) -> None:
         _unregister_event(shell, "post_run_cell", on_first_cell_done)
-        state.warm_up = threading.Thread(target=_warm_up, name=_WARM_UP_THREAD, daemon=True)
+        state.warm_up = threading.Thread(target=_warm_up, name=WARM_UP_THREAD, daemon=True)
         state.warm_up.start()
 
     shell.events.register("post_run_cell", on_first_cell_done)
@@ -75,6 +70,7 @@ def unload(shell: Any) -> None:
     state = _loaded.pop(id(shell), None)
     if state is None:
         return
+    forget_pool(shell)
     state.pool.close()
     # Only what was used needs undoing; importing these modules here would cost.
     if _KERNEL_SERVER in sys.modules:
@@ -152,14 +148,3 @@ def _warm_up() -> None:
 
     with contextlib.suppress(Exception):  # a broken install shows up on first real use, with a proper message
         import_sdk()
-
-
-def wait_for_sdk_warm_up(timeout: float = 60.0) -> None:
-    """Let the background import of the SDK finish before importing more of it on this thread.
-
-    The SDK's client and server packages import each other; the same modules
-    imported from two threads at once can come out half-initialised.
-    """
-    for thread in threading.enumerate():
-        if thread.name == _WARM_UP_THREAD and thread is not threading.current_thread():
-            thread.join(timeout)

@@ -53,9 +53,9 @@ from ..sources.magics import (
     to_live_result,
 )
 from .client_config import format_client_config
-from .extension import wait_for_sdk_warm_up
 from .kernel_endpoint import HttpEndpoint, start_endpoint, start_watch
 from .live_magics import LiveMagicCall, MagicExecutionError, MainThreadScheduler, create_kernel_scheduler
+from .loaded import wait_for_sdk_warm_up
 from .namespace import NamespaceSnapshot, NamespaceWatcher
 
 if TYPE_CHECKING:

@@ -10,15 +10,13 @@ kernel's main thread.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import inspect
-import shlex
 import sys
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
@@ -28,6 +26,7 @@ from ..registry import PromptRegistry
 from ..sources.kernel import KernelPromptSource, PromptCellError, parse_prompt_cell
 from .kernel_host import LIVE_MAGIC_TIMEOUT, KernelPromptState, KernelServer, ServeOptions
 from .live_magics import MainThreadScheduler
+from .subcommands import serve_parser, stop_parser, unpublish_parser
 
 __all__ = [
     "KernelPromptState",
@@ -97,35 +96,26 @@ def unload_kernel_server(shell: Any) -> None:
 # --- the %mcp subcommands and %%prompt ------------------------------------------------------------------------------
 
 
-class _CommandParser(argparse.ArgumentParser):
-    """argparse for magic subcommands: errors become `UsageError`, never an exit."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise UsageError(message or self.format_usage())
-
-
-def _serve_parser() -> _CommandParser:
-    parser = _CommandParser(prog="%mcp serve", add_help=False, allow_abbrev=False)
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--no-token", action="store_true")
-    parser.add_argument("--live", action="append", default=[])
-    parser.add_argument("--notebook")
-    parser.add_argument("--stdio-proxy", action="store_true")
-    parser.add_argument("--all-magics", action="store_true")
-    parser.add_argument("--live-timeout", type=float, default=LIVE_MAGIC_TIMEOUT)
-    return parser
-
-
 def parse_serve_options(argv: Sequence[str]) -> ServeOptions:
     """`%mcp serve [--port N] [--no-token] [--live MAGIC,...] [--notebook PATH] [--stdio-proxy] …` as options."""
-    options = _serve_parser().parse_args(list(argv))
+    options = _read_serve_options(argv)
+    if options is None:
+        raise UsageError("%mcp serve: --help asks for the help, not for options")
+    return options
+
+
+def _read_serve_options(argv: Sequence[str]) -> ServeOptions | None:
+    """The options of `%mcp serve`; None when `argv` asked for `--help` (then printed)."""
+    parser = serve_parser()
+    options = parser.parse(argv)
+    if options is None:
+        return None
+    if options.live_timeout is None:
+        options.live_timeout = LIVE_MAGIC_TIMEOUT
     if not 0 <= options.port <= 65535:
-        raise UsageError(f"%mcp serve: --port {options.port} is not a port number")
+        parser.error(f"--port {options.port} is not a port number")
     if not 0 < options.live_timeout <= 86400:
-        raise UsageError(f"%mcp serve: --live-timeout {options.live_timeout:g} is not a number of seconds (0 to 86400)")
+        parser.error(f"--live-timeout {options.live_timeout:g} is not a number of seconds (0 to 86400)")
     live = tuple(dict.fromkeys(m.strip() for group in options.live for m in group.split(",") if m.strip()))
     return ServeOptions(
         port=options.port,
@@ -139,40 +129,14 @@ def parse_serve_options(argv: Sequence[str]) -> ServeOptions:
 
 
 def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadScheduler | None = None) -> None:
-    """Serve this kernel's prompts to MCP clients, and print how to connect them.
+    """`%mcp serve`: serve this kernel's prompts to MCP clients, and print how to connect them.
 
-        %mcp serve [--port N] [--no-token] [--live MAGIC,...] [--live-timeout S]
-                   [--all-magics] [--notebook PATH] [--stdio-proxy]
-
-    Serves the `%%prompt` cells, the notebook this kernel belongs to (found
-    through jupyter-server, or --notebook PATH; reloaded on save) and the
-    magics (documentation only): the `magic` prompt, whose `name` completes
-    every magic, and a few common ones as `magic.<name>` (--all-magics: one
-    prompt per magic). Over Streamable HTTP on 127.0.0.1 (a random free port
-    unless --port). Clients must send a random bearer token, kept in the
-    connection file (never printed: outputs are saved in the notebook);
-    --no-token: none, so any local process may connect. The connection file,
-    in the Jupyter runtime directory, lets editors and `mcp-notebook connect`
-    find this kernel.
-
-    --live %who,%whos lets clients *run* those magics (on this kernel, between
-    cells, with arguments checked against what each magic accepts); no magic
-    runs unless named here. Magics that read (%who, %whos, %history, %pwd,
-    %env, %pinfo) are safe to allow. Magics that run code (%timeit, %time,
-    %run, %%bash, %pip, %%writefile, and any extension's magic) let every
-    client holding the token run arbitrary code in this kernel: allow them
-    only if you would type what the model sends. Other magics (%cd, %reset,
-    %config, …) are refused. A live magic may take --live-timeout seconds
-    (default 60), then it is interrupted; so is one you interrupt.
-    --stdio-proxy prints configurations that start `mcp-notebook connect`
-    instead of naming the URL (for clients that only speak stdio).
-
-    Examples::
-
-        %mcp serve
-        %mcp serve --live %who,%whos --port 8765
+    `%mcp serve --help` (see `subcommands.serve_parser`) tells the user what
+    is served, to whom, and what `--live` allows.
     """
-    options = parse_serve_options(argv)
+    options = _read_serve_options(argv)
+    if options is None:
+        return
     state = kernel_prompt_state(shell)
     if state.server is not None:
         raise UsageError(f"%mcp serve: already serving at {state.server.url}; run %mcp stop first")
@@ -186,14 +150,12 @@ def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadSched
 
 
 def stop_command(shell: Any, argv: Sequence[str] = ()) -> None:
-    """Stop serving this kernel's prompts: the port closes and the connection file is removed.
-
-        %mcp stop
+    """`%mcp stop`: stop serving this kernel's prompts; the port closes and the connection file is removed.
 
     The `%%prompt` prompts stay defined for the next `%mcp serve`.
     """
-    if argv:
-        raise UsageError(f"%mcp stop takes no arguments, not {shlex.join(argv)!r}")
+    if stop_parser().parse(argv) is None:
+        return
     state = kernel_prompt_state(shell)
     if state.server is None:
         print("The kernel's MCP server is not running.")
@@ -205,20 +167,19 @@ def stop_command(shell: Any, argv: Sequence[str] = ()) -> None:
 
 
 def unpublish_command(shell: Any, argv: Sequence[str]) -> None:
-    """Withdraw prompts defined by `%%prompt` cells; connected clients hear of it at once.
-
-    %mcp unpublish NAME [NAME ...]
-    """
-    if not argv:
-        raise UsageError("%mcp unpublish NAME: name the prompt to withdraw")
+    """`%mcp unpublish NAME [NAME ...]`: withdraw `%%prompt` prompts; connected clients hear of it at once."""
+    options = unpublish_parser().parse(argv)
+    if options is None:
+        return
+    names: list[str] = options.names
     cells = kernel_prompt_state(shell).cells
-    unknown = [name for name in argv if name not in cells.names()]
+    unknown = [name for name in names if name not in cells.names()]
     if unknown:
         known = ", ".join(cells.names()) or "none"
         raise UsageError(f"%mcp unpublish: no %%prompt prompt named {', '.join(unknown)} (defined: {known})")
-    for name in argv:
+    for name in names:
         cells.unpublish(name)
-    print(f"Unpublished {', '.join(argv)}.")
+    print(f"Unpublished {', '.join(names)}.")
 
 
 @magics_class

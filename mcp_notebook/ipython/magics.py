@@ -1,150 +1,37 @@
 """The `%mcp` line magic: MCP servers' prompts in IPython.
 
-One magic with subcommands (`servers`, `connect`, `disconnect`, `prompts`,
-`get`, `complete`, `help`); each has an argparse parser, so `%mcp SUB --help`
-prints real help, and `%mcp?` prints the overview with examples. Errors of
-the product become `UsageError`s that say what to do; Ctrl-C cancels the
-request in flight.
+One magic with subcommands, each a `Subcommand` of the table `SUBCOMMANDS`:
+its parser gives `%mcp SUB --help` (the same as `%mcp help SUB`), its run
+function does the work. Talking to servers (`servers`, `connect`,
+`disconnect`, `prompts`, `get`, `complete`) happens here; the widgets
+(`form`, `picker`) and serving this kernel (`serve`, `stop`, `unpublish`)
+are imported on first use, keeping `%load_ext` light. `%mcp?` prints the
+overview with examples. Errors of the product become `UsageError`s that say
+what to do; Ctrl-C cancels the request in flight.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import inspect
 import os
-import textwrap
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
-from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..config import ServerConfig
 from ..exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
 from ..models import PromptArgument, PromptSpec
 from ..naming import suggest_names
+from . import subcommands as parsers
 from .arguments import parse_arguments, split_line
 from .display import PromptConversation, PromptTable, ServerRow, ServerTable
 from .servers import ServerPool
+from .subcommands import Subcommand, SubcommandParser
 
-__all__ = ["DELEGATED_SUBCOMMANDS", "MCPMagics"]
-
-# Subcommands other parts of the product implement, imported on first use to keep `%load_ext` light:
-# name -> (module, function(shell, argv), one-line help).
-DELEGATED_SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
-    "serve": ("mcp_notebook.ipython.kernel_server", "serve_command", "serve this kernel's prompts over MCP"),
-    "stop": ("mcp_notebook.ipython.kernel_server", "stop_command", "stop serving this kernel's prompts"),
-    "unpublish": ("mcp_notebook.ipython.kernel_server", "unpublish_command", "withdraw a %%prompt prompt"),
-    "form": ("mcp_notebook.ipython.widgets", "form_command", "fill in a prompt's arguments in a form"),
-    "picker": ("mcp_notebook.ipython.widgets", "picker_command", "browse the prompts of connected servers"),
-}
-
-
-class _HelpShown(Exception):
-    """`--help` printed the help; nothing else to do."""
-
-
-class _SubcommandParser(MagicArgumentParser):
-    def __init__(self, name: str, description: str, examples: Sequence[str]) -> None:
-        epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
-        super().__init__(  # type: ignore[no-untyped-call]
-            prog=f"%mcp {name}",
-            description=textwrap.fill(description, width=88),
-            epilog=epilog,
-            add_help=True,
-            # Plain argparse layout for --help (IPython's formatter writes reST for docstrings).
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}\n{self.format_usage().strip()}\n({self.prog} --help explains)")
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise _HelpShown
-
-
-def _parsers() -> dict[str, _SubcommandParser]:
-    parsers: dict[str, _SubcommandParser] = {}
-
-    def add(name: str, description: str, *examples: str) -> _SubcommandParser:
-        parsers[name] = _SubcommandParser(name, description, examples)
-        return parsers[name]
-
-    p = add(
-        "servers",
-        "List the MCP servers %mcp knows: from your MCP configuration files (Claude Desktop, Cursor, "
-        "VS Code .vscode/mcp.json, .mcp.json, mcp.json, $MCP_NOTEBOOK_CONFIG) and from %mcp connect.",
-        "%mcp servers",
-        "%mcp servers --config ~/my-mcp.json",
-    )
-    p.add_argument("--config", metavar="PATH", action="append", default=[], help="also read this configuration file")
-    p.add_argument("--reload", action="store_true", help="read the configuration files again")
-
-    p = add(
-        "connect",
-        "Connect to an MCP server: one from your configuration by NAME, a URL (Streamable HTTP), or a "
-        "command after -- (stdio). The server stays connected until %mcp disconnect.",
-        "%mcp connect docs",
-        "%mcp connect docs -- uvx some-mcp-server --flag",
-        '%mcp connect remote https://host/mcp --header "Authorization: Bearer $TOKEN"',
-    )
-    p.add_argument("name", help="the name to use for the server (%%mcp get NAME:PROMPT)")
-    p.add_argument("target", nargs="*", help="a URL, or (after --) the command and its arguments")
-    p.add_argument("--header", action="append", default=[], metavar='"KEY: VALUE"', help="an HTTP header")
-    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="an environment variable")
-    p.add_argument("--cwd", help="working directory of a stdio server")
-    p.add_argument("--mode", default="auto", choices=["auto", "legacy", "2026-07-28"], help="protocol era")
-
-    p = add(
-        "disconnect",
-        "Close a server's connection (a stdio server process is stopped); all servers without NAME.",
-        "%mcp disconnect docs",
-        "%mcp disconnect",
-    )
-    p.add_argument("name", nargs="?", help="the server to disconnect (default: all)")
-
-    p = add(
-        "prompts",
-        "List the prompts of the given servers (default: every known server, connecting as needed).",
-        "%mcp prompts",
-        "%mcp prompts docs",
-        "table = %mcp prompts docs",
-    )
-    p.add_argument("servers", nargs="*", help="server names")
-    p.add_argument("--refresh", action="store_true", help="ask the servers again instead of using the cache")
-
-    add(
-        "get",
-        "Render a prompt and show it as a conversation; the result is a PromptConversation (a RenderedPrompt "
-        "with .to_openai() and .to_anthropic()). Address prompts as SERVER:PROMPT, or by bare name when only "
-        "one server has it. Arguments are NAME=VALUE; quote values with spaces; NAME=@var passes a variable "
-        "(a DataFrame becomes a Markdown table; nothing is evaluated); NAME=@file:path passes a file's text; "
-        "NAME=@@x is the literal @x.",
-        "%mcp get docs:code_review code=@my_code language=python",
-        '%mcp get docs:summarize text="a few words" style=short',
-        "msgs = %mcp get docs:code_review code=@file:app.py",
-        "msgs.to_openai()",
-    ).add_argument("reference", metavar="SERVER:PROMPT", nargs="?")
-
-    p = add(
-        "complete",
-        "Ask the server for values of one argument of a prompt (completion/complete), given what is typed "
-        "so far and, optionally, the arguments already chosen.",
-        "%mcp complete docs:code_review language py",
-        "%mcp complete docs:code_review language '' code=@my_code",
-    )
-    p.add_argument("reference", metavar="SERVER:PROMPT")
-    p.add_argument("argument", help="the argument to complete")
-    p.add_argument("prefix", nargs="?", default="", help="what is typed so far")
-    p.add_argument("context", nargs="*", metavar="NAME=VALUE", help="arguments already chosen")
-
-    add("help", "Show help: the overview, or one subcommand's.", "%mcp help", "%mcp help get").add_argument(
-        "subcommand", nargs="?"
-    )
-    return parsers
+__all__ = ["SUBCOMMANDS", "MCPMagics"]
 
 
 @magics_class
@@ -154,14 +41,15 @@ class MCPMagics(Magics):
     def __init__(self, shell: Any, pool: ServerPool | None = None) -> None:
         super().__init__(shell)
         self.pool = pool if pool is not None else ServerPool()
-        self._parsers = _parsers()
+        # Built once: parsing is the only use on a line, and Tab completion reads their options.
+        self.parsers: dict[str, SubcommandParser] = {name: sub.parser() for name, sub in SUBCOMMANDS.items()}
 
     @magic_arguments()  # type: ignore[no-untyped-call, untyped-decorator]
     @argument(  # type: ignore[no-untyped-call, untyped-decorator]
         "subcommand",
         nargs="?",
         help="servers | connect | disconnect | prompts | get | complete | form | picker | help"
-        " (and serve | stop | unpublish to publish this kernel's own prompts)",
+        " | serve | stop | unpublish (%%mcp help lists them)",
     )
     @argument("arguments", nargs="*", help="see %%mcp SUBCOMMAND --help")  # type: ignore[no-untyped-call, untyped-decorator]
     @line_magic
@@ -182,6 +70,7 @@ class MCPMagics(Magics):
           %mcp complete docs:code_review language py   suggestions for an argument
           %mcp form docs:code_review                   fill the arguments in a form (%mcp picker: browse)
           %mcp disconnect [SERVER]                     close connections
+          %mcp serve                                   serve this kernel's %%prompt cells (%mcp stop)
           %mcp SUBCOMMAND --help                       details and more examples
 
         Tab completes subcommands, SERVER:PROMPT, argument names and the values the
@@ -189,41 +78,30 @@ class MCPMagics(Magics):
         """
         words = split_line(line)
         name, argv = (words[0], words[1:]) if words else ("help", [])
-        try:
-            return self._dispatch(name, argv)
-        except _HelpShown:
+        subcommand = SUBCOMMANDS.get(name)
+        if subcommand is None:
+            hint = suggest_names(name, list(SUBCOMMANDS))
+            raise UsageError(
+                f"%mcp has no subcommand {name!r}{f'; did you mean {hint[0]}?' if hint else ''} "
+                f"(subcommands: {', '.join(SUBCOMMANDS)}; %mcp? explains)"
+            )
+        if argv[:1] in (["-h"], ["--help"]):
+            # Answered here, so that asking for help never imports what runs the subcommand.
+            self.parsers[name].print_help()
             return None
+        try:
+            return subcommand.run(self, argv)
         except (UnknownPromptError, MissingArgumentsError, UnknownArgumentsError):
             raise  # already turned into UsageError where the context is known
         except MCPNotebookError as error:
             raise UsageError(str(error)) from None
 
-    def _dispatch(self, name: str, argv: list[str]) -> Any:
-        handlers: dict[str, Callable[[list[str]], Any]] = {
-            "servers": self._servers,
-            "connect": self._connect,
-            "disconnect": self._disconnect,
-            "prompts": self._prompts,
-            "get": self._get,
-            "complete": self._complete,
-            "help": self._help,
-        }
-        if name in handlers:
-            return handlers[name](argv)
-        if name in DELEGATED_SUBCOMMANDS:
-            module, function, _ = DELEGATED_SUBCOMMANDS[name]
-            return getattr(importlib.import_module(module), function)(self.shell, argv)
-        known = [*handlers, *DELEGATED_SUBCOMMANDS]
-        hint = suggest_names(name, known)
-        raise UsageError(
-            f"%mcp has no subcommand {name!r}{f'; did you mean {hint[0]}?' if hint else ''} "
-            f"(subcommands: {', '.join(known)}; %mcp? explains)"
-        )
-
     # -- subcommands --------------------------------------------------------------------------------
 
-    def _servers(self, argv: list[str]) -> ServerTable:
-        options = self._parsers["servers"].parse_args(argv)
+    def _servers(self, argv: list[str]) -> ServerTable | None:
+        options = self.parsers["servers"].parse(argv)
+        if options is None:
+            return None
         for path in options.config:
             self.pool.add_config_file(Path(path))
         if options.reload:
@@ -238,7 +116,9 @@ class MCPMagics(Magics):
         return ServerTable(rows=rows, notes=notes)
 
     def _connect(self, argv: list[str]) -> None:
-        options = self._parsers["connect"].parse_args(argv)
+        options = self.parsers["connect"].parse(argv)
+        if options is None:
+            return None
         headers = dict(_split_pair(h, ":", "--header", '"KEY: VALUE"') for h in options.header)
         env = dict(_split_pair(e, "=", "--env", "KEY=VALUE") for e in options.env)
         if options.target:
@@ -266,7 +146,9 @@ class MCPMagics(Magics):
         print(f"Connected to {config.name}{title} over {config.transport}, protocol {client.protocol_version}.")
 
     def _disconnect(self, argv: list[str]) -> None:
-        options = self._parsers["disconnect"].parse_args(argv)
+        options = self.parsers["disconnect"].parse(argv)
+        if options is None:
+            return None
         if options.name is not None and options.name not in self.pool.connections():
             raise UsageError(
                 f"{options.name!r} is not connected (connected: {', '.join(self.pool.connected()) or 'none'})"
@@ -274,8 +156,10 @@ class MCPMagics(Magics):
         closed = self.pool.disconnect(options.name)
         print(f"Disconnected {', '.join(closed)}." if closed else "Nothing was connected.")
 
-    def _prompts(self, argv: list[str]) -> PromptTable:
-        options = self._parsers["prompts"].parse_args(argv)
+    def _prompts(self, argv: list[str]) -> PromptTable | None:
+        options = self.parsers["prompts"].parse(argv)
+        if options is None:
+            return None
         names = options.servers or sorted(self.pool.configs())
         for name in names:
             self.pool.config(name)
@@ -291,8 +175,10 @@ class MCPMagics(Magics):
         return PromptTable(listings=listings, errors=errors)
 
     def _get(self, argv: list[str]) -> PromptConversation | None:
-        if not argv or argv[0] in ("-h", "--help") or "--help" in argv:
-            self._parsers["get"].print_help()
+        # The words after the prompt are NAME=VALUE, read by parse_arguments (argparse would take a value
+        # such as -1 for an option); the parser only writes the help.
+        if self.parsers["get"].asks_for_help(argv):
+            self.parsers["get"].print_help()
             return None
         reference, *tokens = argv
         arguments = parse_arguments(tokens, self._namespace(), cwd=Path(os.getcwd()))
@@ -304,7 +190,9 @@ class MCPMagics(Magics):
         return PromptConversation.of(rendered)
 
     def _complete(self, argv: list[str]) -> None:
-        options = self._parsers["complete"].parse_args(argv)
+        options = self.parsers["complete"].parse(argv)
+        if options is None:
+            return None
         context = parse_arguments(options.context, self._namespace(), cwd=Path(os.getcwd()))
         connection, spec = self._resolve(options.reference)
         if spec.argument(options.argument) is None:
@@ -321,16 +209,17 @@ class MCPMagics(Magics):
             print(f"… and {more if more > 0 else 'more'} more")
 
     def _help(self, argv: list[str]) -> None:
-        options = self._parsers["help"].parse_args(argv)
+        options = self.parsers["help"].parse(argv)
+        if options is None:
+            return
         if options.subcommand is None:
             # magic_arguments prefixes the usage with a reST "::" line, meant for %mcp?; drop it here.
             print(inspect.cleandoc(self.mcp.__doc__ or "").removeprefix("::").strip())
-        elif options.subcommand in self._parsers:
-            self._parsers[options.subcommand].print_help()
-        elif options.subcommand in DELEGATED_SUBCOMMANDS:
-            module, function, summary = DELEGATED_SUBCOMMANDS[options.subcommand]
-            print(f"%mcp {options.subcommand}: {summary}\n")
-            print(inspect.cleandoc(getattr(importlib.import_module(module), function).__doc__ or ""))
+            width = max(map(len, SUBCOMMANDS))
+            print("\nsubcommands:")
+            print("\n".join(f"  {name:<{width}}  {sub.summary}" for name, sub in SUBCOMMANDS.items()))
+        elif options.subcommand in self.parsers:
+            self.parsers[options.subcommand].print_help()
         else:
             raise UsageError(f"no subcommand {options.subcommand!r}; %mcp help lists them")
 
@@ -370,3 +259,57 @@ def _optional_note(arg: PromptArgument) -> str:
     if arg.required:
         return ""
     return " (optional)" if arg.default is None else f" (optional, default: {arg.default!r})"
+
+
+# -- the subcommands other modules implement, imported on first use -----------------------------------
+
+
+def _serve(magics: MCPMagics, argv: list[str]) -> Any:
+    from .kernel_server import serve_command
+
+    return serve_command(magics.shell, argv)
+
+
+def _stop(magics: MCPMagics, argv: list[str]) -> Any:
+    from .kernel_server import stop_command
+
+    return stop_command(magics.shell, argv)
+
+
+def _unpublish(magics: MCPMagics, argv: list[str]) -> Any:
+    from .kernel_server import unpublish_command
+
+    return unpublish_command(magics.shell, argv)
+
+
+def _form(magics: MCPMagics, argv: list[str]) -> Any:
+    from .widgets import form_command
+
+    return form_command(magics.shell, argv)
+
+
+def _picker(magics: MCPMagics, argv: list[str]) -> Any:
+    from .widgets import picker_command
+
+    return picker_command(magics.shell, argv)
+
+
+def _table(*entries: Subcommand) -> dict[str, Subcommand]:
+    return {entry.name: entry for entry in entries}
+
+
+# Every %mcp subcommand, in the order %mcp help and Tab list them.
+SUBCOMMANDS: dict[str, Subcommand] = _table(
+    Subcommand("servers", "the MCP servers %mcp knows", parsers.servers_parser, MCPMagics._servers),
+    Subcommand("connect", "connect to a server by name, URL or command", parsers.connect_parser, MCPMagics._connect),
+    Subcommand("disconnect", "close connections", parsers.disconnect_parser, MCPMagics._disconnect),
+    Subcommand("prompts", "the prompts of servers, as a table", parsers.prompts_parser, MCPMagics._prompts),
+    Subcommand("get", "render a prompt as a conversation", parsers.get_parser, MCPMagics._get),
+    Subcommand("complete", "suggestions for a prompt's argument", parsers.complete_parser, MCPMagics._complete),
+    Subcommand("help", "the overview, or one subcommand's help", parsers.help_parser, MCPMagics._help),
+    Subcommand("serve", "serve this kernel's prompts over MCP", parsers.serve_parser, _serve),
+    Subcommand("stop", "stop serving this kernel's prompts", parsers.stop_parser, _stop),
+    Subcommand("unpublish", "withdraw a %%prompt prompt", parsers.unpublish_parser, _unpublish),
+    Subcommand("form", "fill in a prompt's arguments in a form", parsers.form_parser, _form),
+    Subcommand("picker", "browse the prompts of connected servers", parsers.picker_parser, _picker),
+)

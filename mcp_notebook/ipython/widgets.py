@@ -18,7 +18,6 @@ thread is never waited on and stays free to run live magics.
 
 from __future__ import annotations
 
-import argparse
 import builtins
 import dataclasses
 import os
@@ -27,7 +26,7 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -39,12 +38,13 @@ from ..runtime import BackgroundRuntime
 from . import servers
 from .arguments import parse_arguments
 from .display import PromptConversation, conversation_markdown, conversation_text
-from .extension import loaded_pool
 from .forms import PromptForm, PromptPicker, create_form_input_handler
 from .forms.prompt_form import CodeWriter
 from .forms.terminal import ask_arguments, describe_prompts
+from .loaded import loaded_pool
 from .namespace import is_user_variable
 from .servers import ServerPool
+from .subcommands import form_parser, picker_parser
 
 if TYPE_CHECKING:
     from .kernel_host import KernelServer
@@ -243,14 +243,6 @@ def _serving_kernel(shell: Any) -> KernelServer | None:
 # -- the subcommands -------------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog=prog, add_help=False)
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}\n{self.format_usage().strip()}")
-
-
 def _pool(shell: Any) -> ServerPool:
     pool = loaded_pool(shell)
     if pool is None:
@@ -283,24 +275,14 @@ def _prefilled(spec: PromptSpec, tokens: Sequence[str]) -> dict[str, str]:
 
 
 def form_command(shell: Any, argv: Sequence[str], *, ask: Ask | None = None) -> PromptForm | Any:
-    """Fill in a prompt's arguments in a form, with the server's suggestions, and render it.
+    """`%mcp form SERVER:PROMPT [NAME=VALUE ...]`: a prompt's arguments in a form, or asked in a terminal.
 
-    %mcp form SERVER:PROMPT [NAME=VALUE ...]
-
-    Each argument gets a field (required ones marked, descriptions as help);
-    suggestions from the server appear as you type; NAME=@variable takes a
-    variable of this session, as with %mcp get. Render shows the conversation
-    in the form and keeps it as `form.result`; "Copy as code" shows the
-    equivalent %mcp get line. NAME=VALUE words fill fields in advance.
-
-      %mcp form docs:code_review
-      %mcp form docs:code_review language=python code=@my_code
-      form = %mcp form docs:code_review      # later: form.result.to_openai() … form.result
-
-    In a terminal (no widgets) the arguments are asked one by one instead.
+    The user's help is `%mcp form --help` (`subcommands.form_parser`).
     """
-    if not argv or argv[0] in ("-h", "--help"):
-        print(form_command.__doc__)
+    parser = form_parser()
+    # The words after the prompt are NAME=VALUE, read by _prefilled (argparse would take -1 for an option).
+    if parser.asks_for_help(argv):
+        parser.print_help()
         return None
     reference, *tokens = argv
     pool = _pool(shell)
@@ -338,29 +320,12 @@ def _render_in_terminal(
 
 
 def picker_command(shell: Any, argv: Sequence[str]) -> PromptPicker | None:
-    """Browse the prompts of every connected server, search them, and open one in a form.
+    """`%mcp picker [--all] [SEARCH ...]`: browse, search and open prompts; printed as a listing in a terminal.
 
-    %mcp picker [--all] [SEARCH ...]
-
-    Prompts are grouped by server and filtered by name, title and description
-    as you type; choosing one opens its form underneath. The list follows the
-    servers' changes by itself. --all includes every configured server
-    (connecting to each), not only the connected ones. While this kernel
-    serves its own prompts (%mcp serve), they come first, as "this kernel".
-
-      %mcp picker
-      %mcp picker review
-      %mcp picker --all
-
-    In a terminal (no widgets) the listing is printed instead.
+    The user's help is `%mcp picker --help` (`subcommands.picker_parser`).
     """
-    parser = _Parser("%mcp picker")
-    parser.add_argument("--all", action="store_true")
-    parser.add_argument("-h", "--help", action="store_true")
-    parser.add_argument("search", nargs="*")
-    options = parser.parse_args(list(argv))
-    if options.help:
-        print(picker_command.__doc__)
+    options = picker_parser().parse(argv)
+    if options is None:
         return None
     pool = _pool(shell)
     names = sorted(pool.configs()) if options.all else sorted(pool.connected())
