@@ -214,7 +214,9 @@ class MCPMagics(Magics):
             return
         if options.subcommand is None:
             # magic_arguments prefixes the usage with a reST "::" line, meant for %mcp?; drop it here.
-            print(inspect.cleandoc(self.mcp.__doc__ or "").removeprefix("::").strip())
+            # The "positional arguments" block (for %mcp?) would repeat the list of subcommands below.
+            overview = inspect.cleandoc(self.mcp.__doc__ or "").removeprefix("::")
+            print(overview.split("\npositional arguments:")[0].strip())
             width = max(map(len, SUBCOMMANDS))
             print("\nsubcommands:")
             print("\n".join(f"  {name:<{width}}  {sub.summary}" for name, sub in SUBCOMMANDS.items()))
