@@ -154,7 +154,7 @@ def create_app(
     report = on_indexed or print_summary
 
     async def index() -> None:
-        await anyio.to_thread.run_sync(source.scan)
+        await anyio.to_thread.run_sync(source.first_scan)
         snapshot = registry.snapshot()
         count, notebooks = len(snapshot.prompts), len(source.notebooks)
         lines = [

@@ -8,7 +8,6 @@ and the notebook sources are imported inside the command that needs them.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import re
@@ -75,15 +74,7 @@ def _load(paths: Sequence[str], *, index_folder: Path | None = None) -> tuple[Pr
         source = NotebookFolderSource(list(paths), registry, index_folder=index_folder)
     except (FileNotFoundError, ValueError) as error:
         raise UsageProblem(str(error)) from None
-    # The first scan makes millions of objects and hardly a cycle: collecting during it only costs time
-    # (a fifth of it at 100,000 prompts). What it built lives as long as the process, so it is frozen
-    # out of later collections, which then stay short (no pauses of a second on a save).
-    gc.disable()
-    try:
-        source.scan()
-    finally:
-        gc.freeze()
-        gc.enable()
+    source.first_scan()
     return registry, source
 
 

@@ -8,15 +8,17 @@ imports the MCP SDK.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 __all__ = [
     "Annotations",
     "AudioContent",
     "CompletionResult",
     "ContentBlock",
+    "Deferred",
+    "DeferredParts",
     "EmbeddedResource",
     "Icon",
     "ImageContent",
@@ -32,6 +34,72 @@ __all__ = [
 ]
 
 Role = Literal["user", "assistant"]
+
+T = TypeVar("T")
+
+
+class DeferredParts(Protocol):
+    """What a `Deferred` reads its items from: numbered parts, each a tuple, made when first asked for."""
+
+    def part(self, position: int) -> tuple[Any, ...]: ...
+
+
+class Deferred(Sequence[T]):
+    """A tuple whose items are made on first use: part `position` of `parts`.
+
+    It compares, hashes, prints and pickles as that tuple, so a value object
+    holding one equals the same object built eagerly. Prompts taken from the
+    persistent index hold their messages this way: a start needs only what
+    `prompts/list` shows, the messages are read when a prompt is first asked for.
+    """
+
+    __slots__ = ("_parts", "_position")
+
+    def __init__(self, parts: DeferredParts, position: int) -> None:
+        self._parts = parts
+        self._position = position
+
+    def _items(self) -> tuple[T, ...]:
+        return self._parts.part(self._position)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        return self._items()[index]
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._items())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._items()
+
+    def __bool__(self) -> bool:
+        return bool(self._items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Deferred):
+            other = other._items()
+        return self._items() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._items())
+
+    def __add__(self, other: tuple[T, ...]) -> tuple[T, ...]:
+        return self._items() + tuple(other)
+
+    def __radd__(self, other: tuple[T, ...]) -> tuple[T, ...]:
+        return tuple(other) + self._items()
+
+    def __repr__(self) -> str:
+        return repr(self._items())
+
+    def __reduce__(self) -> tuple[type[tuple[T, ...]], tuple[tuple[T, ...]]]:
+        return tuple, (self._items(),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +214,8 @@ class PromptSpec:
     """A published prompt: what `prompts/list` shows and how `prompts/get` renders it.
 
     Prompts listed by a remote server have no `messages` (their templates live
-    on that server).
+    on that server). `messages` is a tuple, or a `Deferred` one that is read
+    when first used.
     """
 
     name: str
@@ -155,7 +224,7 @@ class PromptSpec:
     arguments: tuple[PromptArgument, ...] = ()
     icons: tuple[Icon, ...] = ()
     meta: Mapping[str, Any] | None = None
-    messages: tuple[MessageTemplate, ...] = ()
+    messages: Sequence[MessageTemplate] = ()
     # Where it came from: a notebook path, "kernel", "magic", or a server name.
     origin: str | None = None
     # For notebook prompts: the served root that file reads must stay inside.

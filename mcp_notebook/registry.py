@@ -78,7 +78,9 @@ class PromptRegistry:
         self._groups: dict[str, tuple[PromptSpec, ...]] = {}
         self._group_warnings: dict[str, tuple[str, ...]] = {}
         self._group_digests: dict[str, bytes] = {}
-        self._owners: dict[str, set[str]] = {}  # prompt name -> the keys of the groups that publish it
+        # Prompt name -> the key of the one group that publishes it, or the keys of several (a clash);
+        # a set only where one is needed, so a hundred thousand names cost a hundred thousand sets less.
+        self._owners: dict[str, str | set[str]] = {}
         self._clashing: set[str] = set()  # the names that several groups publish
         self._served: dict[str, tuple[PromptSpec, ...]] = {}  # each group as last published (clashes renamed)
         self._by_name: dict[str, PromptSpec] = {}  # the last snapshot's prompts by name, copied on change
@@ -100,8 +102,18 @@ class PromptRegistry:
     def remove_group(self, key: str) -> None:
         self.update({key: None})
 
-    def update(self, changes: Mapping[str, tuple[Sequence[PromptSpec], Sequence[str]] | None]) -> None:
-        """Apply several group changes at once, as one new snapshot (one notification)."""
+    def update(
+        self,
+        changes: Mapping[str, tuple[Sequence[PromptSpec], Sequence[str]] | None],
+        *,
+        digests: Mapping[str, bytes] | None = None,
+    ) -> None:
+        """Apply several group changes at once, as one new snapshot (one notification).
+
+        `digests` may tell a group's prompts by something cheaper than the prompts themselves
+        (a notebook's file bytes, digested when read): equal prompts must get equal digests, or
+        else a change is announced that changed nothing. Other groups are digested here.
+        """
         with self._lock:
             for key, change in changes.items():
                 self._forget_names(key)
@@ -114,7 +126,8 @@ class PromptRegistry:
                     self._own_names(key)
                     self._group_warnings[key] = tuple(change[1])
                     if self._groups[key]:  # a notebook without prompts changes nothing clients see
-                        self._group_digests[key] = digest_of(self._groups[key])
+                        given = digests.get(key) if digests is not None else None
+                        self._group_digests[key] = given if given is not None else digest_of(self._groups[key])
                     else:
                         self._group_digests.pop(key, None)
             old = self._snapshot
@@ -142,22 +155,36 @@ class PromptRegistry:
         return remove
 
     def _forget_names(self, key: str) -> None:
+        owners = self._owners
         for spec in self._groups.get(key, ()):
-            keys = self._owners.get(spec.name)
-            if keys is None or key not in keys:
+            name = spec.name
+            held = owners.get(name)
+            if held is None:
                 continue
-            keys.discard(key)
-            if not keys:
-                del self._owners[spec.name]
-            if len(keys) < 2:
-                self._clashing.discard(spec.name)
+            if isinstance(held, str):
+                if held == key:
+                    del owners[name]
+                continue
+            held.discard(key)
+            if len(held) < 2:
+                self._clashing.discard(name)
+                if held:
+                    owners[name] = next(iter(held))
+                else:
+                    del owners[name]
 
     def _own_names(self, key: str) -> None:
+        owners = self._owners
         for spec in self._groups[key]:
-            keys = self._owners.setdefault(spec.name, set())
-            keys.add(key)
-            if len(keys) > 1:
-                self._clashing.add(spec.name)
+            name = spec.name
+            held = owners.setdefault(name, key)
+            if held is key or held == key:
+                continue
+            if isinstance(held, str):
+                owners[name] = {held, key}
+            else:
+                held.add(key)
+            self._clashing.add(name)
 
     def _changed_by_name(self, served: Mapping[str, tuple[PromptSpec, ...]]) -> dict[str, PromptSpec]:
         """The last snapshot's names, copied (cheap: no Python-level loop) and changed only where groups did."""
@@ -182,7 +209,7 @@ class PromptRegistry:
         if self._clashing:
             owners = self._owners
             clashing = {name: sorted(owners[name]) for name in self._clashing}
-            renamed, clash_warnings = plan_renames(clashing, lambda name: len(owners.get(name, ())) == 1)
+            renamed, clash_warnings = plan_renames(clashing, lambda name: isinstance(owners.get(name), str))
             warnings.extend(clash_warnings)
             touched = {key for key, _ in renamed}
             groups = [

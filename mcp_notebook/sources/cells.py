@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..models import ContentBlock, EmbeddedResource, MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
 from ..naming import is_valid_name
@@ -72,7 +72,7 @@ class NotebookPrompts:
 
     prompts: tuple[PromptSpec, ...]
     warnings: tuple[str, ...] = ()
-    cells: tuple[PublishedCell, ...] = ()
+    cells: Sequence[PublishedCell] = ()  # a tuple, or a `Deferred` one when taken from the index
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +87,20 @@ class _CellPart:
     published: PublishedCell
 
 
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    # Parsed JSON holds plain dicts: tell them without the abstract-class machinery, which a large
+    # folder would otherwise go through a million times.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def notebook_language(nb: Mapping[str, Any]) -> str | None:
     """The notebook's language (for code fences): `kernelspec.language`, else `language_info.name`."""
     metadata = nb.get("metadata")
-    if not isinstance(metadata, Mapping):
+    if not _is_mapping(metadata):
         return None
     for section, key in (("kernelspec", "language"), ("language_info", "name")):
         block = metadata.get(section)
-        if isinstance(block, Mapping) and isinstance(block.get(key), str) and block[key]:
+        if _is_mapping(block) and isinstance(block.get(key), str) and block[key]:
             return str(block[key])
     return None
 
@@ -106,10 +112,10 @@ def _fenced(source: str, language: str | None) -> str:
 def _cell_names(cell: Mapping[str, Any], where: str, warn: Callable[[str], None]) -> tuple[list[str], Role | None]:
     """The prompts a cell names (metadata first, then tags) and the role its tags give."""
     metadata = cell.get("metadata")
-    metadata = metadata if isinstance(metadata, Mapping) else {}
+    metadata = metadata if _is_mapping(metadata) else {}
     names: list[str] = []
     mcp = metadata.get("mcp")
-    if isinstance(mcp, Mapping) and "prompt" in mcp:
+    if _is_mapping(mcp) and "prompt" in mcp:
         if isinstance(mcp["prompt"], str) and mcp["prompt"].strip():
             names.append(mcp["prompt"].strip())
         else:
@@ -141,7 +147,7 @@ def _cell_mime_type(cell: Mapping[str, Any], language: str | None) -> str:
     if kind == "code":
         return f"text/x-{language.lower()}" if language else "text/plain"
     metadata = cell.get("metadata")
-    if isinstance(metadata, Mapping):
+    if _is_mapping(metadata):
         for key in ("raw_mimetype", "format"):
             if isinstance(metadata.get(key), str) and "/" in metadata[key]:
                 return str(metadata[key])
@@ -162,8 +168,8 @@ def _cell_part(
     where = f"{origin}: cell {number}"
     names, tag_role = _cell_names(cell, where, warn)
     metadata = cell.get("metadata")
-    mcp = metadata.get("mcp") if isinstance(metadata, Mapping) else None
-    if mcp is not None and not isinstance(mcp, Mapping):
+    mcp = metadata.get("mcp") if _is_mapping(metadata) else None
+    if mcp is not None and not _is_mapping(mcp):
         warn(f"{where}: metadata.mcp must be an object, ignored")
         mcp = None
     fields: Mapping[str, Any] = mcp or {}
@@ -171,7 +177,7 @@ def _cell_part(
         if set(fields) - {"prompt"}:
             warn(f"{where}: has metadata.mcp fields but names no prompt (metadata.mcp.prompt or a prompt:NAME tag)")
         return None
-    unknown = sorted(str(k) for k in fields if k not in KNOWN_FIELDS)
+    unknown = [] if KNOWN_FIELDS.issuperset(fields) else sorted(str(k) for k in fields if k not in KNOWN_FIELDS)
     if unknown:
         warn(f"{where}: unknown metadata.mcp fields {', '.join(unknown)} ignored")
 
@@ -193,7 +199,7 @@ def _cell_part(
         text = source
         if source.strip():
             text_blocks.append(TextContent(text=source))
-        if kind == "markdown":
+        if kind == "markdown" and "attachment:" in source:  # no reference, no attachment to look at
             media = to_attachment_blocks(source, cell.get("attachments"), describe=where, warn=warn)
     elif kind == "code":
         if show_source and source.strip():
@@ -267,14 +273,42 @@ def _prompt_fields(name: str, parts: Sequence[_CellPart], origin: str, warn: Cal
     return chosen
 
 
+def _declared_arguments(
+    value: Any, where: str, warn: Callable[[str], None], memo: dict[str, tuple[PromptArgument, ...]]
+) -> tuple[PromptArgument, ...] | None:
+    """`to_arguments`, once per distinct declaration in a notebook: prompts often declare the same
+    arguments, and then share the very same objects. Only declarations without warnings are
+    remembered (a warning names its prompt)."""
+    try:
+        key = repr(value)  # JSON values: the same text, the same declaration (`true` and `1` differ)
+    except RecursionError:
+        key = None
+    if key is not None and key in memo:
+        return memo[key]
+    found: list[str] = []
+    arguments = to_arguments(value, where, found.append)
+    for warning in found:
+        warn(warning)
+    if key is not None and arguments is not None and not found:
+        memo[key] = arguments
+    return arguments
+
+
 def _build_prompt(
-    name: str, parts: Sequence[_CellPart], *, origin: str, root: str | None, warn: Callable[[str], None]
+    name: str,
+    parts: Sequence[_CellPart],
+    *,
+    origin: str,
+    root: str | None,
+    warn: Callable[[str], None],
+    memo: dict[str, tuple[PromptArgument, ...]],
+    shared_meta: Mapping[str, Any],
 ) -> PromptSpec:
     fields = _prompt_fields(name, parts, origin, warn)
     where = f"{origin}: prompt {name!r}"
     templates = tuple(t for part in parts for t in part.templates)
     used = placeholders("\n".join(_substituted_texts(templates)))
-    declared = to_arguments(fields["arguments"], where, warn) if "arguments" in fields else None
+    declared = _declared_arguments(fields["arguments"], where, warn, memo) if "arguments" in fields else None
     if declared is None:
         arguments = tuple(PromptArgument(name=placeholder) for placeholder in used)
     else:
@@ -283,10 +317,9 @@ def _build_prompt(
         for placeholder in used:
             if placeholder not in known:
                 warn(f"{where}: {{{{{placeholder}}}}} is not a declared argument, so it stays as written")
-    meta: dict[str, Any] = {}
+    meta: Mapping[str, Any] = shared_meta  # the notebook's own, shared by its prompts that add nothing to it
     if "_meta" in fields:
-        meta.update(to_meta(fields["_meta"], where, warn) or {})
-    meta[NOTEBOOK_META_KEY] = origin
+        meta = {**(to_meta(fields["_meta"], where, warn) or {}), NOTEBOOK_META_KEY: origin}
     title = to_text(fields.get("title"), "title", where, warn) if "title" in fields else None
     description = to_text(fields.get("description"), "description", where, warn) if "description" in fields else None
     return PromptSpec(
@@ -324,10 +357,10 @@ def prompts_from_notebook(
     if not isinstance(cells, list):
         return NotebookPrompts(prompts=(), warnings=(f"{origin}: the notebook has no list of cells",))
     language = language or notebook_language(nb)
-    with_ids = all(isinstance(cell, Mapping) and isinstance(cell.get("id"), str) and cell["id"] for cell in cells)
+    with_ids = all(_is_mapping(cell) and isinstance(cell.get("id"), str) and cell["id"] for cell in cells)
     by_prompt: dict[str, list[_CellPart]] = {}
     for number, cell in enumerate(cells, 1):
-        if not isinstance(cell, Mapping):
+        if not _is_mapping(cell):
             warn(f"{origin}: cell {number} is not a cell object, skipped")
             continue
         key = str(cell["id"]) if with_ids else str(number)
@@ -339,6 +372,8 @@ def prompts_from_notebook(
         for name in part.published.prompts:
             by_prompt.setdefault(name, []).append(part)
     prompts: list[PromptSpec] = []
+    memo: dict[str, tuple[PromptArgument, ...]] = {}
+    shared_meta = {NOTEBOOK_META_KEY: origin}
     # Each cell as first found, and the names it ends up publishing: one copy per cell, made at the end.
     published: dict[int, tuple[PublishedCell, list[str]]] = {}
     for name, parts in by_prompt.items():
@@ -348,14 +383,17 @@ def prompts_from_notebook(
                 "so that every client can show them as a slash command"
             )
             continue
-        prompts.append(_build_prompt(name, parts, origin=origin, root=root, warn=warn))
+        prompts.append(
+            _build_prompt(name, parts, origin=origin, root=root, warn=warn, memo=memo, shared_meta=shared_meta)
+        )
         for part in parts:
             published.setdefault(part.number, (part.published, []))[1].append(name)
     return NotebookPrompts(
         prompts=tuple(prompts),
         warnings=tuple(dict.fromkeys(found)),
         cells=tuple(
-            replace(cell, prompts=tuple(names)) for cell, names in (published[number] for number in sorted(published))
+            cell if cell.prompts == tuple(names) else replace(cell, prompts=tuple(names))
+            for cell, names in (published[number] for number in sorted(published))
         ),
     )
 

@@ -14,6 +14,9 @@ relative to the served folder, never where it is on the server.
 from __future__ import annotations
 
 import base64
+import functools
+import gc
+import hashlib
 import logging
 import mimetypes
 import os
@@ -21,11 +24,11 @@ import posixpath
 import stat
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 import anyio
 
@@ -36,9 +39,10 @@ from ..rendering import is_textual_mime_type
 from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts, PublishedCell, prompts_from_notebook
 from .embeds import EmbedRule, is_hidden_part
-from .index import NotebookIndex
+from .index import Entry, NotebookIndex, Stamp
 from .reader import parse_notebook
 from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
+from .stored import Interned, StoredBody, restore
 from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
 from .watch import watch_paths
 
@@ -57,6 +61,7 @@ class _NotebookState:
     loaded: NotebookPrompts | None  # the last good load
     error: str | None = None
     stamp: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) of the file that was loaded
+    digest: bytes | None = None  # of the bytes of that file: what the registry tells this group's prompts by
 
     def group(self) -> tuple[tuple[PromptSpec, ...], tuple[str, ...]]:
         prompts = self.loaded.prompts if self.loaded else ()
@@ -177,15 +182,22 @@ class NotebookFolderSource:
                     continue
             if _is_hidden(start.relative_to(folder).parts) or not start.is_dir():
                 continue
+            root = str(self._root)
             for dirpath, dirnames, filenames in os.walk(start):
                 dirnames[:] = sorted(d for d in dirnames if not _is_hidden([d]))
+                # Keys made from strings: pathlib per file is most of a large folder's walk.
+                folder_key = Path(os.path.relpath(dirpath, root)).as_posix()
+                prefix = "" if folder_key == "." else folder_key + "/"
                 for name in sorted(filenames):
                     if name.endswith(".ipynb") and not name.startswith("."):
-                        path = Path(dirpath, name)
-                        found[path.relative_to(self._root).as_posix()] = path
+                        found[prefix + name] = Path(dirpath, name)
         return found
 
     def _read_notebook(self, key: str) -> SandboxedFile:
+        try:  # no symlink on the way (the walk refuses any): the path is its own resolution
+            return read_inside(self._root, key, limit=MAX_NOTEBOOK_BYTES)
+        except FileRefusal:
+            pass  # resolved and read again below, which says why
         try:
             return read_inside(self._root, resolve_inside(self._root, key), limit=MAX_NOTEBOOK_BYTES)
         except FileRefusal as refusal:
@@ -197,28 +209,69 @@ class NotebookFolderSource:
                 reason = f"cannot be read: {refusal}"
             raise NotebookFormatError(key, reason) from None
 
-    def _indexed(self, key: str, path: Path) -> _NotebookState | None:
-        """The notebook as an earlier run loaded it, if its file is exactly the one it was loaded from."""
-        if self._index is None:
-            return None
+    def _look(self, key: str) -> Stamp | None:
+        """The identity of the file of notebook `key`, found as reading it would find it; None if it is refused."""
         try:
-            stamp = look_inside(self._root, resolve_inside(self._root, key))
+            return look_inside(self._root, key)  # no symlink on the way: the path is its own resolution
+        except FileRefusal:
+            pass
+        try:
+            return look_inside(self._root, resolve_inside(self._root, key))
         except FileRefusal:
             return None  # loading it says why
-        loaded = self._index.get(key, stamp)
-        if not isinstance(loaded, NotebookPrompts):
-            return None
-        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3])
 
-    def _load(self, key: str, path: Path, previous: _NotebookState | None) -> _NotebookState:
-        if (indexed := self._indexed(key, path)) is not None:
+    def _indexed(
+        self, key: str, path: Path, stored: Mapping[str, Entry] | None, interned: Interned
+    ) -> _NotebookState | None:
+        """The notebook as an earlier run loaded it, if its file is exactly the one it was loaded from.
+
+        `stored` holds the entries a whole scan looked up at once; without it, the index is asked.
+        """
+        index = self._index
+        if index is None or (stored is not None and key not in stored):
+            return None
+        stamp = self._look(key)
+        if stamp is None:
+            return None
+        entry = stored.get(key) if stored is not None else index.get(key, stamp)
+        if entry is None or entry[0] != stamp:
+            return None
+
+        def body(names: tuple[str, ...]) -> StoredBody:
+            return StoredBody(names, functools.partial(index.body, key, stamp), functools.partial(self._rebuild, key))
+
+        loaded = restore(entry[2], body, origin=key, root=str(self._root), interned=interned)
+        if loaded is None:
+            return None
+        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=entry[1])
+
+    def _build(self, key: str) -> tuple[SandboxedFile, NotebookPrompts]:
+        file = self._read_notebook(key)
+        data = parse_notebook(file.data, key)
+        return file, prompts_from_notebook(
+            data, origin=key, root=str(self._root), last_modified=_iso(file.stamp[0] or 0)
+        )
+
+    def _rebuild(self, key: str) -> NotebookPrompts | None:
+        """Notebook `key` read from its file as it is now, for a body the index no longer has; None if it fails."""
+        try:
+            return self._build(key)[1]
+        except Exception:  # the next reload reports it; a prompt asked for meanwhile renders empty
+            log.debug("notebook %s could not be read again", key, exc_info=True)
+            return None
+
+    def _load(
+        self,
+        key: str,
+        path: Path,
+        previous: _NotebookState | None,
+        stored: Mapping[str, Entry] | None = None,
+        interned: Interned | None = None,
+    ) -> _NotebookState:
+        if (indexed := self._indexed(key, path, stored, {} if interned is None else interned)) is not None:
             return indexed
         try:
-            file = self._read_notebook(key)
-            data = parse_notebook(file.data, key)
-            loaded = prompts_from_notebook(
-                data, origin=key, root=str(self._root), last_modified=_iso(file.stamp[0] or 0)
-            )
+            file, loaded = self._build(key)
         except Exception as error:  # one notebook, whatever is wrong with it, never stops the others loading
             if isinstance(error, NotebookFormatError):
                 reason = str(error).removeprefix(f"{error.path}: ")  # the key already names the file
@@ -228,21 +281,37 @@ class NotebookFolderSource:
             kept = previous.loaded if previous else None
             note = "; its last good prompts stay served" if kept and kept.prompts else ""
             log.warning("notebook %s failed to load: %s%s", key, reason, note)
-            return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}")
+            digest = previous.digest if previous else None
+            return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}", digest=digest)
+        # The bytes (and the modification time, which annotations may show) tell the prompts apart far
+        # more cheaply than the prompts themselves.
+        digest = hashlib.blake2b(
+            file.data, digest_size=16, salt=file.stamp[0].to_bytes(16, "little", signed=True)
+        ).digest()
         if self._index is not None:
-            self._index.put(key, (*file.stamp, file.ctime_ns), loaded)
-        return _NotebookState(path=path, loaded=loaded, stamp=file.stamp)
+            self._index.put(key, (*file.stamp, file.ctime_ns), digest, loaded)
+        return _NotebookState(path=path, loaded=loaded, stamp=file.stamp, digest=digest)
 
-    def _apply(self, found: Mapping[str, Path], gone: Iterable[str], *, rescanned: Collection[str] = ()) -> bool:
+    def _apply(
+        self,
+        found: Mapping[str, Path],
+        gone: Iterable[str],
+        *,
+        rescanned: Collection[str] = (),
+        stored: Mapping[str, Entry] | None = None,
+    ) -> bool:
         """Load `found`, forget `gone`, and publish the changed groups in one registry update.
 
         A `rescanned` notebook (found by looking at a folder again, not reported
         changed itself) whose file has the same modification time, size and
         inode as when it was last loaded is kept instead of being read again.
+        `stored` holds the index's entries when a whole scan looked them up at once.
         """
+        interned: Interned = {}
         with self._lock:
             states = dict(self._states)
             changes: dict[str, tuple[Sequence[PromptSpec], Sequence[str]] | None] = {}
+            digests: dict[str, bytes] = {}
             for key in gone:
                 if states.pop(key, None) is not None:
                     changes[key] = None
@@ -250,17 +319,28 @@ class NotebookFolderSource:
                 old = states.get(key)
                 if key in rescanned and old is not None and self._unchanged(old, path):
                     continue
-                new = self._load(key, path, old)
+                new = self._load(key, path, old, stored, interned)
+                if self._same_prompts(old, new):
+                    new = replace(new, digest=old.digest)  # other bytes, the same prompts: the same group
                 states[key] = new
                 if old is None or old.group() != new.group() or old.loaded != new.loaded:
                     changes[key] = new.group()
+                    if new.digest is not None:
+                        digests[key] = new.digest
             self._states = MappingProxyType(dict(sorted(states.items())))
             if changes:
                 self._version += 1
-                self._registry.update(changes)
+                self._registry.update(changes, digests=digests)
         if self._index is not None and changes:
             self._store_index(keep=None)
         return bool(changes)
+
+    @staticmethod
+    def _same_prompts(old: _NotebookState | None, new: _NotebookState) -> TypeGuard[_NotebookState]:
+        """Whether `new` was read from other bytes than `old` and yet publishes the very same prompts."""
+        if old is None or old.digest is None or new.digest == old.digest:
+            return False
+        return old.loaded is not None and new.loaded is not None and old.loaded.prompts == new.loaded.prompts
 
     def _store_index(self, *, keep: set[str] | None) -> None:
         """Write the notebooks loaded since the last write to the index, off the caller's thread."""
@@ -284,9 +364,27 @@ class NotebookFolderSource:
         """Load every served notebook and publish them all as one registry change."""
         with self._lock:
             found = self._discover()
-            self._apply(found, [key for key in self._states if key not in found])
+            stored = self._index.entries() if self._index is not None else None
+            self._apply(found, [key for key in self._states if key not in found], stored=stored)
         # After a whole scan the index also forgets notebooks that are gone.
         self._store_index(keep=set(found))
+
+    def first_scan(self) -> None:
+        """`scan` for a server's start, whichever way it serves (stdio, HTTP, each worker).
+
+        The first scan makes millions of objects and hardly a cycle: collecting during it only
+        costs time (a fifth of it at 100,000 prompts). What it built lives as long as the
+        process, so it is then frozen out of later collections, which stay short (no pause of a
+        second on a save). Collection is switched off for the whole process meanwhile.
+        """
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self.scan()
+        finally:
+            gc.freeze()
+            if enabled:
+                gc.enable()
 
     def reload(self, changed: Iterable[Path]) -> bool:
         """Reload the notebooks at `changed` paths (added, modified, deleted, renamed; folders too).

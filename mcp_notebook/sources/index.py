@@ -40,8 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from .cells import NotebookPrompts
+from .stored import Body, body_of, listing_of
 
-__all__ = ["CACHE_DIR_ENV", "FILE_NAME", "NotebookIndex", "Stamp", "default_cache_dir", "format_tag"]
+__all__ = ["CACHE_DIR_ENV", "FILE_NAME", "Entry", "NotebookIndex", "Stamp", "default_cache_dir", "format_tag"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ CACHE_DIR_ENV = "MCP_NOTEBOOK_CACHE_DIR"
 FILE_NAME = "notebook-index.sqlite3"
 RACY_SECONDS = 2.0  # a file changed more recently than this is not stored
 Stamp = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns) of the file the prompts were built from
+Entry = tuple[Stamp, bytes, bytes]  # a stored notebook: its file's stamp, its file's digest, its listing
 
 # The modules whose code decides what a notebook's prompts are: a change to any of them is a new format.
 _BUILDERS = (
@@ -60,9 +63,12 @@ _BUILDERS = (
     "sources/outputs.py",
     "sources/reader.py",
     "sources/summaries.py",
+    "sources/stored.py",
     "sources/index.py",
 )
 
+# The layout of the table; a file with another one (an older release's) is emptied and laid out anew.
+_SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notebooks (
     root TEXT NOT NULL,
@@ -72,7 +78,9 @@ CREATE TABLE IF NOT EXISTS notebooks (
     size INTEGER NOT NULL,
     inode INTEGER NOT NULL,
     ctime_ns INTEGER NOT NULL,
+    digest BLOB NOT NULL,
     prompts BLOB NOT NULL,
+    body BLOB NOT NULL,
     PRIMARY KEY (root, key)
 )
 """
@@ -154,7 +162,7 @@ class NotebookIndex:
         self._format = format_tag()
         self._lock = threading.Lock()  # the reading connection and what is pending
         self._writing = threading.Lock()  # one write at a time from this process
-        self._pending: dict[str, tuple[Stamp, object]] = {}  # immutable model objects, pickled by `flush`
+        self._pending: dict[str, tuple[Stamp, bytes, NotebookPrompts]] = {}  # immutable; pickled by `flush`
         self._connection: sqlite3.Connection | None = None
         self._disabled = False
 
@@ -186,7 +194,13 @@ class NotebookIndex:
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
-            connection.execute(_SCHEMA)
+            if connection.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                with connection:
+                    connection.execute("BEGIN IMMEDIATE")  # one server lays it out; the others see it done
+                    if connection.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                        connection.execute("DROP TABLE IF EXISTS notebooks")
+                        connection.execute(_SCHEMA)
+                        connection.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
         except BaseException:
             connection.close()
             raise
@@ -212,34 +226,57 @@ class NotebookIndex:
         self._disabled = True
         self._connection = None
 
-    def get(self, key: str, stamp: Stamp) -> Any | None:
-        """The prompts stored for notebook `key` if they were built from a file with exactly `stamp`, else None."""
+    def _query(self, sql: str, parameters: tuple[Any, ...]) -> list[Any] | None:
         with self._lock:
             connection = self._connect()
             if connection is None:
                 return None
             try:
-                row = connection.execute(
-                    "SELECT format, mtime_ns, size, inode, ctime_ns, prompts FROM notebooks WHERE root = ? AND key = ?",
-                    (self._root, key),
-                ).fetchone()
+                return connection.execute(sql, parameters).fetchall()
             except sqlite3.DatabaseError as error:
                 self._set_aside(error)
                 return None
-        if row is None or row[0] != self._format or tuple(row[1:5]) != stamp:
+
+    def entries(self) -> dict[str, Entry]:
+        """Every notebook of this folder stored by this version, in one query: what a start looks up."""
+        rows = self._query(
+            "SELECT key, mtime_ns, size, inode, ctime_ns, digest, prompts FROM notebooks WHERE root = ? AND format = ?",
+            (self._root, self._format),
+        )
+        return {row[0]: ((row[1], row[2], row[3], row[4]), row[5], row[6]) for row in rows or ()}
+
+    def get(self, key: str, stamp: Stamp) -> Entry | None:
+        """The stored entry of notebook `key` if it was built from a file with exactly `stamp`, else None."""
+        rows = self._query(
+            "SELECT mtime_ns, size, inode, ctime_ns, digest, prompts FROM notebooks"
+            " WHERE root = ? AND key = ? AND format = ?",
+            (self._root, key, self._format),
+        )
+        if not rows or tuple(rows[0][:4]) != stamp:
+            return None
+        return stamp, rows[0][4], rows[0][5]
+
+    def body(self, key: str, stamp: Stamp) -> Body | None:
+        """The messages and cells stored for notebook `key` if built from a file with exactly `stamp`, else None."""
+        rows = self._query(
+            "SELECT mtime_ns, size, inode, ctime_ns, body FROM notebooks WHERE root = ? AND key = ? AND format = ?",
+            (self._root, key, self._format),
+        )
+        if not rows or tuple(rows[0][:4]) != stamp:
             return None
         try:
-            return pickle.loads(row[5])
-        except Exception:  # a damaged entry is a miss; the next put replaces it
-            log.debug("notebook index entry for %s is unreadable", key, exc_info=True)
+            body: Body = pickle.loads(rows[0][4])
+        except Exception:  # a damaged entry is a miss; the notebook is read from its file
+            log.debug("notebook index body for %s is unreadable", key, exc_info=True)
             return None
+        return body
 
-    def put(self, key: str, stamp: Stamp, prompts: object) -> None:
-        """Keep what notebook `key` loaded to, from a file of `stamp`, for the next `flush` (which pickles it)."""
+    def put(self, key: str, stamp: Stamp, digest: bytes, loaded: NotebookPrompts) -> None:
+        """Keep what notebook `key` loaded to, from a file of `stamp` and `digest`, for the next `flush`."""
         if time.time_ns() - max(stamp[0], stamp[3]) < RACY_SECONDS * 1e9:
             return
         with self._lock:
-            self._pending[key] = (stamp, prompts)
+            self._pending[key] = (stamp, digest, loaded)
 
     def flush(self, *, keep: set[str] | None = None) -> None:
         """Write what was kept; with `keep`, also forget this folder's entries for every other notebook.
@@ -252,9 +289,11 @@ class NotebookIndex:
             if self._connect() is None:
                 return
         rows = []
-        for key, (stamp, prompts) in pending.items():
+        for key, (stamp, digest, loaded) in pending.items():
             try:
-                rows.append((self._root, key, self._format, *stamp, _dumps(prompts)))
+                listing = listing_of(loaded, origin=key, root=self._root)
+                if listing is not None:
+                    rows.append((self._root, key, self._format, *stamp, digest, listing, _dumps(body_of(loaded))))
             except Exception:  # something that does not pickle is simply not stored
                 log.debug("notebook %s cannot be stored in the index", key, exc_info=True)
         with self._writing:
@@ -266,7 +305,9 @@ class NotebookIndex:
             try:
                 with connection:
                     connection.execute("BEGIN IMMEDIATE")
-                    connection.executemany("INSERT OR REPLACE INTO notebooks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                    connection.executemany(
+                        "INSERT OR REPLACE INTO notebooks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                    )
                     if keep is not None:
                         stored = connection.execute("SELECT key FROM notebooks WHERE root = ?", (self._root,))
                         stale = [(self._root, key) for (key,) in stored.fetchall() if key not in keep]

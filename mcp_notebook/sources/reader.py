@@ -24,15 +24,20 @@ MAX_NESTING = 100  # objects and arrays inside one another; notebooks with deep 
 
 def exceeds_nesting(value: object, limit: int) -> bool:
     """Whether `value` (parsed JSON) nests objects and arrays more than `limit` deep; never recursive."""
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
+    # One level at a time: a list of the containers at this depth, no (item, depth) pair per container.
+    level: list[Any] = [value] if isinstance(value, dict | list) else []
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+        below: list[Any] = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                kind = type(child)
+                if kind is dict or kind is list or (kind is not str and isinstance(child, dict | list)):
+                    below.append(child)
+        level = below
+        depth += 1
     return False
 
 

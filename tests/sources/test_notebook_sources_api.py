@@ -22,12 +22,14 @@ SURFACE = {
     "mcp_notebook.sources.sandbox": ["FileRefusal", "SandboxedFile", "look_inside", "read_inside", "resolve_inside"],
     "mcp_notebook.sources.index": [
         "CACHE_DIR_ENV",
+        "Entry",
         "FILE_NAME",
         "NotebookIndex",
         "Stamp",
         "default_cache_dir",
         "format_tag",
     ],
+    "mcp_notebook.sources.stored": ["Interned", "StoredBody", "body_of", "listing_of", "restore"],
     "mcp_notebook.sources.summaries": ["DESCRIPTION_LIMIT", "to_description", "to_title"],
     "mcp_notebook.sources.uris": [
         "NOTEBOOK_URI_SCHEME",
