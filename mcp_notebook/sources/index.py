@@ -1,8 +1,10 @@
 """A persistent index of loaded notebooks, so that a server started again reads only what changed.
 
-Each notebook's prompts are stored as they were built, keyed by the served
-folder, the notebook's path in it, and the identity of the file they were
-built from: modification time, size, inode and status-change time. A notebook
+Each notebook's prompts are stored as they were built (`stored.py`: a compact
+listing, and the messages and cells apart, read when first used), keyed by the
+served folder, the notebook's path in it, and the identity of the file they were
+built from: modification time, size, inode and status-change time. A start asks
+for every entry of its folder in one query. A notebook
 is taken from the index only when its file still has exactly that identity;
 anything else (an edit, a save that replaced the file, a touch) loads it anew.
 Files changed in the last two seconds are not stored, since a second write
