@@ -165,9 +165,11 @@ def _cell_part(
     warn: Callable[[str], None],
 ) -> _CellPart | None:
     """The message templates of one cell (None when it names no prompt)."""
+    metadata = cell.get("metadata")
+    if type(metadata) is dict and "mcp" not in metadata and "tags" not in metadata:
+        return None  # most cells of a notebook: nothing names a prompt, nothing to warn about
     where = f"{origin}: cell {number}"
     names, tag_role = _cell_names(cell, where, warn)
-    metadata = cell.get("metadata")
     mcp = metadata.get("mcp") if _is_mapping(metadata) else None
     if mcp is not None and not _is_mapping(mcp):
         warn(f"{where}: metadata.mcp must be an object, ignored")
