@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
+from operator import attrgetter
 from types import MappingProxyType
 
 from .models import PromptSpec
@@ -29,6 +30,7 @@ __all__ = ["PromptRegistry", "RegistrySnapshot", "digest_of"]
 log = logging.getLogger(__name__)
 
 Listener = Callable[["RegistrySnapshot"], None]
+_NAME = attrgetter("name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,10 @@ class PromptRegistry:
 
     def _own_names(self, key: str) -> None:
         owners = self._owners
+        names = list(map(_NAME, self._groups[key]))
+        if owners.keys().isdisjoint(names):  # the common case (every start): no clash, all at C speed
+            owners.update(dict.fromkeys(names, key))
+            return
         for spec in self._groups[key]:
             name = spec.name
             held = owners.setdefault(name, key)
@@ -196,8 +202,8 @@ class PromptRegistry:
                     by_name.pop(spec.name, None)  # names are unique across groups once clashes are renamed
         for key, group in served.items():
             if before.get(key) is not group:
-                for spec in group:
-                    by_name.setdefault(spec.name, spec)
+                # Last one wins here, first one in `_build`: a name twice makes the sizes differ either way.
+                by_name.update(zip(map(_NAME, group), group, strict=True))
         return by_name
 
     def _build(self, version: int) -> RegistrySnapshot:

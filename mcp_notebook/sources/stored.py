@@ -116,19 +116,22 @@ def restore(
             return None
         stored = body(tuple(row[0] for row in rows))
         shared: Mapping[str, Any] = {NOTEBOOK_META_KEY: origin}
+        make = _prompt_spec
         prompts = tuple(
-            _prompt_spec(
-                name,
-                title,
-                description,
-                _arguments(arguments, interned),
-                tuple(Icon(*icon) for icon in icons),
-                shared if meta == _SHARED_META else meta,
-                Deferred(stored, position),
-                origin,
-                root,
-            )
-            for position, (name, title, description, arguments, icons, meta) in enumerate(rows)
+            [
+                make(
+                    row[0],
+                    row[1],
+                    row[2],
+                    _arguments(row[3], interned),
+                    tuple([Icon(*icon) for icon in row[4]]) if row[4] else (),
+                    shared if row[5] == _SHARED_META else row[5],
+                    Deferred(stored, position),
+                    origin,
+                    root,
+                )
+                for position, row in enumerate(rows)
+            ]
         )
         return NotebookPrompts(prompts, warnings, Deferred(stored, -1))
     except Exception:  # a damaged entry is a miss: the notebook is read from its file
@@ -151,17 +154,27 @@ def _fast_prompt_spec() -> Callable[..., PromptSpec]:
     new = object.__new__
     s0, s1, s2, s3, s4, s5, s6, s7, s8 = (getattr(PromptSpec, name).__set__ for name in _FIELDS)
 
-    def make(*values: Any) -> PromptSpec:
+    def make(
+        name: Any,
+        title: Any,
+        description: Any,
+        arguments: Any,
+        icons: Any,
+        meta: Any,
+        messages: Any,
+        origin: Any,
+        root: Any,
+    ) -> PromptSpec:
         spec: PromptSpec = new(PromptSpec)
-        s0(spec, values[0])
-        s1(spec, values[1])
-        s2(spec, values[2])
-        s3(spec, values[3])
-        s4(spec, values[4])
-        s5(spec, values[5])
-        s6(spec, values[6])
-        s7(spec, values[7])
-        s8(spec, values[8])
+        s0(spec, name)
+        s1(spec, title)
+        s2(spec, description)
+        s3(spec, arguments)
+        s4(spec, icons)
+        s5(spec, meta)
+        s6(spec, messages)
+        s7(spec, origin)
+        s8(spec, root)
         return spec
 
     return make
