@@ -16,6 +16,8 @@ PUBLIC = {
         "AudioContent",
         "CompletionResult",
         "ContentBlock",
+        "Deferred",
+        "DeferredParts",
         "EmbeddedResource",
         "Icon",
         "ImageContent",
