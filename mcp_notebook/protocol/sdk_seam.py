@@ -39,6 +39,7 @@ differential test against the SDK's own: the stdio fd claim
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -74,6 +75,9 @@ __all__ = [
     "sdk_version",
     "session_owners",
 ]
+
+log = logging.getLogger(__name__)
+_reported: list[bool] = []  # a moved touchpoint found at run time is logged once per process
 
 TESTED_MINORS: Final = ("2.3",)
 """The `mcp` minor releases this code is tested with (pinned in pyproject.toml)."""
@@ -114,9 +118,19 @@ def create_http_client(headers: dict[str, str] | None = None) -> httpx2.AsyncCli
 
 
 def connection_of(session: ServerSession) -> Connection | None:
-    """The connection behind a handler's session; its exit stack is the only signal that it ended."""
+    """The connection behind a handler's session; its exit stack is the only signal that it ended.
+
+    Every `ServerSession` of a tested SDK has one. None means the SDK moved it:
+    change notifications to handshake clients then stop, so that is logged as
+    an error (once), naming the SDK version, rather than passing in silence.
+    """
     connection = getattr(session, "_connection", None)
-    return connection if isinstance(connection, Connection) else None
+    if isinstance(connection, Connection):
+        return connection
+    if isinstance(session, ServerSession) and not _reported:
+        _reported.append(True)
+        log.error("%s; list_changed notifications to handshake clients are off", _moved("ServerSession._connection"))
+    return None
 
 
 def initialize_accepted(session: ServerSession) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import logging
 import math
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from mcp import Client
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.session import ServerSession
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -276,3 +278,17 @@ def test_a_moved_private_module_fails_the_import_naming_the_sdk_version_and_the_
     said = result.stdout.strip()
     assert f"mcp {sdk_seam.sdk_version()}" in said, result.stdout + result.stderr
     assert "mcp.shared._context_streams" in said and "2.3" in said, said
+
+
+def test_a_session_whose_connection_moved_is_an_error_in_the_log_not_silence(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sdk_seam, "_reported", [])
+    session = object.__new__(ServerSession)  # a session as a newer SDK might build it: no `_connection`
+    with caplog.at_level(logging.ERROR, logger=sdk_seam.__name__):
+        assert sdk_seam.connection_of(session) is None
+        assert sdk_seam.connection_of(session) is None
+    errors = [record.getMessage() for record in caplog.records if record.levelno == logging.ERROR]
+    assert len(errors) == 1, errors  # once, not on every request
+    assert f"mcp {sdk_seam.sdk_version()}" in errors[0] and "ServerSession._connection" in errors[0]
+    assert "list_changed notifications" in errors[0]
