@@ -65,6 +65,7 @@ __all__ = [
     "WriteStream",
     "add_middleware",
     "admit_session",
+    "check_session_manager",
     "connection_of",
     "create_context_streams",
     "create_http_client",
@@ -77,7 +78,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-_reported: list[bool] = []  # a moved touchpoint found at run time is logged once per process
+_reported: set[str] = set()  # each moved touchpoint found at run time is logged once per process
 
 TESTED_MINORS: Final = ("2.3",)
 """The `mcp` minor releases this code is tested with (pinned in pyproject.toml)."""
@@ -127,9 +128,10 @@ def connection_of(session: ServerSession) -> Connection | None:
     connection = getattr(session, "_connection", None)
     if isinstance(connection, Connection):
         return connection
-    if isinstance(session, ServerSession) and not _reported:
-        _reported.append(True)
-        log.error("%s; list_changed notifications to handshake clients are off", _moved("ServerSession._connection"))
+    touchpoint = "ServerSession._connection"
+    if isinstance(session, ServerSession) and touchpoint not in _reported:
+        _reported.add(touchpoint)
+        log.error("%s; list_changed notifications to handshake clients are off", _moved(touchpoint))
     return None
 
 
@@ -176,3 +178,23 @@ def open_sessions(manager: StreamableHTTPSessionManager) -> dict[str, Streamable
 def session_owners(manager: StreamableHTTPSessionManager) -> dict[str, AuthorizationContext]:
     """Who opened each session (with authentication): only that credential may use it."""
     return manager._session_owners
+
+
+def check_session_manager(manager: StreamableHTTPSessionManager) -> bool:
+    """Whether `manager` still has the admission hook and tables; if not, logged as an error (once).
+
+    A subclass's `_admit_session` that the SDK no longer calls would leave the
+    session cap without its least-recently-used eviction, in silence.
+    """
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    present = (
+        callable(getattr(StreamableHTTPSessionManager, "_admit_session", None))
+        and isinstance(getattr(manager, "_server_instances", None), dict)
+        and isinstance(getattr(manager, "_session_owners", None), dict)
+    )
+    touchpoint = "StreamableHTTPSessionManager._admit_session / _server_instances / _session_owners"
+    if not present and touchpoint not in _reported:
+        _reported.add(touchpoint)
+        log.error("%s; idle sessions are not evicted at the session cap", _moved(touchpoint))
+    return present

@@ -31,7 +31,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from ..protocol.sdk_seam import admit_session, open_sessions, session_owners
+from ..protocol.sdk_seam import admit_session, check_session_manager, open_sessions, session_owners
 from .limits import HttpLimits
 from .sse_events import RecentEvents
 
@@ -108,6 +108,7 @@ def create_session_app(
         event_store=RecentEvents(),  # SSE event ids (2025-11-25) and replay after a reconnect; unused when stateless
     )
     manager.session_prefix = session_prefix
+    check_session_manager(manager)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

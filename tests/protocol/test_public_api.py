@@ -106,6 +106,7 @@ PUBLIC = {
         "WriteStream",
         "add_middleware",
         "admit_session",
+        "check_session_manager",
         "connection_of",
         "create_context_streams",
         "create_http_client",

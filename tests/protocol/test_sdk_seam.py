@@ -256,6 +256,7 @@ async def test_the_session_manager_admits_each_new_session_through_its_hook_and_
             sessions = sdk_seam.open_sessions(manager)
             assert sessions.get(session_id) is transport, f"the session table holds {sessions!r}"
             assert isinstance(sdk_seam.session_owners(manager), dict), "no owners table"
+            assert sdk_seam.check_session_manager(manager), "the run-time check finds something missing"
             # The least recently used idle session is the one with the smallest finite idle deadline.
             assert transport.idle_scope is not None, "no idle_scope once the session serves"
             assert math.isfinite(transport.idle_scope.deadline), "an idle session has no idle deadline"
@@ -283,7 +284,7 @@ def test_a_moved_private_module_fails_the_import_naming_the_sdk_version_and_the_
 def test_a_session_whose_connection_moved_is_an_error_in_the_log_not_silence(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sdk_seam, "_reported", [])
+    monkeypatch.setattr(sdk_seam, "_reported", set())
     session = object.__new__(ServerSession)  # a session as a newer SDK might build it: no `_connection`
     with caplog.at_level(logging.ERROR, logger=sdk_seam.__name__):
         assert sdk_seam.connection_of(session) is None
@@ -292,3 +293,15 @@ def test_a_session_whose_connection_moved_is_an_error_in_the_log_not_silence(
     assert len(errors) == 1, errors  # once, not on every request
     assert f"mcp {sdk_seam.sdk_version()}" in errors[0] and "ServerSession._connection" in errors[0]
     assert "list_changed notifications" in errors[0]
+
+
+def test_a_session_manager_without_its_tables_is_an_error_in_the_log(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sdk_seam, "_reported", set())
+    manager = StreamableHTTPSessionManager(app=Server("canary"))
+    monkeypatch.delattr(manager, "_server_instances")  # as a newer SDK might name it
+    with caplog.at_level(logging.ERROR, logger=sdk_seam.__name__):
+        assert not sdk_seam.check_session_manager(manager)
+    (error,) = [record.getMessage() for record in caplog.records if record.levelno == logging.ERROR]
+    assert f"mcp {sdk_seam.sdk_version()}" in error and "_server_instances" in error and "not evicted" in error
