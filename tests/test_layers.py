@@ -88,6 +88,7 @@ ALLOWED_TYPE_ONLY_CIRCLES = frozenset(
         ("mcp_notebook.sources.live_policy", "mcp_notebook.sources.magics"),
         ("lsp_bridge.expansion", "lsp_bridge.server"),
         ("lsp_bridge.lifecycle", "lsp_bridge.server"),
+        ("mcp_notebook.ipython.subcommands", "mcp_notebook.ipython.magics"),
     }
 )
 
