@@ -13,8 +13,10 @@ import math
 import subprocess
 import sys
 import textwrap
+import tomllib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any, Final
 
 import anyio
@@ -31,6 +33,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
+from packaging.requirements import Requirement
 from pydantic import ValidationError
 from starlette.types import Message
 
@@ -75,6 +78,17 @@ async def wired(server: Server[Any]) -> AsyncIterator[Any]:
 def test_the_installed_sdk_is_a_tested_minor() -> None:
     minor = ".".join(sdk_seam.sdk_version().split(".")[:2])
     assert minor in sdk_seam.TESTED_MINORS, moved("version pin", f"{minor} is not a tested minor")
+
+
+def test_the_pin_allows_exactly_the_tested_minors() -> None:
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    (pin,) = [Requirement(line) for line in project["project"]["dependencies"] if Requirement(line).name == "mcp"]
+    allowed = {
+        f"{major}.{minor}" for major in (1, 2, 3) for minor in range(12) if f"{major}.{minor}.0" in pin.specifier
+    }
+    assert allowed == set(sdk_seam.TESTED_MINORS), (
+        f"pyproject.toml pins mcp{pin.specifier}; tested: {sdk_seam.TESTED_MINORS}"
+    )
 
 
 async def test_context_streams_carry_the_senders_context() -> None:
