@@ -19,9 +19,19 @@ def test_the_license_file_is_the_declared_bsd_3_clause() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["license"] == "BSD-3-Clause"
     assert project["license-files"] == ["LICENSE"]
-    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
-    assert text.startswith("BSD 3-Clause License")
-    assert "Neither the name of the copyright holder nor the names of its" in text
+    text = " ".join((ROOT / "LICENSE").read_text(encoding="utf-8").split())
+    assert text.startswith("BSD 3-Clause License Copyright (c) ")
+    for clause in (  # the three conditions and the disclaimer, word for word
+        "1. Redistributions of source code must retain the above copyright notice, this list of conditions and "
+        "the following disclaimer.",
+        "2. Redistributions in binary form must reproduce the above copyright notice, this list of conditions and "
+        "the following disclaimer in the documentation and/or other materials provided with the distribution.",
+        "3. Neither the name of the copyright holder nor the names of its contributors may be used to endorse or "
+        "promote products derived from this software without specific prior written permission.",
+        'THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS"',
+        "EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.",
+    ):
+        assert clause in text, clause
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +68,14 @@ def test_the_sdist_carries_tests_examples_docs_and_license(sdist: Path) -> None:
         assert wanted in names, wanted
     leaked = sorted(n for n in names if n.startswith((".venv/", ".tools/", "test-artifacts/")) or "__pycache__" in n)
     assert leaked == []
+    with tarfile.open(sdist) as tar:
+        (info,) = [
+            member for member in tar.getmembers() if member.name.count("/") == 1 and member.name.endswith("/PKG-INFO")
+        ]
+        extracted = tar.extractfile(info)
+        assert extracted is not None
+        metadata = extracted.read().decode()
+    assert "License-Expression: BSD-3-Clause" in metadata and "License-File: LICENSE" in metadata
 
 
 def _as_a_background_job() -> None:
