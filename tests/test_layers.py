@@ -58,6 +58,9 @@ BRIDGE_MAY_IMPORT = frozenset(
     {"mcp_notebook", "models", "exceptions", "naming", "client", "config", "discovery", "transcript"},
 )
 BRIDGE_MAY_IMPORT_FROM_THE_PACKAGE = frozenset({"__version__"})  # `from mcp_notebook import …`
+# The bridge's pure modules (the table's "slashline.py and ranking.py (pure)"): no editor, no client, no I/O.
+PURE_BRIDGE = frozenset({"lsp_bridge.slashline", "lsp_bridge.ranking"})
+PURE_BRIDGE_MAY_IMPORT = PURE_BRIDGE | {"mcp_notebook.models", "mcp_notebook.exceptions", "mcp_notebook.naming"}
 
 SDK = frozenset({"mcp", "mcp_types", "pydantic", "pydantic_core"})
 IPYTHON = frozenset({"IPython", "ipywidgets", "ipykernel", "traitlets"})
@@ -174,6 +177,8 @@ def violations(module: str, source: str, *, is_package: bool = False, known: fro
                     found.append(f"{where}: the bridge may use only {sorted(BRIDGE_MAY_IMPORT)} of mcp_notebook")
                 elif imp.target == "mcp_notebook" and imp.name not in BRIDGE_MAY_IMPORT_FROM_THE_PACKAGE:
                     found.append(f"{where}.{imp.name}: of the package itself the bridge may use only __version__")
+            if module in PURE_BRIDGE and root not in STDLIB and imp.target not in PURE_BRIDGE_MAY_IMPORT:
+                found.append(f"{where}: {module} is pure: the stdlib and {sorted(PURE_BRIDGE_MAY_IMPORT)} only")
             continue
         if module == "mcp_notebook":  # the package facade: imports lazily, on first use
             continue
@@ -331,6 +336,9 @@ def test_the_only_type_only_circles_are_the_ones_the_architecture_lists() -> Non
         ("lsp_bridge.server", "from mcp_notebook.ipython import magics\n", "the bridge may use only"),
         ("lsp_bridge.server", "import IPython\n", "the bridge speaks to mcp_notebook's client"),
         ("lsp_bridge.server", "import starlette\n", "the bridge's own third-party packages"),
+        ("lsp_bridge.ranking", "import lsprotocol.types\n", "is pure"),
+        ("lsp_bridge.slashline", "from .pool import ClientPool\n", "is pure"),
+        ("lsp_bridge.ranking", "from mcp_notebook.client import PromptClient\n", "is pure"),
         ("lsp_bridge.server", "from mcp_notebook import connect\n", "may use only __version__"),
         ("mcp_notebook.naming", "import jupyter_core.paths\n", "jupyter_core for discovery"),
         ("mcp_notebook.registry", "import anyio\n", "the state layer's third-party packages"),
@@ -353,6 +361,7 @@ def test_a_forbidden_import_fails_the_check(module: str, source: str, complaint:
         ("mcp_notebook.protocol.server", "import mcp\nfrom .. import __version__\n"),
         ("lsp_bridge.server", "from mcp_notebook.client import PromptClient\nimport pygls\n"),
         ("lsp_bridge.server", "from mcp_notebook import __version__\n"),
+        ("lsp_bridge.ranking", "from mcp_notebook.models import PromptSpec\nfrom .slashline import parse\n"),
         ("mcp_notebook.discovery", "from jupyter_core.paths import jupyter_runtime_dir\n"),
         ("mcp_notebook.sources.watch", "import anyio\nimport watchfiles\n"),
         ("mcp_notebook.transports.http", "import uvicorn\nfrom starlette.types import Scope\n"),
