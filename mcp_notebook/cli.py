@@ -88,10 +88,10 @@ def _summary(registry: PromptRegistry, source: NotebookFolderSource) -> list[str
 def run_serve(args: argparse.Namespace) -> int:
     import logging
 
-    from .lazy_packages import defer_package_init
+    from .lazy_packages import SDK_PACKAGE_INITS, defer_package_init
 
     # The server needs a few SDK submodules, not the whole SDK its packages' `__init__` imports.
-    defer_package_init("mcp", "mcp.server")
+    defer_package_init(*SDK_PACKAGE_INITS)
     import anyio
 
     from .protocol.server import create_server

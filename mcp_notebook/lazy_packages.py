@@ -4,13 +4,14 @@
 before it, and those import the whole SDK: the client, `MCPServer`, the
 CLI's dependencies, OAuth. `mcp-notebook serve` needs none of that to
 answer its first request, and importing it is about a third of the
-server's start-up. `defer_package_init("mcp", "mcp.server")` registers
+server's start-up. `defer_package_init(*SDK_PACKAGE_INITS)` registers
 those packages as they are, without running their `__init__`, so that
 importing a submodule imports only what that submodule needs.
 
 Which packages are deferred is an SDK touchpoint, listed (and tested) in
-`protocol/sdk_seam.py` with the others; this module cannot import it, as
-that would run the very `__init__`s it defers.
+`protocol/sdk_seam.py` with the others as `DEFERRED_PACKAGES`; it is defined
+here, as `SDK_PACKAGE_INITS`, because importing the seam would run the very
+`__init__`s this module defers.
 
 Nothing is lost: the first time anything asks a deferred package for a
 name its `__init__` defines (`from mcp import Client`, `mcp.server.MCPServer`,
@@ -24,8 +25,12 @@ import importlib.util
 import sys
 import threading
 from types import ModuleType
+from typing import Final
 
-__all__ = ["defer_package_init", "is_deferred"]
+__all__ = ["SDK_PACKAGE_INITS", "defer_package_init", "is_deferred"]
+
+SDK_PACKAGE_INITS: Final = ("mcp", "mcp.server")
+"""The SDK packages whose `__init__` imports the whole SDK (an SDK touchpoint: `protocol/sdk_seam.py`)."""
 
 _lock = threading.RLock()
 

@@ -8,10 +8,12 @@ catches them; each is named below with the reason.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
 import re
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +97,44 @@ def test_the_internal_signals_exist_and_stay_out_of_the_tree() -> None:
 )
 def test_errors_moved_into_the_tree_are_still_importable_where_they_were(old_home: str, name: str) -> None:
     assert getattr(importlib.import_module(old_home), name) is getattr(exceptions, name)
+
+
+def _drawn_parents() -> dict[str, str | None]:
+    """Each class the docstring draws, with the class drawn above it (None for the root)."""
+    parents: dict[str, str | None] = {}
+    stack: list[tuple[int, str]] = []
+    for line in (exceptions.__doc__ or "").splitlines():
+        match = re.match(r"^(\s*[│├└─ ]*)([A-Z]\w+Error)\b", line)
+        if match is None:
+            continue
+        depth, name = len(match.group(1)), match.group(2)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        parents[name] = stack[-1][1] if stack else None
+        stack.append((depth, name))
+    return parents
+
+
+def test_the_tree_is_drawn_as_the_classes_inherit() -> None:
+    parents = _drawn_parents()
+    assert parents.get("MCPNotebookError", "missing") is None and len(parents) == len(exceptions.__all__)
+    for name, parent in parents.items():
+        cls = getattr(exceptions, name)
+        if parent is not None:
+            assert getattr(exceptions, parent) in cls.__bases__, f"{name} is drawn under {parent}, not a base of it"
+
+
+def test_no_error_class_hides_inside_a_function_or_a_class() -> None:
+    """The walk sees module attributes; a class defined in a function or class body would slip past it."""
+    nested = []
+    for package in (mcp_notebook, lsp_bridge):
+        for path in Path(package.__path__[0]).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for outer in ast.walk(tree):
+                if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    for inner in ast.walk(outer):
+                        if inner is not outer and isinstance(inner, ast.ClassDef):
+                            bases = " ".join(ast.unparse(base) for base in inner.bases)
+                            if re.search(r"(Error|Exception|Interrupt|Exit)\b", bases):
+                                nested.append(f"{path.name}: {outer.name}.{inner.name}({bases})")
+    assert nested == []

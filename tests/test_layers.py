@@ -6,12 +6,14 @@ may import its own layer and the layers before it, never a later one, in either
 import form (`from mcp_notebook.x import …` or `from ..x import …`), wherever
 the import stands (module level, inside a function, or under `TYPE_CHECKING`).
 Third-party packages are confined to the layers that own them. Runtime imports
-never form a circle; a type-only back-reference (under `TYPE_CHECKING`) may.
+never form a circle; a type-only back-reference (under `TYPE_CHECKING`) may,
+and the ones that do are exactly the two the table states.
 """
 
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -55,8 +57,12 @@ RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
 BRIDGE_MAY_IMPORT = frozenset(
     {"mcp_notebook", "models", "exceptions", "naming", "client", "config", "discovery", "transcript"},
 )
+BRIDGE_MAY_IMPORT_FROM_THE_PACKAGE = frozenset({"__version__"})  # `from mcp_notebook import …`
+# The bridge's pure modules (the table's "slashline.py and ranking.py (pure)"): no editor, no client, no I/O.
+PURE_BRIDGE = frozenset({"lsp_bridge.slashline", "lsp_bridge.ranking"})
+PURE_BRIDGE_MAY_IMPORT = PURE_BRIDGE | {"mcp_notebook.models", "mcp_notebook.exceptions", "mcp_notebook.naming"}
 
-SDK = frozenset({"mcp", "mcp_types", "pydantic"})
+SDK = frozenset({"mcp", "mcp_types", "pydantic", "pydantic_core"})
 IPYTHON = frozenset({"IPython", "ipywidgets", "ipykernel", "traitlets"})
 LSP = frozenset({"pygls", "lsprotocol"})
 NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles"})
@@ -65,7 +71,29 @@ JUPYTER_SERVER = frozenset({"jupyter_server", "tornado"})
 # Modules (relative to mcp_notebook/) of the edges allowed to import the SDK: the protocol seam and these.
 SDK_EDGES = ("transports/", "client/", "kernel_proxy.py", "cli.py")
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
-LOGIC_MAY_IMPORT = STDLIB | {"jupyter_core"}
+# Third-party packages each layer up to the protocol seam may import (the edges and above import what they serve
+# with, within the rules above); anyio is the one concurrency model below IPython.
+THIRD_PARTY: dict[str, frozenset[str]] = {
+    "model": frozenset(),
+    "pure logic": frozenset({"jupyter_core"}),  # for discovery only, below
+    "state": frozenset(),
+    "sources": NOTEBOOK_FILES | {"anyio"},
+    "protocol seam": SDK | {"anyio", "httpx2"},  # httpx2: the type of the SDK's HTTP client, named in sdk_seam
+}
+JUPYTER_CORE_USERS = ("discovery",)
+BRIDGE_THIRD_PARTY = LSP
+# The type-only back-references that close a circle, as docs/architecture.md states them.
+ALLOWED_TYPE_ONLY_CIRCLES = frozenset(
+    {
+        ("mcp_notebook.sources.magic_listing", "mcp_notebook.sources.magics"),
+        ("mcp_notebook.sources.magic_invocation", "mcp_notebook.sources.magics"),
+        ("mcp_notebook.sources.magic_output", "mcp_notebook.sources.magics"),
+        ("mcp_notebook.sources.live_policy", "mcp_notebook.sources.magics"),
+        ("lsp_bridge.expansion", "lsp_bridge.server"),
+        ("lsp_bridge.lifecycle", "lsp_bridge.server"),
+        ("mcp_notebook.ipython.subcommands", "mcp_notebook.ipython.magics"),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -73,6 +101,7 @@ class Import:
     target: str  # a dotted module name, absolute
     line: int
     type_only: bool
+    name: str | None = None  # the name imported by `from target import name`, when it is not a module
 
 
 def _dotted(path: Path) -> str:
@@ -111,7 +140,10 @@ def imports_of(
             for alias in node.names:
                 # `from . import servers` imports a module; `from .models import PromptSpec` a name.
                 sub = f"{target}.{alias.name}"
-                yield Import(sub if sub in known else target, node.lineno, node.lineno in type_only)
+                if sub in known:
+                    yield Import(sub, node.lineno, node.lineno in type_only)
+                else:
+                    yield Import(target, node.lineno, node.lineno in type_only, alias.name)
 
 
 def layer_of(module: str) -> str | None:
@@ -137,10 +169,16 @@ def violations(module: str, source: str, *, is_package: bool = False, known: fro
         if module.startswith("lsp_bridge"):
             if root in IPYTHON | SDK | NOTEBOOK_FILES:
                 found.append(f"{where}: the bridge speaks to mcp_notebook's client, not to {root}")
+            elif root not in STDLIB | BRIDGE_THIRD_PARTY | {"mcp_notebook", "lsp_bridge"}:
+                found.append(f"{where}: the bridge's own third-party packages are {sorted(BRIDGE_THIRD_PARTY)}")
             if root == "mcp_notebook":
                 used = imp.target.removeprefix("mcp_notebook.").split(".")[0] if imp.target != "mcp_notebook" else root
                 if used not in BRIDGE_MAY_IMPORT:
                     found.append(f"{where}: the bridge may use only {sorted(BRIDGE_MAY_IMPORT)} of mcp_notebook")
+                elif imp.target == "mcp_notebook" and imp.name not in BRIDGE_MAY_IMPORT_FROM_THE_PACKAGE:
+                    found.append(f"{where}.{imp.name}: of the package itself the bridge may use only __version__")
+            if module in PURE_BRIDGE and root not in STDLIB and imp.target not in PURE_BRIDGE_MAY_IMPORT:
+                found.append(f"{where}: {module} is pure: the stdlib and {sorted(PURE_BRIDGE_MAY_IMPORT)} only")
             continue
         if module == "mcp_notebook":  # the package facade: imports lazily, on first use
             continue
@@ -161,8 +199,11 @@ def violations(module: str, source: str, *, is_package: bool = False, known: fro
             found.append(f"{where}: {root} belongs to the sources layer and above")
         if own == "model" and root not in STDLIB and root != "mcp_notebook":
             found.append(f"{where}: the model uses the stdlib only")
-        if own == "pure logic" and root not in LOGIC_MAY_IMPORT and root != "mcp_notebook":
-            found.append(f"{where}: pure logic uses the stdlib (and jupyter_core for discovery) only")
+        if own == "pure logic" and root not in STDLIB and root != "mcp_notebook":
+            if root not in THIRD_PARTY[own] or not inner.startswith(JUPYTER_CORE_USERS):
+                found.append(f"{where}: pure logic uses the stdlib (and jupyter_core for discovery) only")
+        elif own in THIRD_PARTY and own != "model" and root not in STDLIB | THIRD_PARTY[own] | {"mcp_notebook"}:
+            found.append(f"{where}: the {own} layer's third-party packages are {sorted(THIRD_PARTY[own])}")
         if root == "mcp_notebook" and imp.target != "mcp_notebook":
             target_layer = layer_of(imp.target)
             if target_layer is not None and RANK[target_layer] > RANK[own]:
@@ -229,6 +270,36 @@ def test_runtime_imports_form_no_circle() -> None:
     assert _cycle_from(_runtime_graph()) is None
 
 
+def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt == goal:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return start == goal
+
+
+def type_only_circles() -> set[tuple[str, str]]:
+    """Each type-only import A → B where B leads back to A at run time: a circle only the type checker sees."""
+    graph = _runtime_graph()
+    found = set()
+    for path in _modules():
+        module = _dotted(path)
+        for imp in imports_of(
+            module, path.read_text(encoding="utf-8"), is_package=path.name == "__init__.py", known=KNOWN
+        ):
+            if imp.type_only and imp.target in KNOWN and imp.target != module and _reaches(graph, imp.target, module):
+                found.add((module, imp.target))
+    return found
+
+
+def test_the_only_type_only_circles_are_the_ones_the_architecture_lists() -> None:
+    assert type_only_circles() == ALLOWED_TYPE_ONLY_CIRCLES
+
+
 # -- the checker itself can fail ---------------------------------------------------------------
 
 
@@ -264,6 +335,16 @@ def test_runtime_imports_form_no_circle() -> None:
         ),
         ("lsp_bridge.server", "from mcp_notebook.ipython import magics\n", "the bridge may use only"),
         ("lsp_bridge.server", "import IPython\n", "the bridge speaks to mcp_notebook's client"),
+        ("lsp_bridge.server", "import starlette\n", "the bridge's own third-party packages"),
+        ("lsp_bridge.ranking", "import lsprotocol.types\n", "is pure"),
+        ("lsp_bridge.slashline", "from .pool import ClientPool\n", "is pure"),
+        ("lsp_bridge.ranking", "from mcp_notebook.client import PromptClient\n", "is pure"),
+        ("lsp_bridge.server", "from mcp_notebook import connect\n", "may use only __version__"),
+        ("mcp_notebook.naming", "import jupyter_core.paths\n", "jupyter_core for discovery"),
+        ("mcp_notebook.registry", "import anyio\n", "the state layer's third-party packages"),
+        ("mcp_notebook.sources.folder", "import starlette\n", "the sources layer's third-party packages"),
+        ("mcp_notebook.protocol.server", "import uvicorn\n", "the protocol seam layer's third-party packages"),
+        ("mcp_notebook.config", "import pydantic_core\n", "the MCP SDK is imported only"),
     ],
 )
 def test_a_forbidden_import_fails_the_check(module: str, source: str, complaint: str) -> None:
@@ -279,6 +360,11 @@ def test_a_forbidden_import_fails_the_check(module: str, source: str, complaint:
         ("mcp_notebook.ipython.magics", "from ..protocol import convert\nimport IPython\n"),
         ("mcp_notebook.protocol.server", "import mcp\nfrom .. import __version__\n"),
         ("lsp_bridge.server", "from mcp_notebook.client import PromptClient\nimport pygls\n"),
+        ("lsp_bridge.server", "from mcp_notebook import __version__\n"),
+        ("lsp_bridge.ranking", "from mcp_notebook.models import PromptSpec\nfrom .slashline import parse\n"),
+        ("mcp_notebook.discovery", "from jupyter_core.paths import jupyter_runtime_dir\n"),
+        ("mcp_notebook.sources.watch", "import anyio\nimport watchfiles\n"),
+        ("mcp_notebook.transports.http", "import uvicorn\nfrom starlette.types import Scope\n"),
     ],
 )
 def test_an_allowed_import_passes_the_check(module: str, source: str) -> None:
@@ -298,3 +384,45 @@ def test_importing_the_package_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_a_circle_made_type_only_is_still_found() -> None:
+    graph = {"a": {"b"}, "b": set()}
+    assert _reaches(graph, "a", "b") and not _reaches(graph, "b", "a")
+
+
+def test_a_forbidden_import_added_to_a_real_module_fails_the_layering_test(tmp_path: Path) -> None:
+    """The two imports the layering once missed, added to copies of the real modules, fail the real test."""
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "tests").mkdir()
+    shutil.copy2(Path(__file__), tmp_path / "tests" / "test_layers.py")
+    for module, line in (
+        ("sources/summaries.py", "from ..ipython import magics"),
+        ("registry.py", "from .protocol import server"),
+    ):
+        path = tmp_path / "mcp_notebook" / module
+        path.write_text(path.read_text(encoding="utf-8") + f"\n\ndef _added():\n    {line}\n", encoding="utf-8")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            "-k",
+            "respect",
+            str(tmp_path / "tests" / "test_layers.py"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert "2 failed" in run.stdout, run.stdout[-3000:]
+    assert "mcp_notebook.sources.summaries" in run.stdout and "may not import the later IPython layer" in run.stdout
+    assert "mcp_notebook.registry" in run.stdout and "may not import the later protocol seam layer" in run.stdout

@@ -10,6 +10,18 @@ whatever address it is bound to:
   its fully qualified name, and the addresses of its interfaces, with the port;
 * always: each name given with `--allowed-host` (a load balancer's or a
   Service's name), with any port, or exactly `NAME:PORT` when a port is given.
+
+Why not the SDK's own check (`mcp.server.transport_security`, which
+`sessions.py` turns off): it guards only a server bound to a loopback name,
+and checks nothing on `0.0.0.0` or `::`, though a rebinding page reaches a
+wildcard bind through loopback just the same; its `NAME:*` patterns are
+string prefixes, so any port passes and so does `localhost:1@evil.example`
+(ours wants the bound port); it compares names case-sensitively; it reads
+only the first of repeated `Host` or `Origin` lines (`http.py` answers 400 to
+a second `Host` and checks every `Origin`); and it has no notion of the
+machine's own names. The differential test of the two gates
+(`tests/transports/test_host_gate_differential.py`) lists each difference
+with its reason; everywhere else they agree.
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ this order:
 1. `Host` must name this server (`hosts.py`: the bound address or, on a
    wildcard bind, the machine's names and addresses, with the port; plus the
    `--allowed-host` names), so a DNS-rebinding page cannot reach the server
-   through its own hostname → 421, on every bind;
-2. `Origin`, when sent, must be a loopback origin (any port) or an allowed
-   host → 403;
+   through its own hostname → 421, on every bind; more than one `Host` → 400
+   (why this and not the SDK's own check: `hosts.py`);
+2. `Origin`, when sent (each one, if repeated), must be a loopback origin
+   (any port) or an allowed host → 403;
 3. the path must be `/mcp` (or `GET /ready`, the readiness probe: 200 once
    the prompts are indexed, 503 before, when `/mcp` answers 503 too) → 404;
 4. with a token, `Authorization: Bearer <token>` must match (compared in
@@ -191,13 +192,16 @@ class AccessGate:
         return watched
 
     def _reject(self, scope: Scope, headers: Headers) -> tuple[int, bytes, list[tuple[bytes, bytes]]] | None:
-        host = (headers.get("host") or "").lower()
+        hosts = headers.getlist("host")
+        if len(hosts) > 1:  # RFC 9112 3.2; a proxy reading another one than we do could route it elsewhere
+            return 400, _error_body("Bad request: more than one Host header"), []
+        host = (hosts[0] if hosts else "").lower()
         allowed = self.allowed_hosts if self.allowed_hosts is not None else self._allowed_for(scope)
         if allowed is not None and host not in allowed:
             return 421, _error_body(f"Refused: Host {host!r} is not this server (DNS rebinding protection)"), []
-        origin = headers.get("origin")
-        if origin is not None and not self._origin_allowed(origin):
-            return 403, _error_body(f"Refused: requests from the web origin {origin!r} are not allowed"), []
+        for origin in headers.getlist("origin"):  # every one, should a request carry more than one
+            if not self._origin_allowed(origin):
+                return 403, _error_body(f"Refused: requests from the web origin {origin!r} are not allowed"), []
         if scope["path"] != MCP_PATH and not (scope["path"] == READY_PATH and scope["method"] in ("GET", "HEAD")):
             return 404, _error_body(f"Not found: the MCP endpoint is {MCP_PATH}"), []
         if self.token is not None and scope["path"] == MCP_PATH:

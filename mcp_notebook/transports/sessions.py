@@ -6,8 +6,9 @@ in flight for `session_idle_timeout`; at `max_sessions` it refuses every new
 in a loop locks everyone else out. `BoundedSessionManager` instead ends the
 least recently used idle session (one with no request in flight and no open
 GET stream) to make room; only when every session is busy is a newcomer
-refused. This module is the one place that knows the session manager's
-private parts (`_admit_session`, `_server_instances`, `_session_owners`).
+refused. The session manager's private parts this needs (its admission
+hook `_admit_session`, its session table and owners) are reached through
+`protocol/sdk_seam.py`, where a canary test watches each.
 
 `stateless=True` serves handshake clients without sessions at all (every
 request stands alone; see docs/deployment.md for what they lose).
@@ -30,6 +31,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from ..protocol.sdk_seam import admit_session, check_session_manager, open_sessions, session_owners
 from .limits import HttpLimits
 from .sse_events import RecentEvents
 
@@ -47,16 +49,18 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
     session_prefix: str = ""
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
-        if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+        # The SDK's hook for each new session (sdk_seam: `admit_session`).
+        sessions, owners = open_sessions(self), session_owners(self)
+        if self.max_sessions is not None and len(sessions) >= self.max_sessions:
             self._end_least_recently_used()
-        transport = super()._admit_session(requestor)
+        transport = admit_session(self, requestor)
         if transport is not None and self.session_prefix and transport.mcp_session_id is not None:
             # Re-keyed before the transport has served anything, so it only ever knows the prefixed ID.
             plain = transport.mcp_session_id
             transport.mcp_session_id = self.session_prefix + plain
-            self._server_instances[transport.mcp_session_id] = self._server_instances.pop(plain)
-            if plain in self._session_owners:
-                self._session_owners[transport.mcp_session_id] = self._session_owners.pop(plain)
+            sessions[transport.mcp_session_id] = sessions.pop(plain)
+            if plain in owners:
+                owners[transport.mcp_session_id] = owners.pop(plain)
         return transport
 
     def _end_least_recently_used(self) -> None:
@@ -64,7 +68,7 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         # smallest deadline is the least recently used; a request in flight sets it to infinity.
         idle = [
             (transport.idle_scope.deadline, session_id, transport)
-            for session_id, transport in self._server_instances.items()
+            for session_id, transport in open_sessions(self).items()
             if transport.idle_scope is not None and math.isfinite(transport.idle_scope.deadline)
         ]
         if not idle:
@@ -72,8 +76,8 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         _, session_id, transport = min(idle, key=lambda entry: entry[0])
         log.info("Ending the least recently used idle session to open a new one (%d open)", len(idle))
         # Forgotten now, so its ID answers 404 at once; cancelling its idle scope ends its server task.
-        self._server_instances.pop(session_id, None)
-        self._session_owners.pop(session_id, None)
+        open_sessions(self).pop(session_id, None)
+        session_owners(self).pop(session_id, None)
         assert transport.idle_scope is not None
         transport.idle_scope.cancel()
 
@@ -104,6 +108,7 @@ def create_session_app(
         event_store=RecentEvents(),  # SSE event ids (2025-11-25) and replay after a reconnect; unused when stateless
     )
     manager.session_prefix = session_prefix
+    check_session_manager(manager)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

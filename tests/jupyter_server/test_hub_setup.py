@@ -6,6 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from hub_harness import PROXY, SKIP_MARKER, TOOLS, locate_proxy
 from jupyter_harness import REPO
 
@@ -35,6 +36,7 @@ def test_setup_skips_with_a_marker_when_the_npm_registry_is_unreachable(tmp_path
     assert (tools / "hub-skip").read_text(encoding="utf-8").startswith("SKIP: npm registry unreachable")
 
 
+@pytest.mark.interop  # needs configurable-http-proxy from npm, installed by the setup: not in the fast suite
 def test_setup_needs_no_network_once_the_proxy_is_installed(tmp_path: Path) -> None:
     locate_proxy()  # skips only where the setup itself could not reach npm
     done = run_setup(tmp_path, TOOLS)

@@ -60,6 +60,7 @@ def test_the_listing_is_computed_once_per_change(source: NotebookFolderSource, t
     assert source.list_resources().fingerprint == first.fingerprint
 
 
+@pytest.mark.slow  # a wall-clock bound (the fast suite keeps the listing-once check above)
 async def test_every_page_of_fifty_thousand_cells_is_listed_quickly(source: NotebookFolderSource) -> None:
     registry = PromptRegistry()
     server = create_server(registry, resources=source, page_size=PAGE)

@@ -201,6 +201,25 @@ async def test_setting_the_stop_event_ends_the_watch(source: NotebookFolderSourc
     assert stop.is_set()
 
 
+async def test_cancelling_the_watch_ends_it(source: NotebookFolderSource) -> None:
+    ready = anyio.Event()
+    ended = anyio.Event()
+
+    async def watch() -> None:
+        try:
+            await source.watch(ready=ready.set)
+        finally:
+            ended.set()
+
+    with anyio.fail_after(30):  # a hang guard, not a measure: how soon is the slow test's question
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch)
+            await ready.wait()
+            tasks.cancel_scope.cancel()
+    assert ended.is_set()
+
+
+@pytest.mark.slow  # a wall-clock bound: kept out of the fast suite, which a loaded machine must not fail
 async def test_cancelling_the_watch_returns_promptly(source: NotebookFolderSource) -> None:
     ready = anyio.Event()
     async with anyio.create_task_group() as tasks:
