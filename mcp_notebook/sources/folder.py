@@ -20,6 +20,7 @@ import hashlib
 import logging
 import mimetypes
 import os
+import pickle
 import posixpath
 import stat
 import threading
@@ -39,10 +40,11 @@ from ..rendering import is_textual_mime_type
 from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts, PublishedCell, prompts_from_notebook
 from .embeds import EmbedRule, is_hidden_part
-from .index import Entry, NotebookIndex, Stamp
+from .index import Entry, NotebookIndex, Stamp, body_bytes
+from .parallel import Built, SharedBuild, worker_count
 from .reader import parse_notebook
 from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
-from .stored import Interned, StoredBody, restore
+from .stored import Interned, StoredBody, listing_of, restore
 from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
 from .watch import watch_paths
 
@@ -260,6 +262,31 @@ class NotebookFolderSource:
             log.debug("notebook %s could not be read again", key, exc_info=True)
             return None
 
+    def _build_stored(self, key: str) -> Built | None:
+        """Notebook `key` built into the index's stored form (in a child of a shared first scan); None if it fails."""
+        try:
+            file, loaded = self._build(key)
+        except Exception:  # loaded again by the parent, which reports why
+            return None
+        listing = listing_of(loaded, origin=key, root=str(self._root))
+        if listing is None:
+            return None
+        return (*file.stamp, file.ctime_ns), _digest(file), listing, body_bytes(loaded)
+
+    def _from_built(self, key: str, path: Path, built: Built, interned: Interned) -> _NotebookState | None:
+        """The notebook a child of a shared first scan built, restored as an index entry would be."""
+        stamp, digest, listing, body = built
+
+        def stored_body(names: tuple[str, ...]) -> StoredBody:
+            return StoredBody(names, functools.partial(pickle.loads, body), functools.partial(self._rebuild, key))
+
+        loaded = restore(listing, stored_body, origin=key, root=str(self._root), interned=interned)
+        if loaded is None:
+            return None
+        if self._index is not None:
+            self._index.put_stored(key, stamp, digest, listing, body)
+        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
+
     def _load(
         self,
         key: str,
@@ -267,9 +294,14 @@ class NotebookFolderSource:
         previous: _NotebookState | None,
         stored: Mapping[str, Entry] | None = None,
         interned: Interned | None = None,
+        shared: SharedBuild | None = None,
     ) -> _NotebookState:
-        if (indexed := self._indexed(key, path, stored, {} if interned is None else interned)) is not None:
+        interned = {} if interned is None else interned
+        if (indexed := self._indexed(key, path, stored, interned)) is not None:
             return indexed
+        built = shared.get(key) if shared is not None and not shared.mine(key) else None
+        if built is not None and (restored := self._from_built(key, path, built, interned)) is not None:
+            return restored
         try:
             file, loaded = self._build(key)
         except Exception as error:  # one notebook, whatever is wrong with it, never stops the others loading
@@ -283,11 +315,7 @@ class NotebookFolderSource:
             log.warning("notebook %s failed to load: %s%s", key, reason, note)
             digest = previous.digest if previous else None
             return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}", digest=digest)
-        # The bytes (and the modification time, which annotations may show) tell the prompts apart far
-        # more cheaply than the prompts themselves.
-        digest = hashlib.blake2b(
-            file.data, digest_size=16, salt=file.stamp[0].to_bytes(16, "little", signed=True)
-        ).digest()
+        digest = _digest(file)
         if self._index is not None:
             self._index.put(key, (*file.stamp, file.ctime_ns), digest, loaded)
         return _NotebookState(path=path, loaded=loaded, stamp=file.stamp, digest=digest)
@@ -299,13 +327,15 @@ class NotebookFolderSource:
         *,
         rescanned: Collection[str] = (),
         stored: Mapping[str, Entry] | None = None,
+        shared: SharedBuild | None = None,
     ) -> bool:
         """Load `found`, forget `gone`, and publish the changed groups in one registry update.
 
         A `rescanned` notebook (found by looking at a folder again, not reported
         changed itself) whose file has the same modification time, size and
         inode as when it was last loaded is kept instead of being read again.
-        `stored` holds the index's entries when a whole scan looked them up at once.
+        `stored` holds the index's entries when a whole scan looked them up at once; `shared`
+        is children building some of the notebooks meanwhile (this process's own share goes first).
         """
         interned: Interned = {}
         with self._lock:
@@ -315,11 +345,13 @@ class NotebookFolderSource:
             for key in gone:
                 if states.pop(key, None) is not None:
                     changes[key] = None
-            for key, path in found.items():
+            keys = list(found) if shared is None else sorted(found, key=lambda k: not shared.mine(k))
+            for key in keys:
+                path = found[key]
                 old = states.get(key)
                 if key in rescanned and old is not None and self._unchanged(old, path):
                     continue
-                new = self._load(key, path, old, stored, interned)
+                new = self._load(key, path, old, stored, interned, shared)
                 if self._same_prompts(old, new):
                     new = replace(new, digest=old.digest)  # other bytes, the same prompts: the same group
                 states[key] = new
@@ -328,6 +360,9 @@ class NotebookFolderSource:
                     if new.digest is not None:
                         digests[key] = new.digest
             self._states = MappingProxyType(dict(sorted(states.items())))
+            if shared is not None:  # published in the order found, whoever built them
+                order = [*(k for k in changes if k not in found), *found]
+                changes = {key: changes[key] for key in order if key in changes}
             if changes:
                 self._version += 1
                 self._registry.update(changes, digests=digests)
@@ -360,14 +395,32 @@ class NotebookFolderSource:
         """Whether `path` is still the very file `state` was loaded from, untouched since."""
         return state.error is None and state.path == path and state.stamp is not None and state.stamp == _stamp(path)
 
-    def scan(self) -> None:
-        """Load every served notebook and publish them all as one registry change."""
+    def scan(self, *, workers: int | None = 0) -> None:
+        """Load every served notebook and publish them all as one registry change.
+
+        With `workers`, that many forked children build a share each of the notebooks the
+        index does not have (`parallel.py`; None: as many as pay off here); the result is the same.
+        """
         with self._lock:
             found = self._discover()
             stored = self._index.entries() if self._index is not None else None
-            self._apply(found, [key for key in self._states if key not in found], stored=stored)
+            shared = None
+            if workers != 0:
+                unstored = [key for key in found if not self._restorable(key, stored)]
+                count = worker_count(len(unstored)) if workers is None else workers
+                shared = SharedBuild(unstored, self._build_stored, count) if count > 0 else None
+            try:
+                self._apply(found, [key for key in self._states if key not in found], stored=stored, shared=shared)
+            finally:
+                if shared is not None:
+                    shared.close()
         # After a whole scan the index also forgets notebooks that are gone.
         self._store_index(keep=set(found))
+
+    def _restorable(self, key: str, stored: Mapping[str, Entry] | None) -> bool:
+        """Whether notebook `key` is in the index for its file as it is now (a cheap look, no reading)."""
+        entry = stored.get(key) if stored is not None else None
+        return entry is not None and entry[0] == self._look(key)
 
     def first_scan(self) -> None:
         """`scan` for a server's start, whichever way it serves (stdio, HTTP, each worker).
@@ -380,7 +433,7 @@ class NotebookFolderSource:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            self.scan()
+            self.scan(workers=None)
         finally:
             gc.freeze()
             if enabled:
@@ -606,6 +659,13 @@ class NotebookFolderSource:
                 pass
         blob = base64.b64encode(data).decode("ascii")
         return [EmbeddedResource(uri=uri, mime_type=mime_type or "application/octet-stream", blob=blob)]
+
+
+def _digest(file: SandboxedFile) -> bytes:
+    """What tells a notebook's prompts apart, far more cheaply than the prompts themselves: its file's bytes
+    and modification time (which annotations may show)."""
+    salt = file.stamp[0].to_bytes(16, "little", signed=True)
+    return hashlib.blake2b(file.data, digest_size=16, salt=salt).digest()
 
 
 def _quoted(text: str, limit: int = 200) -> str:

@@ -45,7 +45,16 @@ from .. import __version__
 from .cells import NotebookPrompts
 from .stored import Body, body_of, listing_of
 
-__all__ = ["CACHE_DIR_ENV", "FILE_NAME", "Entry", "NotebookIndex", "Stamp", "default_cache_dir", "format_tag"]
+__all__ = [
+    "CACHE_DIR_ENV",
+    "FILE_NAME",
+    "Entry",
+    "NotebookIndex",
+    "Stamp",
+    "body_bytes",
+    "default_cache_dir",
+    "format_tag",
+]
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +147,11 @@ def _dumps(value: object) -> bytes:
     return buffer.getvalue()
 
 
+def body_bytes(loaded: NotebookPrompts) -> bytes:
+    """The stored form of `loaded`'s messages and cells, as the index keeps them (`pickle.loads` reads it back)."""
+    return _dumps(body_of(loaded))
+
+
 def _private(path: Path, *, folder: bool) -> bool:
     """Whether `path` belongs to this user and nobody else may write to it (where ownership exists)."""
     try:
@@ -164,7 +178,8 @@ class NotebookIndex:
         self._format = format_tag()
         self._lock = threading.Lock()  # the reading connection and what is pending
         self._writing = threading.Lock()  # one write at a time from this process
-        self._pending: dict[str, tuple[Stamp, bytes, NotebookPrompts]] = {}  # immutable; pickled by `flush`
+        # Immutable; pickled by `flush` (or already in stored form: a listing and a body).
+        self._pending: dict[str, tuple[Stamp, bytes, NotebookPrompts | tuple[bytes, bytes]]] = {}
         self._connection: sqlite3.Connection | None = None
         self._disabled = False
 
@@ -280,6 +295,13 @@ class NotebookIndex:
         with self._lock:
             self._pending[key] = (stamp, digest, loaded)
 
+    def put_stored(self, key: str, stamp: Stamp, digest: bytes, listing: bytes, body: bytes) -> None:
+        """`put` for a notebook already in stored form (`stored.listing_of`, `body_bytes`)."""
+        if time.time_ns() - max(stamp[0], stamp[3]) < RACY_SECONDS * 1e9:
+            return
+        with self._lock:
+            self._pending[key] = (stamp, digest, (listing, body))
+
     def flush(self, *, keep: set[str] | None = None) -> None:
         """Write what was kept; with `keep`, also forget this folder's entries for every other notebook.
 
@@ -293,6 +315,9 @@ class NotebookIndex:
         rows = []
         for key, (stamp, digest, loaded) in pending.items():
             try:
+                if isinstance(loaded, tuple):
+                    rows.append((self._root, key, self._format, *stamp, digest, *loaded))
+                    continue
                 listing = listing_of(loaded, origin=key, root=self._root)
                 if listing is not None:
                     rows.append((self._root, key, self._format, *stamp, digest, listing, _dumps(body_of(loaded))))

@@ -258,9 +258,9 @@ def test_every_host_indexes_with_collection_off_and_freezes_what_it_built(tmp_pa
     seen: list[tuple[bool, int]] = []
     real = NotebookFolderSource.scan
 
-    def scan(self: NotebookFolderSource) -> None:
+    def scan(self: NotebookFolderSource, **options: Any) -> None:
         seen.append((gc.isenabled(), gc.get_freeze_count()))
-        real(self)
+        real(self, **options)
 
     summaries: list[list[str]] = []
     before = gc.get_freeze_count()

@@ -1,0 +1,157 @@
+"""A first scan shared with forked children serves exactly what one process alone would."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from notebook_dicts import markdown, notebook, write
+from test_index_deferred import _examples, _rendered, _write_table
+
+from mcp_notebook.models import Deferred
+from mcp_notebook.registry import PromptRegistry
+from mcp_notebook.sources import folder as folder_module
+from mcp_notebook.sources import index as index_module
+from mcp_notebook.sources import parallel
+from mcp_notebook.sources.folder import NotebookFolderSource
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="shared scans fork")
+
+
+@pytest.fixture(autouse=True)
+def files_are_never_too_recent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "RACY_SECONDS", -1.0)
+
+
+def _hostile(folder: Path) -> None:
+    """Notebooks a child cannot build (the parent must load and report them) among many ordinary ones."""
+    for number in range(40):
+        cells = [markdown(f"Prompt {number} about {{{{topic}}}}", {"prompt": f"p{number}"})]
+        if number % 7 == 0:
+            cells.append(markdown("A clash", {"prompt": "shared"}))  # the same name in several notebooks
+        write(folder / "many" / f"n{number:02}.ipynb", notebook(*cells))
+    (folder / "broken.ipynb").write_text('{"cells": [')
+    (folder / "not_a_notebook.ipynb").write_text('{"cells": 5}')
+    (folder / "deep.ipynb").write_text('{"cells": [], "metadata": ' + "[" * 5000 + "]" * 5000 + "}")
+    outside = folder.parent / "outside.ipynb"
+    write(outside, notebook(markdown("Outside", {"prompt": "outside"})))
+    (folder / "link.ipynb").symlink_to(outside)
+
+
+def _scan(folder: Path, workers: int, cache: Path | None = None) -> tuple[PromptRegistry, NotebookFolderSource]:
+    registry = PromptRegistry()
+    source = NotebookFolderSource([folder], registry, index_folder=cache)
+    source.scan(workers=workers)
+    source.wait_for_index(timeout=30)
+    return registry, source
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("make", [_examples, _write_table, _hostile], ids=["examples", "generated table", "hostile"])
+def test_a_shared_scan_serves_what_one_process_serves(
+    tmp_path: Path, make: Callable[[Path], None], workers: int
+) -> None:
+    folder = tmp_path / "served"
+    make(folder)
+    alone_registry, alone = _scan(folder, 0)
+    shared_registry, shared = _scan(folder, workers)
+
+    alone_snapshot, shared_snapshot = alone_registry.snapshot(), shared_registry.snapshot()
+    assert [spec.name for spec in shared_snapshot.prompts] == [spec.name for spec in alone_snapshot.prompts]
+    assert shared_snapshot.warnings == alone_snapshot.warnings
+    assert shared_snapshot.fingerprint == alone_snapshot.fingerprint
+    assert dict(shared.errors) == dict(alone.errors)
+    assert any(isinstance(spec.messages, Deferred) for spec in shared_snapshot.prompts)  # children built some
+    for spec in alone_snapshot.prompts:
+        built = shared_snapshot.get(spec.name)
+        assert built == spec
+        assert built is not None and _rendered(built, shared) == _rendered(spec, alone), spec.name
+    assert shared.list_resources() == alone.list_resources()
+    for resource in alone.list_resources().items:
+        assert shared.read_resource(resource.uri) == alone.read_resource(resource.uri)
+
+
+def test_what_children_built_is_indexed_for_the_next_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, cache = tmp_path / "served", tmp_path / "cache"
+    _write_table(folder)
+    first_registry, first = _scan(folder, 2, cache)
+    read: list[str] = []
+    real = folder_module.prompts_from_notebook
+    monkeypatch.setattr(
+        folder_module, "prompts_from_notebook", lambda data, **kw: read.append(kw["origin"]) or real(data, **kw)
+    )
+
+    again_registry, again = _scan(folder, 2, cache)
+
+    assert again_registry.snapshot().fingerprint == first_registry.snapshot().fingerprint
+    for spec in first_registry.snapshot().prompts:
+        assert _rendered(again_registry.snapshot().get(spec.name), again) == _rendered(spec, first)  # type: ignore[arg-type]
+    assert read == []  # every notebook, whichever process built it, came back from the index
+
+
+def test_a_child_that_dies_leaves_its_notebooks_to_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "served"
+    _hostile(folder)
+    parent = os.getpid()
+    real = NotebookFolderSource._build_stored
+
+    def dies_in_the_child(self: NotebookFolderSource, key: str):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent:
+            os._exit(3)
+        return real(self, key)
+
+    alone_registry, _ = _scan(folder, 0)
+    monkeypatch.setattr(NotebookFolderSource, "_build_stored", dies_in_the_child)
+    forked: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(parallel.os, "fork", fork)
+    shared_registry, _ = _scan(folder, 1)
+
+    assert shared_registry.snapshot().fingerprint == alone_registry.snapshot().fingerprint
+    assert shared_registry.snapshot().warnings == alone_registry.snapshot().warnings
+    assert not any(isinstance(spec.messages, Deferred) for spec in shared_registry.snapshot().prompts)
+    assert len(forked) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forked[0], os.WNOHANG)  # and the child is reaped
+
+
+def test_children_are_used_only_when_they_pay_off_and_nothing_else_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _: {0, 1, 2, 3, 4, 5, 6, 7})
+    assert parallel.worker_count(parallel.MIN_NOTEBOOKS - 1) == 0
+    assert parallel.worker_count(parallel.MIN_NOTEBOOKS) == 3  # capped
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _: {0})
+    assert parallel.worker_count(10_000) == 0  # one core: nothing to share
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _: {0, 1})
+    assert parallel.worker_count(10_000) == 1
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert parallel.worker_count(10_000) == 0  # never fork beside another thread
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_the_first_scan_of_a_large_folder_is_shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "served"
+    for number in range(parallel.MIN_NOTEBOOKS):
+        write(folder / f"n{number:03}.ipynb", notebook(markdown(f"Prompt {number}", {"prompt": f"p{number}"})))
+    asked: list[int] = []
+    monkeypatch.setattr(folder_module, "worker_count", lambda notebooks: asked.append(notebooks) or 1)
+    registry = PromptRegistry()
+    NotebookFolderSource([folder], registry).first_scan()
+
+    assert asked == [parallel.MIN_NOTEBOOKS]
+    assert len(registry.snapshot().prompts) == parallel.MIN_NOTEBOOKS
+    assert any(isinstance(spec.messages, Deferred) for spec in registry.snapshot().prompts)
