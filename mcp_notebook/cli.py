@@ -65,7 +65,10 @@ def _load_quietly(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderS
         sources.propagate = propagate
 
 
-def _load(paths: Sequence[str], *, index_folder: Path | None = None) -> tuple[PromptRegistry, NotebookFolderSource]:
+def _load(
+    paths: Sequence[str], *, index_folder: Path | None = None, meanwhile: Callable[[], object] | None = None
+) -> tuple[PromptRegistry, NotebookFolderSource]:
+    """The served folder, scanned; `meanwhile` (the server's imports) runs while children share the scan."""
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
 
@@ -74,7 +77,7 @@ def _load(paths: Sequence[str], *, index_folder: Path | None = None) -> tuple[Pr
         source = NotebookFolderSource(list(paths), registry, index_folder=index_folder)
     except (FileNotFoundError, ValueError) as error:
         raise UsageProblem(str(error)) from None
-    source.first_scan()
+    source.first_scan(meanwhile)
     return registry, source
 
 
@@ -92,9 +95,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
     # The server needs a few SDK submodules, not the whole SDK its packages' `__init__` imports.
     defer_package_init(*SDK_PACKAGE_INITS)
-    import anyio
-
-    from .protocol.server import create_server
 
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING, format=f"{PROG}: %(message)s"
@@ -111,18 +111,29 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageProblem(
             "--host, --port, --token, --token-file, --allow-remote and the HTTP serving options need --http"
         )
-    registry, source = _load(args.paths, index_folder=_index_folder(args))
+    registry, source = _load(args.paths, index_folder=_index_folder(args), meanwhile=_import_stdio_server)
     for line in _summary(registry, source):
         _say(line)
+    import anyio
+
+    from .protocol.server import create_server
+    from .transports.stdio import serve_stdio
+
     server = create_server(
         registry, resources=source, read_file=source.read_file, page_size=args.page_size, name=args.name
     )
     tasks = [] if args.no_watch else [source.watch]
-    from .transports.stdio import serve_stdio
-
     anyio.run(lambda: serve_stdio(server, tasks=tasks))
     source.wait_for_index(timeout=10)
     return 0
+
+
+def _import_stdio_server() -> None:
+    """The SDK and the server, imported while a large first scan is shared with children (most of a start)."""
+    import anyio  # noqa: F401
+
+    from .protocol.server import create_server  # noqa: F401
+    from .transports.stdio import serve_stdio  # noqa: F401
 
 
 _HTTP_DEFAULTS = {"workers": 1, "allowed_host": None, "stateless": False}

@@ -395,21 +395,26 @@ class NotebookFolderSource:
         """Whether `path` is still the very file `state` was loaded from, untouched since."""
         return state.error is None and state.path == path and state.stamp is not None and state.stamp == _stamp(path)
 
-    def scan(self, *, workers: int | None = 0) -> None:
+    def scan(self, *, workers: int | None = 0, meanwhile: Callable[[], object] | None = None) -> None:
         """Load every served notebook and publish them all as one registry change.
 
         With `workers`, that many forked children build a share each of the notebooks the
         index does not have (`parallel.py`; None: as many as pay off here); the result is the same.
+        `meanwhile` is other work of this process (a server's imports), done while children build.
         """
         with self._lock:
             found = self._discover()
             stored = self._index.entries() if self._index is not None else None
             shared = None
             if workers != 0:
-                unstored = [key for key in found if not self._restorable(key, stored)]
+                # Those the index has never seen (one stored for another file is rebuilt here: rare, and
+                # telling it apart would cost a look at every file twice).
+                unstored = [key for key in found if stored is None or key not in stored]
                 count = worker_count(len(unstored)) if workers is None else workers
-                shared = SharedBuild(unstored, self._build_stored, count) if count > 0 else None
+                shared = SharedBuild(unstored, self._build_stored, count, busy=meanwhile is not None) if count else None
             try:
+                if meanwhile is not None:
+                    meanwhile()
                 self._apply(found, [key for key in self._states if key not in found], stored=stored, shared=shared)
             finally:
                 if shared is not None:
@@ -417,13 +422,8 @@ class NotebookFolderSource:
         # After a whole scan the index also forgets notebooks that are gone.
         self._store_index(keep=set(found))
 
-    def _restorable(self, key: str, stored: Mapping[str, Entry] | None) -> bool:
-        """Whether notebook `key` is in the index for its file as it is now (a cheap look, no reading)."""
-        entry = stored.get(key) if stored is not None else None
-        return entry is not None and entry[0] == self._look(key)
-
-    def first_scan(self) -> None:
-        """`scan` for a server's start, whichever way it serves (stdio, HTTP, each worker).
+    def first_scan(self, meanwhile: Callable[[], object] | None = None) -> None:
+        """`scan` for a server's start, whichever way it serves (stdio, HTTP, each worker), doing `meanwhile` too.
 
         The first scan makes millions of objects and hardly a cycle: collecting during it only
         costs time (a fifth of it at 100,000 prompts). What it built lives as long as the
@@ -433,7 +433,7 @@ class NotebookFolderSource:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            self.scan(workers=None)
+            self.scan(workers=None, meanwhile=meanwhile)
         finally:
             gc.freeze()
             if enabled:

@@ -49,12 +49,15 @@ class SharedBuild:
 
     `mine(key)` tells whether this process builds `key` itself; `get(key)` is what a child built for it
     (None when the child could not: then this process loads it). The first `get` waits for every child.
+    A `busy` process (one with other work to do meanwhile) keeps a smaller share.
     """
 
-    def __init__(self, keys: Sequence[str], build: Callable[[str], Built | None], workers: int) -> None:
+    def __init__(
+        self, keys: Sequence[str], build: Callable[[str], Built | None], workers: int, *, busy: bool = False
+    ) -> None:
         # Dealt out in turn, this process taking a little more: a child also turns its notebooks into
         # their stored form, which this process then restores.
-        weights = [_OWN_WEIGHT] + [_CHILD_WEIGHT] * workers
+        weights = [_CHILD_WEIGHT if busy else _OWN_WEIGHT] + [_OWN_WEIGHT if busy else _CHILD_WEIGHT] * workers
         # Interleaved, so that even a few notebooks are shared: share s takes its turns evenly spaced.
         turns = [s for _, s in sorted(((k + 0.5) / w, s) for s, w in enumerate(weights) for k in range(w))]
         shares: list[list[str]] = [[] for _ in range(workers + 1)]

@@ -155,3 +155,29 @@ def test_the_first_scan_of_a_large_folder_is_shared(tmp_path: Path, monkeypatch:
     assert asked == [parallel.MIN_NOTEBOOKS]
     assert len(registry.snapshot().prompts) == parallel.MIN_NOTEBOOKS
     assert any(isinstance(spec.messages, Deferred) for spec in registry.snapshot().prompts)
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_other_work_of_the_start_is_done_once_while_children_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    folder = tmp_path / "served"
+    _write_table(folder)
+    forked: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(parallel.os, "fork", fork)
+    done: list[tuple[int, int]] = []
+    registry = PromptRegistry()
+    NotebookFolderSource([folder], registry).scan(
+        workers=workers, meanwhile=lambda: done.append((os.getpid(), len(forked)))
+    )
+
+    assert done == [(os.getpid(), workers)]  # here, once, after the children started
+    assert registry.snapshot().prompts
