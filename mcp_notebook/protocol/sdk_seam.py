@@ -30,6 +30,10 @@ Touchpoints (where used: why):
   `._session_owners` (transports/sessions.py): making room at the session
   cap by ending the least recently used idle session (`admit_session`,
   `open_sessions`, `session_owners`; the override keeps the SDK's name).
+* `ServerRunner._serialize` (protocol/listing.py): a result shaped for the
+  wire exactly as the SDK shapes a handler's (`shape_result`), for pages
+  prepared once and answered without the SDK shaping them again (canary:
+  `tests/protocol/test_sdk_seam_listing.py`).
 
 Re-implemented rather than reached into, each behind its transport with a
 differential test against the SDK's own: the stdio fd claim
@@ -41,7 +45,7 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
@@ -75,6 +79,7 @@ __all__ = [
     "open_sessions",
     "sdk_version",
     "session_owners",
+    "shape_result",
 ]
 
 log = logging.getLogger(__name__)
@@ -198,3 +203,12 @@ def check_session_manager(manager: StreamableHTTPSessionManager) -> bool:
         _reported.add(touchpoint)
         log.error("%s; idle sessions are not evicted at the session cap", _moved(touchpoint))
     return present
+
+
+def shape_result(server: Server[Any], method: str, version: str, result: dict[str, Any]) -> dict[str, Any]:
+    """`result` as the SDK puts a handler's result on the wire at `version`: hints, per-revision fields, stamps."""
+    from mcp.server.runner import ServerRunner
+
+    # The shaping reads only the server (its cache hints and identity), never the connection.
+    runner = ServerRunner(server, cast(Any, None), None)
+    return runner._serialize(method, version, result)

@@ -54,10 +54,10 @@ from .convert import (
     to_mcp_resource_contents,
 )
 from .errors import ErrorShaper, guarded
-from .listing import PromptPages
+from .listing import LIST_PROMPTS, PreparedListing, PromptPages
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
 from .revisions import is_modern, supports
-from .sdk_seam import add_middleware
+from .sdk_seam import add_middleware, shape_result
 
 __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
@@ -168,7 +168,16 @@ class PromptServer(Server[ChangeFeed]):
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
             **resource_handlers,
         )
-        add_middleware(self, [ErrorShaper(self), ConnectionTracker(), HandshakeTrimmer()])
+        shape_page = partial(shape_result, self, LIST_PROMPTS)
+        add_middleware(
+            self,
+            [
+                ErrorShaper(self),
+                ConnectionTracker(),
+                HandshakeTrimmer(),
+                PreparedListing(registry, self._prompt_pages, shape_page),
+            ],
+        )
 
     def create_initialization_options(
         self,
@@ -220,6 +229,7 @@ class PromptServer(Server[ChangeFeed]):
 
     async def _list_prompts(self, ctx: Context, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
         # Pages are built once per snapshot and revision (`listing`); the SDK shapes the dict for the wire.
+        # `PreparedListing` answers the requests the SDK would serve before they get here; this serves the rest.
         cursor = params.cursor if params is not None else None
         return self._prompt_pages.page(self.registry.snapshot(), ctx.protocol_version, cursor)
 

@@ -240,18 +240,49 @@ async def read_messages(
             await in_flight.drain(DRAIN_SECONDS)
 
 
-async def _write_all(fd: int, data: bytes, writable: select.poll | None, in_flight: InFlight | None) -> None:
+def _nonblocking_twin(fd: int) -> int | None:
+    """A non-blocking descriptor of its own for the pipe `fd` writes to (Linux), or None.
+
+    Opened anew through `/proc`, it has its own file status flags, so being
+    non-blocking never reaches the client's end or any other process holding
+    the pipe; then a reply is written in as few calls as the pipe takes it.
+    """
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        twin = os.open(f"/proc/self/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if os.fstat(twin).st_ino != os.fstat(fd).st_ino:  # not the same pipe after all
+        os.close(twin)
+        return None
+    return twin
+
+
+async def _wait_writable(fd: int, in_flight: InFlight | None) -> None:
+    if in_flight is not None:
+        in_flight.stalled(True)
+    try:
+        await anyio.wait_writable(fd)
+    finally:
+        if in_flight is not None:
+            in_flight.stalled(False)
+
+
+async def _write_all(
+    fd: int, data: bytes, writable: select.poll | None, in_flight: InFlight | None, twin: int | None = None
+) -> None:
     view = memoryview(data)
     while view:
-        if writable is not None:
+        if twin is not None:
+            try:
+                written = os.write(twin, view)  # as much as the pipe has room for, at once
+            except BlockingIOError:
+                await _wait_writable(twin, in_flight)
+                continue
+        elif writable is not None:
             if not writable.poll(0):
-                if in_flight is not None:
-                    in_flight.stalled(True)
-                try:
-                    await anyio.wait_writable(fd)
-                finally:
-                    if in_flight is not None:
-                        in_flight.stalled(False)
+                await _wait_writable(fd, in_flight)
             written = os.write(fd, view[:WRITE_CHUNK])
         else:
             written = os.write(fd, view)
@@ -264,22 +295,28 @@ async def write_messages(
     """Write each message from `receive` to `fd` as one line, until the stream closes; drops them if `fd` is gone."""
     rules = rules or LineRules()
     writable: select.poll | None = None
+    twin: int | None = None
     if _waits(fd):
         writable = select.poll()
         writable.register(fd, select.POLLOUT)
+        twin = _nonblocking_twin(fd)
     client_gone = False  # then messages are still taken, so the server never waits on a reader that left
-    async with receive:
-        async for session_message in receive:
-            if not client_gone:
-                data = rules.encode(session_message.message)
-                try:
-                    if data is not None:  # None: an answer held until the rest of its batch is in
-                        await _write_all(fd, data, writable, in_flight)
-                except OSError as error:
-                    log.info("stdout closed (%s): dropping further messages", error)
-                    client_gone = True
-            if in_flight is not None:
-                in_flight.written(session_message.message)
+    try:
+        async with receive:
+            async for session_message in receive:
+                if not client_gone:
+                    data = rules.encode(session_message.message)
+                    try:
+                        if data is not None:  # None: an answer held until the rest of its batch is in
+                            await _write_all(fd, data, writable, in_flight, twin)
+                    except OSError as error:
+                        log.info("stdout closed (%s): dropping further messages", error)
+                        client_gone = True
+                if in_flight is not None:
+                    in_flight.written(session_message.message)
+    finally:
+        if twin is not None:
+            os.close(twin)
 
 
 @asynccontextmanager

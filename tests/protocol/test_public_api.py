@@ -116,6 +116,7 @@ PUBLIC = {
         "open_sessions",
         "sdk_version",
         "session_owners",
+        "shape_result",
     ],
     "mcp_notebook.transports.framing": ["LineRules"],
     "mcp_notebook.transports.http_bodies": ["HEADER_MISMATCH", "RefusedBody", "screen_post", "serve_batch"],

@@ -1,0 +1,241 @@
+"""`prompts/list` answered from prepared pages: the very JSON the SDK path gives, in every revision, page by page.
+
+Each test serves the same registry twice: as `create_server` builds it (pages
+answered by `PreparedListing`, written from their cached bytes by the stdio
+framing) and with that middleware taken out, so every page goes through the
+SDK's own validation and shaping. The lines the stdio transport would write
+must parse to the same objects, for every revision and every cursor.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.shared.message import SessionMessage
+from protocol_samples import RICH, simple_prompt
+from test_listing_cache import VARIED
+from wire_harness import ALL_REVISIONS, MODERN, modern_meta
+
+from mcp_notebook.models import PromptArgument, PromptSpec
+from mcp_notebook.protocol.listing import PreparedListing
+from mcp_notebook.protocol.prepared import PreparedItems, prepare, prepared_json
+from mcp_notebook.protocol.server import CachePolicy, PromptServer, create_server
+from mcp_notebook.registry import PromptRegistry
+from mcp_notebook.transports.framing import LineRules
+
+DEADLINE = 10.0
+PAGE_SIZE = 3
+
+
+def _registry() -> PromptRegistry:
+    registry = PromptRegistry()
+    registry.set_group("varied.ipynb", list(VARIED))
+    registry.set_group("many.ipynb", [simple_prompt(f"p{i:02}") for i in range(8)])
+    registry.set_group(
+        "unicode.ipynb",
+        [
+            PromptSpec(
+                name="ünï",
+                title='Quotes " and \\ and \u2028 and emoji \U0001f600',
+                description="tab\tnewline\ncontrol\x01",
+                arguments=(PromptArgument("x", default=" spaced "), PromptArgument("y", default="a\nb")),
+                messages=RICH.messages,
+                origin="unicode.ipynb",
+            )
+        ],
+    )
+    return registry
+
+
+def _sdk_path(server: PromptServer) -> PromptServer:
+    """`server` with the prepared pages taken out: every `prompts/list` goes through the SDK."""
+    server.middleware = [m for m in server.middleware if not isinstance(m, PreparedListing)]
+    return server
+
+
+class Wire:
+    """One connection; every message read is encoded as the stdio framing writes it, then parsed."""
+
+    def __init__(self, server: PromptServer, revision: str) -> None:
+        self.server, self.revision = server, revision
+        self.rules = LineRules()
+        self.prepared_lines = 0  # lines written from a prepared result's bytes
+        self._ids = itertools.count(1)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._to_server.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(message)))
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        request_id = next(self._ids)
+        if self.revision == MODERN:
+            params = {**(params or {}), "_meta": modern_meta()}
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        while True:
+            with anyio.fail_after(DEADLINE):
+                item = await self._from_server.receive()
+            if isinstance(item.message, types.JSONRPCResponse) and prepared_json(item.message.result) is not None:
+                self.prepared_lines += 1
+            line = self.rules.encode(item.message)
+            assert line is not None and line.endswith(b"\n") and line.count(b"\n") == 1
+            reply: dict[str, Any] = json.loads(line)
+            if reply.get("id") == request_id:
+                return reply
+
+    async def initialize(self) -> None:
+        params = {"protocolVersion": self.revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        await self.request("initialize", params)
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    async def pages(self) -> list[dict[str, Any]]:
+        replies: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            reply = await self.request("prompts/list", {"cursor": cursor} if cursor is not None else {})
+            replies.append(reply)
+            cursor = reply["result"].get("nextCursor")
+            if cursor is None:
+                return replies
+
+
+@asynccontextmanager
+async def connected(server: PromptServer, revision: str, *, initialize: bool = True) -> AsyncIterator[Wire]:
+    wire = Wire(server, revision)
+    wire._to_server, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    server_write, wire._from_server = anyio.create_memory_object_stream[SessionMessage](16)
+    async with wire._to_server, server_read, server_write, wire._from_server, anyio.create_task_group() as group:
+        group.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+        if initialize and revision != MODERN:
+            await wire.initialize()
+        yield wire
+        group.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("revision", ALL_REVISIONS)
+async def test_every_page_is_the_json_the_sdk_path_writes(revision: str) -> None:
+    registry = _registry()
+    prepared = create_server(registry, page_size=PAGE_SIZE, cache=CachePolicy(ttl_ms=1234, scope="private"))
+    plain = _sdk_path(create_server(registry, page_size=PAGE_SIZE, cache=CachePolicy(ttl_ms=1234, scope="private")))
+    async with connected(prepared, revision) as fast, connected(plain, revision) as slow:
+        for _ in range(2):  # built, then from the cache
+            fast_pages, slow_pages = await fast.pages(), await slow.pages()
+            assert fast_pages == slow_pages
+        assert len(fast_pages) == -(-len(registry.snapshot().prompts) // PAGE_SIZE) > 3
+        assert fast.prepared_lines == 2 * len(fast_pages)  # every page was written from its bytes
+        assert slow.prepared_lines == 0
+        if revision == MODERN:
+            assert fast_pages[0]["result"]["ttlMs"] == 1234 and "serverInfo" in json.dumps(fast_pages[0])
+        # A cursor of one path is a cursor of the other: same listing, same positions.
+        cursor = fast_pages[1]["result"]["nextCursor"]
+        assert await fast.request("prompts/list", {"cursor": cursor}) == await slow.request(
+            "prompts/list", {"cursor": cursor}
+        )
+
+
+BAD_PARAMS: list[Any] = [
+    {"cursor": 5},
+    {"cursor": ["a"]},
+    {"cursor": "not-a-cursor"},
+    {"cursor": ""},
+    {"cursor": "x" * 600},
+    {"cursor": "a.b"},
+    {"_meta": "not an object"},
+    {"_meta": {"progressToken": {"no": "objects"}}},
+]
+
+
+@pytest.mark.parametrize(
+    ("revision", "params"),
+    [
+        (revision, params)
+        for revision in ("2024-11-05", "2025-11-25", MODERN)
+        for params in BAD_PARAMS
+        if not (revision == MODERN and "_meta" in params)  # a modern request's `_meta` is its envelope
+    ],
+    ids=repr,
+)
+async def test_refused_params_get_the_sdk_paths_answer(revision: str, params: Any) -> None:
+    registry = _registry()
+    prepared = create_server(registry, page_size=PAGE_SIZE)
+    plain = _sdk_path(create_server(registry, page_size=PAGE_SIZE))
+    async with connected(prepared, revision) as fast, connected(plain, revision) as slow:
+        fast_reply, slow_reply = await fast.request("prompts/list", params), await slow.request("prompts/list", params)
+    assert fast_reply == slow_reply
+    assert "error" in fast_reply or params == {"_meta": {"progressToken": {"no": "objects"}}}
+
+
+@pytest.mark.parametrize("revision", ["2024-11-05", "2025-11-25"])
+async def test_before_initialize_the_answer_is_the_sdk_paths(revision: str) -> None:
+    registry = _registry()
+    prepared, plain = create_server(registry), _sdk_path(create_server(registry))
+    async with (
+        connected(prepared, revision, initialize=False) as fast,
+        connected(plain, revision, initialize=False) as slow,
+    ):
+        fast_reply, slow_reply = await fast.request("prompts/list"), await slow.request("prompts/list")
+    assert fast_reply == slow_reply and fast_reply["error"]["code"] == types.INVALID_REQUEST
+    assert fast.prepared_lines == 0
+
+
+async def test_a_change_is_listed_at_once_and_old_cursors_are_refused() -> None:
+    registry = _registry()
+    server = create_server(registry, page_size=PAGE_SIZE)
+    async with connected(server, "2025-11-25") as wire:
+        before = await wire.pages()
+        registry.set_group("many.ipynb", [simple_prompt(f"p{i:02}") for i in range(9)])
+        after = await wire.pages()
+        names = [entry["name"] for page in after for entry in page["result"]["prompts"]]
+        assert "p08" in names and len(names) == sum(len(page["result"]["prompts"]) for page in before) + 1
+        stale = await wire.request("prompts/list", {"cursor": before[0]["result"]["nextCursor"]})
+        assert stale["error"]["code"] == types.INVALID_PARAMS
+
+
+def test_prepared_json_is_the_json_of_the_result_while_it_is_unchanged() -> None:
+    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}}, "prompts")
+    assert isinstance(result["prompts"], PreparedItems) and result["prompts"] == [{"name": "a"}]
+    copy = dict(result)  # as the SDK copies a handler's result
+    body = prepared_json(copy)
+    assert body is not None and json.loads(body) == {"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}}
+    assert prepared_json(result) is body  # serialized once
+
+
+def _changed(result: dict[str, Any], how: str) -> dict[str, Any]:
+    copy = dict(result)
+    if how == "added":
+        copy["extra"] = 1
+    elif how == "removed":
+        del copy["nextCursor"]
+    elif how == "replaced":
+        copy["nextCursor"] = "other"
+    elif how == "equal but not the same":
+        copy["_meta"] = dict(copy["_meta"])
+    elif how == "list copied":
+        copy["prompts"] = list(copy["prompts"])
+    elif how == "list moved":
+        copy["other"] = copy.pop("prompts")
+    return copy
+
+
+@pytest.mark.parametrize("how", ["added", "removed", "replaced", "equal but not the same", "list copied", "list moved"])
+def test_a_result_changed_after_it_was_prepared_is_serialized_as_usual(how: str) -> None:
+    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}}, "prompts")
+    assert prepared_json(_changed(result, how)) is None
+
+
+def test_a_prepared_list_is_an_ordinary_list_to_pydantic() -> None:
+    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c"}, "prompts")
+    response = types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result)
+    assert json.loads(response.model_dump_json(by_alias=True)) == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"prompts": [{"name": "a"}], "nextCursor": "c"},
+    }
