@@ -1,19 +1,21 @@
-"""Watching folders and files for changes with `watchfiles`, and saying when the watch is live.
+"""Watching folders and files for changes, and saying when the watch is live.
 
-`watchfiles.awatch` gives no signal once its operating-system watch is in
-place, yet callers (the server, tests) must know it is, or a save made in the
-meantime is lost. The watcher checks its stop event before every wait, only
-after the watch is registered; `ReadySignal` is that stop event, and reports
-its first check back to the event loop.
+On Linux the event loop waits on an inotify descriptor itself (`inotify`):
+an idle watch never wakes the process. Elsewhere `watchfiles.awatch` watches,
+which gives no signal once its operating-system watch is in place, yet
+callers (the server, tests) must know it is, or a save made in the meantime
+is lost. That watcher checks its stop event before every wait, only after the
+watch is registered; `ReadySignal` is that stop event, and reports its first
+check back to the event loop.
 
 An operating-system watch dies with its folder: deleted and created again,
 the folder is a new one nobody watches. So each watched folder is followed
 by its identity (device and inode) and by the events about the folder
-itself, looked at after every batch and at least once a second: when it
-is gone, its nearest existing parent is
-watched (not recursively) until it comes back; when it is back (or was
-replaced), it is watched anew and reported changed once that watch is in
-place, so notebooks created in between are found.
+itself (with inotify, also its entry in its parent), looked at after every
+batch (with `awatch`, at least once a second): when it is gone, its nearest
+existing parent is watched (not recursively) until it comes back; when it is
+back (or was replaced), it is watched anew and reported changed once that
+watch is in place, so notebooks created in between are found.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from pathlib import Path
 import anyio
 import anyio.from_thread
 from watchfiles import Change, awatch
+
+from .inotify import changes as inotify_changes
+from .inotify import inotify_supported
 
 __all__ = ["DEBOUNCE_MS", "STEP_MS", "ReadySignal", "watch_paths"]
 
@@ -111,17 +116,30 @@ async def watch_paths(
         except Exception:  # one failed reload must not end the watch
             log.exception("reloading changed notebooks failed")
 
+    async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+        await event.wait()
+        scope.cancel()
+
     def stopped() -> bool:
         return stopping or (stop_event is not None and stop_event.is_set())
 
-    async def watch_once(path: Path, deep: bool, on_ready: Callable[[], None], identity: tuple[int, int]) -> None:
-        """Watch `path` until it is stopped, or is no longer the folder `identity` names."""
+    async def watch(
+        path: Path,
+        deep: bool,
+        on_ready: Callable[[], None],
+        done: Callable[[set[tuple[Change, str]]], bool],
+        keep_change: Callable[[Change, str], bool] | None = None,
+    ) -> None:
+        """Watch `path` until the watch stops or `done(batch)` says so; `on_ready()` once the watch is in place."""
+        if inotify_supported():
+            await watch_on_loop(path, deep, on_ready, done, keep_change)
+            return
         signal = ReadySignal(on_ready, stop_event)
         signals.add(signal)
         try:
             batches = awatch(
                 path,
-                watch_filter=keep,
+                watch_filter=keep_change,
                 debounce=DEBOUNCE_MS,
                 step=STEP_MS,
                 stop_event=signal,
@@ -131,39 +149,56 @@ async def watch_paths(
             )
             async with contextlib.aclosing(batches):
                 async for changes in batches:
-                    if changes:
-                        report({Path(changed) for _, changed in changes})
-                    # Its own deletion ends a watch even when a new folder already took the place, and
-                    # the inode number with it (file systems reuse them at once): the identity alone misses that.
-                    deleted = any(change == Change.deleted and Path(changed) == path for change, changed in changes)
-                    if deleted or _identity(path) != identity:
-                        if _identity(path) is None:
-                            report({path})  # gone: whatever it served is withdrawn
+                    if done(changes):
                         return
         finally:
             signals.discard(signal)
 
+    async def watch_on_loop(
+        path: Path,
+        deep: bool,
+        on_ready: Callable[[], None],
+        done: Callable[[set[tuple[Change, str]]], bool],
+        keep_change: Callable[[Change, str], bool] | None,
+    ) -> None:
+        # inotify on the event loop: its first (empty) batch says the watch is in place.
+        async with anyio.create_task_group() as group:
+            if stop_event is not None:
+                group.start_soon(cancel_when_set, stop_event, group.cancel_scope)
+            first = True
+            batches = inotify_changes(path, recursive=deep)
+            async with contextlib.aclosing(batches):
+                async for changes in batches:
+                    if first:
+                        first = False
+                        on_ready()
+                    if keep_change is not None:
+                        changes = {(change, changed) for change, changed in changes if keep_change(change, changed)}
+                    if done(changes):
+                        break
+            group.cancel_scope.cancel()
+
+    async def watch_once(path: Path, deep: bool, on_ready: Callable[[], None], identity: tuple[int, int]) -> None:
+        """Watch `path` until it is stopped, or is no longer the folder `identity` names."""
+
+        def done(changes: set[tuple[Change, str]]) -> bool:
+            if changes:
+                report({Path(changed) for _, changed in changes})
+            # Its own deletion ends a watch even when a new folder already took the place, and
+            # the inode number with it (file systems reuse them at once): the identity alone misses that.
+            deleted = any(change == Change.deleted and Path(changed) == path for change, changed in changes)
+            if deleted or _identity(path) != identity:
+                if _identity(path) is None:
+                    report({path})  # gone: whatever it served is withdrawn
+                return True
+            return False
+
+        await watch(path, deep, on_ready, done, keep)
+
     async def wait_for(path: Path, on_ready: Callable[[], None]) -> None:
         """Return once `path` is a folder again (or the watch stops), watching its nearest parent."""
         parent = _nearest_existing(path)
-        signal = ReadySignal(on_ready, stop_event)
-        signals.add(signal)
-        try:
-            batches = awatch(
-                parent,
-                debounce=DEBOUNCE_MS,
-                step=STEP_MS,
-                stop_event=signal,
-                recursive=False,
-                rust_timeout=_RECHECK_MS,
-                yield_on_timeout=True,
-            )
-            async with contextlib.aclosing(batches):
-                async for _ in batches:
-                    if _identity(path) is not None or _nearest_existing(path) != parent:
-                        return
-        finally:
-            signals.discard(signal)
+        await watch(parent, False, on_ready, lambda _: _identity(path) is not None or _nearest_existing(path) != parent)
 
     async def follow(path: Path, deep: bool) -> None:
         first: Callable[[], None] | None = on_first_ready
