@@ -104,11 +104,12 @@ def _null_in_meta(entry: dict[str, Any]) -> bool:
 
 
 class _Page:
-    """One page: the handler's result, and (once asked for) its prepared wire form."""
+    """One page: its prompts, the handler's result, and (once asked for) its prepared wire form."""
 
-    __slots__ = ("result", "wire")
+    __slots__ = ("result", "specs", "wire")
 
-    def __init__(self, result: dict[str, Any]) -> None:
+    def __init__(self, specs: tuple[PromptSpec, ...], result: dict[str, Any]) -> None:
+        self.specs = specs
         self.result = result
         self.wire: dict[str, Any] | None = None
 
@@ -121,29 +122,50 @@ class PromptPages:
         self._max_pages = max_pages
         self._snapshot: RegistrySnapshot | None = None
         self._pages: OrderedDict[tuple[str, int], _Page] = OrderedDict()
+        # The last snapshot's pages, and their entries by prompt (built at the first page of a new
+        # snapshot): a prompt a change did not touch is the same object, and so is its entry.
+        self._stale: OrderedDict[tuple[str, int], _Page] = OrderedDict()
+        self._reusable: dict[str, dict[int, tuple[PromptSpec, dict[str, Any]]]] = {}
 
     def _page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> _Page:
         offset, next_cursor = self._paginator.locate("prompts", len(snapshot.prompts), snapshot.fingerprint, cursor)
         if snapshot is not self._snapshot:
-            # A new snapshot: every page may differ, and the old ones are never asked for again.
+            # A new snapshot: every page may differ (their cursors do), and the old ones are never asked for
+            # again; their entries are reused for the prompts that did not change.
             self._snapshot = snapshot
-            self._pages.clear()
+            self._stale, self._pages = self._pages, OrderedDict()
+            self._reusable = {}
         key = (revision, offset)
         cached = self._pages.get(key)
         if cached is not None:
             self._pages.move_to_end(key)
             return cached
-        fields = _Fields.of(revision)
-        prompts = snapshot.prompts[offset : offset + self._paginator.page_size]
-        result: dict[str, Any] = {"prompts": [_entry(spec, revision, fields) for spec in prompts]}
+        prompts = tuple(snapshot.prompts[offset : offset + self._paginator.page_size])
+        result: dict[str, Any] = {"prompts": self._entries(prompts, revision)}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         # As `ListPromptsResult` dumps it; the SDK leaves it out for revisions before 2026-07-28.
         result["resultType"] = "complete"
-        page = self._pages[key] = _Page(result)
+        page = self._pages[key] = _Page(prompts, result)
         if len(self._pages) > self._max_pages:
             self._pages.popitem(last=False)
         return page
+
+    def _entries(self, prompts: tuple[PromptSpec, ...], revision: str) -> list[dict[str, Any]]:
+        reusable = self._reusable.get(revision)
+        if reusable is None:
+            reusable = self._reusable[revision] = {
+                id(spec): (spec, entry)
+                for (page_revision, _), page in self._stale.items()
+                if page_revision == revision
+                for spec, entry in zip(page.specs, page.result["prompts"], strict=True)
+            }
+        fields = _Fields.of(revision)
+        entries: list[dict[str, Any]] = []
+        for spec in prompts:
+            known = reusable.get(id(spec))
+            entries.append(known[1] if known is not None and known[0] is spec else _entry(spec, revision, fields))
+        return entries
 
     def page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> dict[str, Any]:
         """The `prompts/list` result `cursor` points at; `InvalidCursorError` as `Paginator.page` raises it."""

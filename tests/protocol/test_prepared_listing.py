@@ -24,7 +24,8 @@ from test_listing_cache import VARIED
 from wire_harness import ALL_REVISIONS, MODERN, modern_meta
 
 from mcp_notebook.models import PromptArgument, PromptSpec
-from mcp_notebook.protocol.listing import PreparedListing
+from mcp_notebook.protocol.listing import PreparedListing, PromptPages
+from mcp_notebook.protocol.paging import Paginator
 from mcp_notebook.protocol.prepared import PreparedItems, prepare, prepared_json
 from mcp_notebook.protocol.server import CachePolicy, PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
@@ -239,3 +240,27 @@ def test_a_prepared_list_is_an_ordinary_list_to_pydantic() -> None:
         "id": 1,
         "result": {"prompts": [{"name": "a"}], "nextCursor": "c"},
     }
+
+
+def _walk(pages: PromptPages, registry: PromptRegistry, revision: str) -> list[dict[str, Any]]:
+    results, cursor = [], None
+    while True:
+        result = pages.page(registry.snapshot(), revision, cursor)
+        results.append(result)
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return results
+
+
+@pytest.mark.parametrize("revision", ALL_REVISIONS)
+def test_after_a_change_only_the_changed_prompts_are_built_again(revision: str) -> None:
+    registry = _registry()
+    pages = PromptPages(Paginator(page_size=PAGE_SIZE))
+    before = {entry["name"]: entry for page in _walk(pages, registry, revision) for entry in page["prompts"]}
+    registry.set_group("many.ipynb", [simple_prompt(f"p{i:02}") for i in range(9)])  # new objects, one more
+    registry.set_group("varied.ipynb", list(VARIED))  # the same objects again
+    after = _walk(pages, registry, revision)
+    assert after == _walk(PromptPages(Paginator(page_size=PAGE_SIZE)), registry, revision)  # as if built anew
+    entries = {entry["name"]: entry for page in after for entry in page["prompts"]}
+    assert all(entries[spec.name] is before[spec.name] for spec in VARIED)  # reused, though pages shifted
+    assert all(entries[name] is not before.get(name) for name in entries if name[:2] == "p0")
