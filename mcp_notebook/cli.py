@@ -210,10 +210,9 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
 def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: Callable[[], None]) -> int:
     import signal
 
-    import uvicorn
-
     from .asgi import create_app
     from .transports.http import uvicorn_config
+    from .transports.ticks import SleepingServer
 
     try:
         app = create_app(settings, on_ready=on_ready)  # the summary goes to stderr, as `_say` writes
@@ -224,7 +223,7 @@ def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: C
     # shutdown is a success, so that handler does nothing and the exit code is 0.
     previous = signal.signal(signal.SIGTERM, lambda *_: None)
     try:
-        uvicorn.Server(uvicorn_config(app, settings.limits)).run(sockets=[sock])
+        SleepingServer(uvicorn_config(app, settings.limits)).run(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()

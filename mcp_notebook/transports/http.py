@@ -53,6 +53,7 @@ from .http_bodies import RefusedBody, screen_post, serve_batch
 from .limits import GuardedHttpToolsProtocol, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
+from .ticks import SleepingServer
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -404,7 +405,7 @@ async def serve_http(
         on_ready=(lambda: on_ready(url)) if on_ready else None,
         token_hint=token_hint,
     )
-    web = uvicorn.Server(uvicorn_config(gate, limits))
+    web = SleepingServer(uvicorn_config(gate, limits))
 
     async def stop_when_asked() -> None:
         assert shutdown is not None
