@@ -29,7 +29,6 @@ from typing import Any, Final
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types import PaginatedRequestParams
 from mcp_types import methods as sdk_methods
-from pydantic import ValidationError
 
 from ..models import PromptArgument, PromptSpec
 from ..registry import PromptRegistry, RegistrySnapshot
@@ -126,15 +125,23 @@ class PromptPages:
         # snapshot): a prompt a change did not touch is the same object, and so is its entry.
         self._stale: OrderedDict[tuple[str, int], _Page] = OrderedDict()
         self._reusable: dict[str, dict[int, tuple[PromptSpec, dict[str, Any]]]] = {}
+        # Where each page's cursor (None: the first page) of this snapshot points, and the cursor after it.
+        self._issued: dict[str | None, tuple[int, str | None]] = {}
 
     def _page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> _Page:
-        offset, next_cursor = self._paginator.locate("prompts", len(snapshot.prompts), snapshot.fingerprint, cursor)
+        issued = self._issued.get(cursor) if snapshot is self._snapshot else None
+        if issued is not None:
+            # A cursor this cache handed out for this very snapshot: decoding it again would say the same.
+            offset, next_cursor = issued
+        else:
+            offset, next_cursor = self._paginator.locate("prompts", len(snapshot.prompts), snapshot.fingerprint, cursor)
         if snapshot is not self._snapshot:
             # A new snapshot: every page may differ (their cursors do), and the old ones are never asked for
             # again; their entries are reused for the prompts that did not change.
             self._snapshot = snapshot
             self._stale, self._pages = self._pages, OrderedDict()
             self._reusable = {}
+            self._issued = {}
         key = (revision, offset)
         cached = self._pages.get(key)
         if cached is not None:
@@ -144,6 +151,9 @@ class PromptPages:
         result: dict[str, Any] = {"prompts": self._entries(prompts, revision)}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
+            end = offset + self._paginator.page_size
+            after = self._paginator.cursor_after("prompts", len(snapshot.prompts), snapshot.fingerprint, end)
+            self._issued[next_cursor] = (end, after)
         # As `ListPromptsResult` dumps it; the SDK leaves it out for revisions before 2026-07-28.
         result["resultType"] = "complete"
         page = self._pages[key] = _Page(prompts, result)
@@ -208,7 +218,7 @@ class PreparedListing:
         try:
             sdk_methods.validate_client_request(LIST_PROMPTS, ctx.protocol_version, ctx.params)
             params = PaginatedRequestParams.model_validate(raw, by_name=False)
-        except (KeyError, ValidationError):
+        except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
             return await call_next(ctx)  # the SDK refuses it in its own words
         try:
             return self._pages.wire_page(self._registry.snapshot(), ctx.protocol_version, params.cursor, self._shape)

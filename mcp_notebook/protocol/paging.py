@@ -114,8 +114,12 @@ class Paginator:
         offset = 0 if cursor is None else self.codec.decode(kind, cursor, fingerprint)
         if offset > size:
             raise InvalidCursorError(cursor or "")
+        return offset, self.cursor_after(kind, size, fingerprint, offset)
+
+    def cursor_after(self, kind: str, size: int, fingerprint: str, offset: int) -> str | None:
+        """The cursor of the page after the one at `offset` in a listing of `size` items; None after the last."""
         end = offset + self.page_size
-        return offset, self.codec.encode(kind, fingerprint, end) if end < size else None
+        return self.codec.encode(kind, fingerprint, end) if end < size else None
 
     def page(self, kind: str, items: Sequence[T], fingerprint: str, cursor: str | None) -> Page[T]:
         """The page of `items` that `cursor` points at (the first page when it is None)."""
