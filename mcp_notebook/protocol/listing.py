@@ -99,7 +99,7 @@ def prompt_entry(spec: PromptSpec, revision: str) -> dict[str, Any]:
 
 def _null_in_meta(entry: dict[str, Any]) -> bool:
     meta = entry.get("_meta")
-    return meta is not None and any(value is None for value in meta.values())
+    return meta is not None and None in meta.values()  # wire values: only null equals None
 
 
 class _Page:
