@@ -21,19 +21,36 @@ path now is). An overflowing event queue reports the folder itself changed.
 
 from __future__ import annotations
 
-import ctypes
 import errno
+import functools
+import logging
 import os
 import struct
 import sys
 from collections.abc import AsyncGenerator
+from enum import IntEnum
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
-from watchfiles import Change
 
-__all__ = ["DEBOUNCE_MS", "QUIET_MS", "changes", "inotify_supported"]
+if TYPE_CHECKING:
+    import ctypes
+
+__all__ = ["DEBOUNCE_MS", "QUIET_MS", "Change", "changes", "inotify_supported"]
+
+
+class Change(IntEnum):
+    """What happened to a path: the values of `watchfiles.Change`, so the two compare equal.
+
+    Defined here so that watching on Linux does not import watchfiles (a tenth of a
+    second of a server's start on a busy machine) only for its enum.
+    """
+
+    added = 1
+    modified = 2
+    deleted = 3
+
 
 QUIET_MS: Final = 5
 """A burst ends once the folder has been quiet this long (a save's write and rename come well within it)."""
@@ -53,19 +70,38 @@ _PARENT_MASK: Final = _ENTRIES | _ONLYDIR | _EXCL_UNLINK
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len; then the name, NUL-padded
 _READ_SIZE = 1 << 16
 
+log = logging.getLogger(__name__)
+
 
 def inotify_supported() -> bool:
     """Whether this system has inotify (Linux)."""
     return sys.platform.startswith("linux") and _libc() is not None
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    import ctypes  # only where there may be inotify: ctypes takes milliseconds to import
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.inotify_init1, libc.inotify_add_watch, libc.inotify_rm_watch  # noqa: B018
     except (OSError, AttributeError):
         return None
     return libc
+
+
+def _unwatchable(path: Path, error: OSError) -> None:
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        return  # gone again already, or not a folder: its parent's events say what happened
+    hint = " (raise fs.inotify.max_user_watches)" if error.errno == errno.ENOSPC else ""
+    log.warning("changes in %s are not followed: %s%s", path, error.strerror, hint)
+
+
+def _errno() -> int:
+    import ctypes
+
+    code: int = ctypes.get_errno()
+    return code
 
 
 class _Watches:
@@ -80,7 +116,7 @@ class _Watches:
         self.recursive = recursive
         self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if self.fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+            raise OSError(_errno(), "inotify_init1 failed")
         self._paths: dict[int, Path] = {}
         self._parent_wd: int | None = None
 
@@ -90,7 +126,7 @@ class _Watches:
     def _add(self, path: Path, mask: int) -> int:
         wd: int = self._libc.inotify_add_watch(self.fd, os.fsencode(path), mask)
         if wd < 0:
-            code = ctypes.get_errno()
+            code = _errno()
             raise OSError(code, os.strerror(code), str(path))
         return wd
 
@@ -112,8 +148,9 @@ class _Watches:
                 path = Path(parent, name)
                 try:
                     self._paths[self._add(path, _FOLDER_MASK)] = path
-                except OSError:
-                    continue  # gone again already (its parent's event says so) or not a folder
+                except OSError as error:
+                    _unwatchable(path, error)
+                    continue
                 added.append(path)
         return added
 
@@ -162,7 +199,8 @@ class _Watches:
             if mask & _ISDIR and self.recursive:
                 try:
                     self._paths[self._add(path, _FOLDER_MASK)] = path
-                except OSError:
+                except OSError as error:
+                    _unwatchable(path, error)
                     return
                 self._add_below(path)  # what is already inside is found by the caller's look at the folder
         elif mask & (_DELETE | _MOVED_FROM):

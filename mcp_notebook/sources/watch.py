@@ -25,13 +25,13 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import anyio
 import anyio.from_thread
-from watchfiles import Change, awatch
 
+from .inotify import Change, inotify_supported
 from .inotify import changes as inotify_changes
-from .inotify import inotify_supported
 
 __all__ = ["DEBOUNCE_MS", "STEP_MS", "ReadySignal", "watch_paths"]
 
@@ -134,12 +134,15 @@ async def watch_paths(
         if inotify_supported():
             await watch_on_loop(path, deep, on_ready, done, keep_change)
             return
+        from watchfiles import awatch  # where there is no inotify
+
         signal = ReadySignal(on_ready, stop_event)
         signals.add(signal)
         try:
+            # watchfiles' own `Change` has the values of ours (an IntEnum each): they compare equal.
             batches = awatch(
                 path,
-                watch_filter=keep_change,
+                watch_filter=cast(Any, keep_change),
                 debounce=DEBOUNCE_MS,
                 step=STEP_MS,
                 stop_event=signal,
@@ -149,7 +152,7 @@ async def watch_paths(
             )
             async with contextlib.aclosing(batches):
                 async for changes in batches:
-                    if done(changes):
+                    if done(cast(Any, changes)):
                         return
         finally:
             signals.discard(signal)
