@@ -15,8 +15,11 @@ shaping, `sdk_seam.shape_result`; the entries are already in their wire
 form) and prepared (`prepared`): `PreparedListing`, a server middleware,
 answers `prompts/list` with it, so a page costs no validation after it was
 built, and the stdio transport writes its JSON bytes, serialized once.
-Cursors are decoded on every request by the `Paginator`, so they stay
-exactly as valid or invalid as without a cache.
+A cursor is checked by the `Paginator`, unless this cache issued it for the
+current snapshot (then where it points is known), so cursors stay exactly
+as valid or invalid as without a cache. After a change, the entries of the
+prompts it did not touch (the same objects) are taken from the last
+snapshot's pages instead of being built again.
 """
 
 from __future__ import annotations
@@ -125,7 +128,7 @@ class PromptPages:
         # snapshot): a prompt a change did not touch is the same object, and so is its entry.
         self._stale: OrderedDict[tuple[str, int], _Page] = OrderedDict()
         self._reusable: dict[str, dict[int, tuple[PromptSpec, dict[str, Any]]]] = {}
-        # Where each page's cursor (None: the first page) of this snapshot points, and the cursor after it.
+        # Where each cursor issued for this snapshot points, and the cursor after that page.
         self._issued: dict[str | None, tuple[int, str | None]] = {}
 
     def _page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> _Page:

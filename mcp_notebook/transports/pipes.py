@@ -7,8 +7,9 @@ the descriptors directly (POSIX pipes, sockets and terminals), which
 answers the same messages with less CPU and less latency, and never blocks
 the loop: data is read only once the descriptor is readable, and written
 in chunks no larger than `PIPE_BUF`, each only once the descriptor is
-writable, so a client that stops reading stalls this connection, not the
-server's other work.
+writable (on Linux, a pipe is written through a non-blocking descriptor of
+its own instead, as much at once as it takes), so a client that stops
+reading stalls this connection, not the server's other work.
 
 A client that sends requests but never reads the replies must not make the
 server hold them without limit: once `InFlight.LIMIT` requests are
