@@ -19,13 +19,14 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import select
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["MIN_NOTEBOOKS", "Built", "SharedBuild", "worker_count"]
+__all__ = ["MIN_NOTEBOOKS", "Built", "ForkedWriter", "SharedBuild", "can_fork", "worker_count"]
 
 # A stored notebook as a child built it: (stamp with ctime, digest of the file, listing, pickled body).
 Built = tuple[tuple[int, int, int, int], bytes, bytes, bytes]
@@ -35,11 +36,14 @@ _MAX_WORKERS = 3
 _OWN_WEIGHT, _CHILD_WEIGHT = 11, 9  # how notebooks are dealt out between this process and each child
 
 
+def can_fork() -> bool:
+    """Whether this process may fork children here: on Linux, with no other thread running."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+
+
 def worker_count(notebooks: int) -> int:
     """How many children should build `notebooks` notebooks alongside this process (0: build here alone)."""
-    if notebooks < MIN_NOTEBOOKS or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return 0
-    if threading.active_count() > 1:
+    if notebooks < MIN_NOTEBOOKS or not can_fork():
         return 0
     return max(0, min(len(os.sched_getaffinity(0)) - 1, _MAX_WORKERS))
 
@@ -133,3 +137,44 @@ class SharedBuild:
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
+
+
+class ForkedWriter:
+    """`write()` done by a forked child, as a writer thread would do it but without this process's CPU.
+
+    For the first index write of a large scan: pickling every notebook built here would otherwise
+    compete with the server's first answers. The child holds the write end of a pipe until it is
+    done, so `join` can wait with a timeout; it is reaped by `join` or `is_alive`.
+    """
+
+    def __init__(self, write: Callable[[], None]) -> None:
+        read, done = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                os.close(read)
+                write()
+                status = 0
+            finally:
+                os._exit(status)  # `done` closes with the process
+        os.close(done)
+        self._pid: int | None = pid
+        self._read = read
+
+    def is_alive(self) -> bool:
+        if self._pid is not None and os.waitpid(self._pid, os.WNOHANG)[0] != 0:
+            self._reaped()
+        return self._pid is not None
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._pid is None:
+            return
+        ready, _, _ = select.select([self._read], [], [], timeout)
+        if ready:  # the child has ended (its end of the pipe closed with it)
+            os.waitpid(self._pid, 0)
+            self._reaped()
+
+    def _reaped(self) -> None:
+        self._pid = None
+        os.close(self._read)

@@ -30,7 +30,14 @@ SURFACE = {
         "default_cache_dir",
         "format_tag",
     ],
-    "mcp_notebook.sources.parallel": ["Built", "MIN_NOTEBOOKS", "SharedBuild", "worker_count"],
+    "mcp_notebook.sources.parallel": [
+        "Built",
+        "ForkedWriter",
+        "MIN_NOTEBOOKS",
+        "SharedBuild",
+        "can_fork",
+        "worker_count",
+    ],
     "mcp_notebook.sources.stored": ["Interned", "StoredBody", "body_of", "listing_of", "restore"],
     "mcp_notebook.sources.summaries": ["DESCRIPTION_LIMIT", "to_description", "to_title"],
     "mcp_notebook.sources.uris": [
