@@ -41,7 +41,7 @@ from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts, PublishedCell, prompts_from_notebook
 from .embeds import EmbedRule, is_hidden_part
 from .index import Entry, NotebookIndex, Stamp, body_bytes
-from .parallel import Built, ForkedWriter, SharedBuild, can_fork, worker_count
+from .parallel import Built, SharedBuild, worker_count
 from .reader import parse_notebook
 from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
 from .stored import Interned, StoredBody, listing_of, restore
@@ -130,7 +130,7 @@ class NotebookFolderSource:
         self._registry = registry
         # Notebooks loaded by an earlier run, reused while their files are unchanged (see sources/index.py).
         self._index = NotebookIndex(index_folder, self._root) if index_folder is not None else None
-        self._index_writers: list[threading.Thread | ForkedWriter] = []
+        self._index_writers: list[threading.Thread] = []
         self._lock = threading.RLock()
         self._states: Mapping[str, _NotebookState] = MappingProxyType({})
         self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
@@ -379,23 +379,13 @@ class NotebookFolderSource:
             return False
         return old.loaded is not None and new.loaded is not None and old.loaded.prompts == new.loaded.prompts
 
-    def _store_index(self, *, keep: set[str] | None, forked: bool = False) -> None:
-        """Write the notebooks loaded since the last write to the index, off the caller's thread.
-
-        `forked` (after a shared first scan, while nothing else runs): in a child process, so that
-        pickling what was built costs this process nothing; the child writes what was pending.
-        """
+    def _store_index(self, *, keep: set[str] | None) -> None:
+        """Write the notebooks loaded since the last write to the index, off the caller's thread."""
         index = self._index
-        if index is None:
-            return
-        writer: threading.Thread | ForkedWriter
-        if forked and can_fork():
-            writer = ForkedWriter(functools.partial(index.flush, keep=keep))
-            index.forget_pending()  # the child has them
-        else:
+        if index is not None:
             writer = threading.Thread(target=index.flush, kwargs={"keep": keep}, name="notebook-index", daemon=True)
+            self._index_writers = [*(w for w in self._index_writers if w.is_alive()), writer]
             writer.start()
-        self._index_writers = [*(w for w in self._index_writers if w.is_alive()), writer]
 
     def wait_for_index(self, timeout: float | None = None) -> None:
         """Wait until what was loaded so far is written to the persistent index (before the process exits)."""
@@ -433,7 +423,7 @@ class NotebookFolderSource:
                 if shared is not None:
                     shared.close()
         # After a whole scan the index also forgets notebooks that are gone.
-        self._store_index(keep=set(found), forked=shared is not None)
+        self._store_index(keep=set(found))
 
     def first_scan(self, meanwhile: Callable[[], object] | None = None) -> None:
         """`scan` for a server's start, whichever way it serves (stdio, HTTP, each worker), doing `meanwhile` too.

@@ -302,11 +302,6 @@ class NotebookIndex:
         with self._lock:
             self._pending[key] = (stamp, digest, (listing, body))
 
-    def forget_pending(self) -> None:
-        """Drop what `put` kept (another process is writing it)."""
-        with self._lock:
-            self._pending = {}
-
     def flush(self, *, keep: set[str] | None = None) -> None:
         """Write what was kept; with `keep`, also forget this folder's entries for every other notebook.
 

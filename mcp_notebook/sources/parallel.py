@@ -19,14 +19,13 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import select
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["MIN_NOTEBOOKS", "Built", "ForkedWriter", "SharedBuild", "can_fork", "worker_count"]
+__all__ = ["MIN_NOTEBOOKS", "Built", "SharedBuild", "can_fork", "worker_count"]
 
 # A stored notebook as a child built it: (stamp with ctime, digest of the file, listing, pickled body).
 Built = tuple[tuple[int, int, int, int], bytes, bytes, bytes]
@@ -137,44 +136,3 @@ class SharedBuild:
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-
-
-class ForkedWriter:
-    """`write()` done by a forked child, as a writer thread would do it but without this process's CPU.
-
-    For the first index write of a large scan: pickling every notebook built here would otherwise
-    compete with the server's first answers. The child holds the write end of a pipe until it is
-    done, so `join` can wait with a timeout; it is reaped by `join` or `is_alive`.
-    """
-
-    def __init__(self, write: Callable[[], None]) -> None:
-        read, done = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            status = 1
-            try:
-                os.close(read)
-                write()
-                status = 0
-            finally:
-                os._exit(status)  # `done` closes with the process
-        os.close(done)
-        self._pid: int | None = pid
-        self._read = read
-
-    def is_alive(self) -> bool:
-        if self._pid is not None and os.waitpid(self._pid, os.WNOHANG)[0] != 0:
-            self._reaped()
-        return self._pid is not None
-
-    def join(self, timeout: float | None = None) -> None:
-        if self._pid is None:
-            return
-        ready, _, _ = select.select([self._read], [], [], timeout)
-        if ready:  # the child has ended (its end of the pipe closed with it)
-            os.waitpid(self._pid, 0)
-            self._reaped()
-
-    def _reaped(self) -> None:
-        self._pid = None
-        os.close(self._read)

@@ -32,7 +32,6 @@ SURFACE = {
     ],
     "mcp_notebook.sources.parallel": [
         "Built",
-        "ForkedWriter",
         "MIN_NOTEBOOKS",
         "SharedBuild",
         "can_fork",

@@ -185,28 +185,3 @@ def test_other_work_of_the_start_is_done_once_while_children_build(
 
     assert done == [(os.getpid(), workers)]  # here, once, after the children started
     assert registry.snapshot().prompts
-
-
-@pytest.mark.parametrize("other_thread", [False, True], ids=["alone", "beside another thread"])
-def test_the_first_index_write_of_a_shared_scan_is_done_by_a_child_when_nothing_else_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other_thread: bool
-) -> None:
-    folder, cache = tmp_path / "served", tmp_path / "cache"
-    _write_table(folder)
-    pickled_here: list[int] = []
-    real = index_module.NotebookIndex.flush
-    parent = os.getpid()
-
-    def flush(self: index_module.NotebookIndex, **options: object) -> None:
-        if os.getpid() == parent:
-            pickled_here.append(1)
-        real(self, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(index_module.NotebookIndex, "flush", flush)
-    monkeypatch.setattr(folder_module, "can_fork", lambda: not other_thread)
-    first_registry, _ = _scan(folder, 1, cache)  # waits for the index to be written, whoever writes it
-
-    assert pickled_here == ([1] if other_thread else [])
-    monkeypatch.setattr(folder_module, "prompts_from_notebook", lambda *a, **k: pytest.fail("read a notebook"))
-    again_registry, _ = _scan(folder, 0, cache)
-    assert again_registry.snapshot().fingerprint == first_registry.snapshot().fingerprint
