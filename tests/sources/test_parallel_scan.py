@@ -126,7 +126,8 @@ def test_a_child_that_dies_leaves_its_notebooks_to_the_parent(tmp_path: Path, mo
         os.waitpid(forked[0], os.WNOHANG)  # and the child is reaped
 
 
-def test_children_are_used_only_when_they_pay_off_and_nothing_else_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_children_are_used_only_when_they_pay_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)
     monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _: {0, 1, 2, 3, 4, 5, 6, 7})
     assert parallel.worker_count(parallel.MIN_NOTEBOOKS - 1) == 0
     assert parallel.worker_count(parallel.MIN_NOTEBOOKS) == 3  # capped
@@ -134,11 +135,17 @@ def test_children_are_used_only_when_they_pay_off_and_nothing_else_runs(monkeypa
     assert parallel.worker_count(10_000) == 0  # one core: nothing to share
     monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _: {0, 1})
     assert parallel.worker_count(10_000) == 1
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
+    assert parallel.worker_count(10_000) == 0
+
+
+def test_nothing_is_forked_beside_another_thread() -> None:
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert parallel.worker_count(10_000) == 0  # never fork beside another thread
+        assert not parallel.can_fork()
+        assert parallel.worker_count(10_000) == 0
     finally:
         stop.set()
         other.join()

@@ -8,6 +8,7 @@ import time
 
 import anyio
 import httpx2
+import pytest
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
@@ -49,6 +50,7 @@ def _config() -> uvicorn.Config:
     return uvicorn.Config(_hello, lifespan="off", log_config=None, access_log=False, log_level="warning")
 
 
+@pytest.mark.slow  # its point is timing: how often it wakes, how soon it stops
 async def test_an_idle_server_wakes_about_once_a_second_and_stops_at_once() -> None:
     server = CountingServer(_config())
     sock = _bound()
