@@ -44,7 +44,7 @@ from .index import Entry, NotebookIndex, Stamp, body_bytes
 from .parallel import Built, SharedBuild, worker_count
 from .reader import parse_notebook
 from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
-from .stored import Interned, StoredBody, listing_of, restore
+from .stored import Body, Interned, StoredBody, listing_of, restore
 from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
 from .watch import watch_paths
 
@@ -238,14 +238,27 @@ class NotebookFolderSource:
         entry = stored.get(key) if stored is not None else index.get(key, stamp)
         if entry is None or entry[0] != stamp:
             return None
+        return self._restored(key, path, stamp, entry[1], entry[2], functools.partial(index.body, key, stamp), interned)
+
+    def _restored(
+        self,
+        key: str,
+        path: Path,
+        stamp: Stamp,
+        digest: bytes,
+        listing: bytes,
+        fetch: Callable[[], Body | None],
+        interned: Interned,
+    ) -> _NotebookState | None:
+        """Notebook `key` from its stored `listing`, its messages and cells left to `fetch` (or its file)."""
 
         def body(names: tuple[str, ...]) -> StoredBody:
-            return StoredBody(names, functools.partial(index.body, key, stamp), functools.partial(self._rebuild, key))
+            return StoredBody(names, fetch, functools.partial(self._rebuild, key))
 
-        loaded = restore(entry[2], body, origin=key, root=str(self._root), interned=interned)
+        loaded = restore(listing, body, origin=key, root=str(self._root), interned=interned)
         if loaded is None:
             return None
-        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=entry[1])
+        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
 
     def _build(self, key: str) -> tuple[SandboxedFile, NotebookPrompts]:
         file = self._read_notebook(key)
@@ -276,16 +289,10 @@ class NotebookFolderSource:
     def _from_built(self, key: str, path: Path, built: Built, interned: Interned) -> _NotebookState | None:
         """The notebook a child of a shared first scan built, restored as an index entry would be."""
         stamp, digest, listing, body = built
-
-        def stored_body(names: tuple[str, ...]) -> StoredBody:
-            return StoredBody(names, functools.partial(pickle.loads, body), functools.partial(self._rebuild, key))
-
-        loaded = restore(listing, stored_body, origin=key, root=str(self._root), interned=interned)
-        if loaded is None:
-            return None
-        if self._index is not None:
+        state = self._restored(key, path, stamp, digest, listing, functools.partial(pickle.loads, body), interned)
+        if state is not None and self._index is not None:
             self._index.put_stored(key, stamp, digest, listing, body)
-        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
+        return state
 
     def _load(
         self,

@@ -290,17 +290,17 @@ class NotebookIndex:
 
     def put(self, key: str, stamp: Stamp, digest: bytes, loaded: NotebookPrompts) -> None:
         """Keep what notebook `key` loaded to, from a file of `stamp` and `digest`, for the next `flush`."""
-        if time.time_ns() - max(stamp[0], stamp[3]) < RACY_SECONDS * 1e9:
-            return
-        with self._lock:
-            self._pending[key] = (stamp, digest, loaded)
+        self._keep(key, stamp, digest, loaded)
 
     def put_stored(self, key: str, stamp: Stamp, digest: bytes, listing: bytes, body: bytes) -> None:
         """`put` for a notebook already in stored form (`stored.listing_of`, `body_bytes`)."""
+        self._keep(key, stamp, digest, (listing, body))
+
+    def _keep(self, key: str, stamp: Stamp, digest: bytes, loaded: NotebookPrompts | tuple[bytes, bytes]) -> None:
         if time.time_ns() - max(stamp[0], stamp[3]) < RACY_SECONDS * 1e9:
-            return
+            return  # a second write within the same timestamp tick could keep this identity
         with self._lock:
-            self._pending[key] = (stamp, digest, (listing, body))
+            self._pending[key] = (stamp, digest, loaded)
 
     def flush(self, *, keep: set[str] | None = None) -> None:
         """Write what was kept; with `keep`, also forget this folder's entries for every other notebook.

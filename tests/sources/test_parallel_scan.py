@@ -42,6 +42,22 @@ def _hostile(folder: Path) -> None:
     (folder / "link.ipynb").symlink_to(outside)
 
 
+@pytest.fixture
+def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of the children a scan forks, in order."""
+    pids: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(parallel.os, "fork", fork)
+    return pids
+
+
 def _scan(folder: Path, workers: int, cache: Path | None = None) -> tuple[PromptRegistry, NotebookFolderSource]:
     registry = PromptRegistry()
     source = NotebookFolderSource([folder], registry, index_folder=cache)
@@ -93,7 +109,9 @@ def test_what_children_built_is_indexed_for_the_next_start(tmp_path: Path, monke
     assert read == []  # every notebook, whichever process built it, came back from the index
 
 
-def test_a_child_that_dies_leaves_its_notebooks_to_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_child_that_dies_leaves_its_notebooks_to_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: list[int]
+) -> None:
     folder = tmp_path / "served"
     _hostile(folder)
     parent = os.getpid()
@@ -106,16 +124,6 @@ def test_a_child_that_dies_leaves_its_notebooks_to_the_parent(tmp_path: Path, mo
 
     alone_registry, _ = _scan(folder, 0)
     monkeypatch.setattr(NotebookFolderSource, "_build_stored", dies_in_the_child)
-    forked: list[int] = []
-    real_fork = os.fork
-
-    def fork() -> int:
-        pid = real_fork()
-        if pid:
-            forked.append(pid)
-        return pid
-
-    monkeypatch.setattr(parallel.os, "fork", fork)
     shared_registry, _ = _scan(folder, 1)
 
     assert shared_registry.snapshot().fingerprint == alone_registry.snapshot().fingerprint
@@ -170,20 +178,10 @@ def test_the_first_scan_of_a_large_folder_is_shared(tmp_path: Path, monkeypatch:
 
 @pytest.mark.parametrize("workers", [0, 1])
 def test_other_work_of_the_start_is_done_once_while_children_build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+    tmp_path: Path, workers: int, forked: list[int]
 ) -> None:
     folder = tmp_path / "served"
     _write_table(folder)
-    forked: list[int] = []
-    real_fork = os.fork
-
-    def fork() -> int:
-        pid = real_fork()
-        if pid:
-            forked.append(pid)
-        return pid
-
-    monkeypatch.setattr(parallel.os, "fork", fork)
     done: list[tuple[int, int]] = []
     registry = PromptRegistry()
     NotebookFolderSource([folder], registry).scan(
