@@ -161,12 +161,12 @@ async def run_proxy(
         async for item in RepliesToBadLines(client_read, client_write):  # unreadable lines are answered there
             if isinstance(item, Exception):
                 continue
-            answered = anyio.Event()
-            handshake = isinstance(item.message, types.JSONRPCRequest) and item.message.method == "initialize"
-            if handshake:
+            answered = None
+            if isinstance(item.message, types.JSONRPCRequest) and item.message.method == "initialize":
+                answered = anyio.Event()
                 headers.answered = answered.set
             await server_write.send(SessionMessage(item.message, metadata=headers.for_message(item.message)))
-            if handshake:
+            if answered is not None:
                 # The HTTP transport posts every message on its own, and only the handshake's reply
                 # carries the session id: a client that pipes its next requests at once (allowed on
                 # stdio, where order is enough) would have them reach the server without one.
