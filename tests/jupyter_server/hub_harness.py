@@ -21,7 +21,7 @@ import httpx2
 import psutil
 import pytest
 from client_harness import stop_process
-from jupyter_harness import BIN, CONFIG_PATH, DEADLINE, REPO
+from jupyter_harness import BIN, CONFIG_PATH, DEADLINE, REPO, wait_for_log_line
 
 __all__ = ["JupyterHub", "locate_proxy"]
 
@@ -104,21 +104,9 @@ class JupyterHub:
             raise
 
     def wait_for_line(self, text: str, timeout: float = DEADLINE) -> str:
-        for line in self.seen:
-            if text in line:
-                return line
-        while True:
-            try:
-                line = self.lines.get(timeout=timeout)
-            except queue.Empty:
-                log = "\n".join(self.seen)
-                raise AssertionError(f"no hub log line with {text!r}; the log:\n{log}") from None
-            if line is None:
-                log = "\n".join(self.seen)
-                raise AssertionError(f"jupyterhub exited ({self.process.poll()}); the log:\n{log}")
-            self.seen.append(line)
-            if text in line:
-                return line
+        return wait_for_log_line(
+            self, lambda line: text in line, f"no hub log line with {text!r}", "jupyterhub", timeout
+        )
 
     def api(self) -> httpx2.Client:
         """The hub's REST API as the test service (admin of users, servers and tokens)."""

@@ -16,9 +16,9 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from client_harness import stop_process
 
@@ -27,6 +27,7 @@ __all__ = [
     "REPO",
     "JupyterServer",
     "jupyter_env",
+    "wait_for_log_line",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,21 +124,9 @@ class JupyterServer:
     def wait_for_line(self, pattern: re.Pattern[str] | str, timeout: float = DEADLINE) -> str:
         """The first log line matching `pattern` (a regex), waiting for it within `timeout`."""
         regex = re.compile(pattern) if isinstance(pattern, str) else pattern
-        for line in self.seen:
-            if regex.search(line):
-                return line
-        while True:
-            try:
-                line = self.lines.get(timeout=timeout)
-            except queue.Empty:
-                log = "\n".join(self.seen)
-                raise AssertionError(f"no log line matching {regex.pattern!r}; the log:\n{log}") from None
-            if line is None:
-                log = "\n".join(self.seen)
-                raise AssertionError(f"jupyter server exited ({self.process.poll()}); the log:\n{log}")
-            self.seen.append(line)
-            if regex.search(line):
-                return line
+        return wait_for_log_line(
+            self, regex.search, f"no log line matching {regex.pattern!r}", "jupyter server", timeout
+        )
 
     def auth(self) -> dict[str, str]:
         """The header Jupyter's other API clients send."""
@@ -154,3 +143,25 @@ class JupyterServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def wait_for_log_line(
+    server: Any, found: Callable[[str], object], missing: str, name: str, timeout: float = DEADLINE
+) -> str:
+    """The first line of `server`'s log (its `seen` lines, then its `lines` queue, None at its end) that
+    `found` accepts, waiting within `timeout`; fails with the log when it does not come or the process ends."""
+    for line in server.seen:
+        if found(line):
+            return str(line)
+    while True:
+        try:
+            line = server.lines.get(timeout=timeout)
+        except queue.Empty:
+            log = "\n".join(server.seen)
+            raise AssertionError(f"{missing}; the log:\n{log}") from None
+        if line is None:
+            log = "\n".join(server.seen)
+            raise AssertionError(f"{name} exited ({server.process.poll()}); the log:\n{log}")
+        server.seen.append(line)
+        if found(line):
+            return str(line)
