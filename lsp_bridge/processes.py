@@ -86,7 +86,8 @@ def _signal(pid: int, groups: set[int], sig: signal.Signals) -> None:
 
 
 async def stop_children(grace: float = 0.5, known: Collection[int] = ()) -> list[int]:
-    """SIGTERM every child process and its process group, SIGKILL what is left after `grace` seconds.
+    """SIGTERM every child process and its process group, SIGKILL what is left after `grace` seconds,
+    and wait (at most `grace` again) until the killed are gone.
 
     `known` are children seen earlier, such as servers that have exited since
     but whose group may still hold what they started. Returns the pids that
@@ -106,10 +107,17 @@ async def stop_children(grace: float = 0.5, known: Collection[int] = ()) -> list
     def left() -> list[int]:
         return [pid for pid in targets if is_running(pid)] + _members(groups)
 
-    while time.monotonic() < deadline and left():  # noqa: ASYNC110
-        await asyncio.sleep(0.02)  # another process's end sends no event to wait on
+    async def until_gone(deadline: float) -> None:
+        while time.monotonic() < deadline and left():  # noqa: ASYNC110
+            await asyncio.sleep(0.02)  # another process's end sends no event to wait on
+
+    await until_gone(deadline)
     for pid in set(left()) | groups:
         _signal(pid, groups, signal.SIGKILL)
+    # SIGKILL is delivered, not awaited: on a busy machine a killed process can run on for a moment,
+    # and the caller (shutdown) promises they are gone. Bounded: a process in uninterruptible sleep
+    # ends only when its I/O does.
+    await until_gone(time.monotonic() + grace)
     return targets
 
 
