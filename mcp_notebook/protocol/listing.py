@@ -24,21 +24,25 @@ snapshot's pages instead of being built again.
 
 from __future__ import annotations
 
+import gc
+import json
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types import PaginatedRequestParams
 from mcp_types import methods as sdk_methods
+from pydantic_core import to_json
 
-from ..models import PromptArgument, PromptSpec
+from ..models import PromptSpec
 from ..registry import PromptRegistry, RegistrySnapshot
-from .convert import _argument_defaults_meta, _described_default, to_mcp_icon
+from .convert import ARGUMENT_DEFAULTS_META_KEY, _described_default, to_mcp_icon
 from .errors import to_mcp_error
 from .paging import Paginator
-from .prepared import prepare
+from .prepared import prepare, prepare_hollow, takes_prepared
 from .revisions import supports
 from .sdk_seam import initialize_accepted
 
@@ -60,37 +64,49 @@ class _Fields:
 
     title: bool
     icons: bool
+    meta: bool
 
     @staticmethod
     def of(revision: str) -> _Fields:
-        return _Fields(title=supports(revision, "title"), icons=supports(revision, "icons"))
-
-
-def _argument_entry(argument: PromptArgument, with_title: bool) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": argument.name}
-    if with_title and argument.title is not None:
-        entry["title"] = argument.title
-    description = _described_default(argument.description, argument.default)
-    if description is not None:
-        entry["description"] = description
-    entry["required"] = argument.required
-    return entry
+        return _Fields(
+            title=supports(revision, "title"), icons=supports(revision, "icons"), meta=supports(revision, "meta")
+        )
 
 
 def _entry(spec: PromptSpec, revision: str, fields: _Fields) -> dict[str, Any]:
+    # One pass over the arguments makes their entries and the defaults `_meta` carries, as
+    # `convert._argument_defaults_meta` does (a listing makes this for every prompt, so it is kept lean).
     entry: dict[str, Any] = {"name": spec.name}
     if fields.title and spec.title is not None:
         entry["title"] = spec.title
     if spec.description is not None:
         entry["description"] = spec.description
+    defaults: dict[str, str] | None = None
     if spec.arguments:
-        entry["arguments"] = [_argument_entry(argument, fields.title) for argument in spec.arguments]
+        listed: list[dict[str, Any]] = []
+        for argument in spec.arguments:
+            item: dict[str, Any] = {"name": argument.name}
+            if fields.title and argument.title is not None:
+                item["title"] = argument.title
+            description = argument.description
+            if argument.default is not None:
+                description = _described_default(description, argument.default)
+                if defaults is None:
+                    defaults = {}
+                defaults[argument.name] = argument.default
+            if description is not None:
+                item["description"] = description
+            item["required"] = argument.required
+            listed.append(item)
+        entry["arguments"] = listed
     if spec.icons and fields.icons:
         entry["icons"] = [
             to_mcp_icon(icon).model_dump(by_alias=True, mode="json", exclude_none=True) for icon in spec.icons
         ]
-    meta = _argument_defaults_meta(spec, revision)
-    if meta is not None:
+    if fields.meta and (spec.meta or defaults):
+        meta = dict(spec.meta or {})
+        if defaults:
+            meta[ARGUMENT_DEFAULTS_META_KEY] = defaults
         entry["_meta"] = meta
     return entry
 
@@ -105,99 +121,211 @@ def _null_in_meta(entry: dict[str, Any]) -> bool:
     return meta is not None and None in meta.values()  # wire values: only null equals None
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: entries are acyclic, and a collection would only visit them.
+
+    Building a large listing makes hundreds of thousands of small dicts and
+    lists; with collection on, most of that time goes to collections that
+    find nothing (they are freed by reference counting, or kept as bytes).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_PLACE: Final = "\x00mcp-notebook-prompts\x00"
+"""Stands in for the list while an envelope is serialized; its JSON (`\\u0000...`) is split out after."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Envelope:
+    """A page's result without its prompts: the wire dict (list empty), and its JSON around the list."""
+
+    wire: dict[str, Any]
+    before: bytes
+    after: bytes
+
+
 class _Page:
-    """One page: its prompts, the handler's result, and (once asked for) its prepared wire form."""
+    """A page in dict form (the handler's result, and once asked for, its prepared wire form)."""
 
-    __slots__ = ("result", "specs", "wire")
+    __slots__ = ("result", "wire")
 
-    def __init__(self, specs: tuple[PromptSpec, ...], result: dict[str, Any]) -> None:
-        self.specs = specs
+    def __init__(self, result: dict[str, Any]) -> None:
         self.result = result
         self.wire: dict[str, Any] | None = None
 
 
 class PromptPages:
-    """The pages of one registry snapshot's prompts, per revision, built at first request."""
+    """The pages of one registry snapshot's prompts, per revision, built at first request.
 
-    def __init__(self, paginator: Paginator, max_pages: int = _MAX_PAGES) -> None:
+    Each prompt's entry is serialized once per revision and kept as bytes
+    (no objects for the collector to visit, a few hundred bytes a prompt), so
+    every page of a listing of any size is kept until the prompts change; a
+    page is those bytes joined. Pages in dict form (for the handler's result
+    and for transports that serialize themselves) are kept for the last
+    `max_pages` pages asked for. After a change, the entries of the prompts it
+    did not touch (the same objects) are kept instead of being built again.
+    Serving a page to a writer that takes prepared results (`prepared`) also
+    builds the next one once the page is written, while the client reads it.
+    """
+
+    def __init__(
+        self, paginator: Paginator, *, shape: Shape | None = None, max_pages: int = _MAX_PAGES, max_revisions: int = 2
+    ) -> None:
         self._paginator = paginator
+        self._shape = shape
         self._max_pages = max_pages
+        self._max_revisions = max_revisions
         self._snapshot: RegistrySnapshot | None = None
+        # Per revision, the JSON of each prompt's entry by `id(spec)`: this snapshot's, and the last one's
+        # (whose prompts `_kept_alive` holds, so no id among them can be another object's).
+        self._entries: OrderedDict[str, dict[int, bytes]] = OrderedDict()
+        self._stale: dict[str, dict[int, bytes]] = {}
+        self._kept_alive: tuple[PromptSpec, ...] = ()
+        self._envelopes: dict[tuple[str, int], _Envelope] = {}
         self._pages: OrderedDict[tuple[str, int], _Page] = OrderedDict()
-        # The last snapshot's pages, and their entries by prompt (built at the first page of a new
-        # snapshot): a prompt a change did not touch is the same object, and so is its entry.
-        self._stale: OrderedDict[tuple[str, int], _Page] = OrderedDict()
-        self._reusable: dict[str, dict[int, tuple[PromptSpec, dict[str, Any]]]] = {}
         # Where each cursor issued for this snapshot points, and the cursor after that page.
         self._issued: dict[str | None, tuple[int, str | None]] = {}
+        self.built = 0  # entries serialized so far (what a change costs shows here)
 
-    def _page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> _Page:
+    def _locate(self, snapshot: RegistrySnapshot, cursor: str | None) -> tuple[int, str | None]:
         issued = self._issued.get(cursor) if snapshot is self._snapshot else None
         if issued is not None:
             # A cursor this cache handed out for this very snapshot: decoding it again would say the same.
-            offset, next_cursor = issued
+            location = issued
         else:
-            offset, next_cursor = self._paginator.locate("prompts", len(snapshot.prompts), snapshot.fingerprint, cursor)
+            location = self._paginator.locate("prompts", len(snapshot.prompts), snapshot.fingerprint, cursor)
         if snapshot is not self._snapshot:
             # A new snapshot: every page may differ (their cursors do), and the old ones are never asked for
-            # again; their entries are reused for the prompts that did not change.
+            # again; the entries of the prompts that did not change are kept.
+            if self._snapshot is not None:
+                self._stale, self._kept_alive = dict(self._entries), self._snapshot.prompts
             self._snapshot = snapshot
-            self._stale, self._pages = self._pages, OrderedDict()
-            self._reusable = {}
-            self._issued = {}
+            self._entries = OrderedDict((revision, {}) for revision in self._stale)
+            self._envelopes, self._pages, self._issued = {}, OrderedDict(), {}
+        offset, next_cursor = location
+        if next_cursor is not None and next_cursor not in self._issued:
+            end = offset + self._paginator.page_size
+            after = self._paginator.cursor_after("prompts", len(snapshot.prompts), snapshot.fingerprint, end)
+            self._issued[next_cursor] = (end, after)
+        return location
+
+    def _entries_of(self, revision: str) -> dict[int, bytes]:
+        entries = self._entries.get(revision)
+        if entries is None:
+            entries = self._entries[revision] = {}
+            while len(self._entries) > self._max_revisions:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(revision)
+        return entries
+
+    def _items(self, prompts: Sequence[PromptSpec], revision: str) -> list[bytes]:
+        """The JSON of each prompt's entry, built for those not kept yet."""
+        entries = self._entries_of(revision)
+        stale = self._stale.get(revision, {})
+        items: list[bytes] = []
+        missing: list[int] = []
+        for spec in prompts:
+            key = id(spec)
+            item = entries.get(key)
+            if item is None:
+                item = stale.get(key)
+                if item is None:
+                    missing.append(len(items))
+                else:
+                    entries[key] = item
+            items.append(item or b"")
+        if missing:
+            fields = _Fields.of(revision)
+            with _collector_paused():
+                for index in missing:
+                    spec = prompts[index]
+                    entry = _entry(spec, revision, fields)
+                    if self._shape is not None and _null_in_meta(entry):
+                        # Some revisions' shaping drops a null in `_meta`: the SDK shapes that entry.
+                        entry = self._shape(revision, {"prompts": [entry], "resultType": "complete"})["prompts"][0]
+                    items[index] = entries[id(spec)] = to_json(entry)
+            self.built += len(missing)
+        return items
+
+    def _result(self, revision: str, entries: list[Any], next_cursor: str | None) -> dict[str, Any]:
+        result: dict[str, Any] = {"prompts": entries}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        # As `ListPromptsResult` dumps it; the SDK leaves it out for revisions before 2026-07-28.
+        result["resultType"] = "complete"
+        return result
+
+    def _page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> _Page:
+        offset, next_cursor = self._locate(snapshot, cursor)
         key = (revision, offset)
         cached = self._pages.get(key)
         if cached is not None:
             self._pages.move_to_end(key)
             return cached
-        prompts = tuple(snapshot.prompts[offset : offset + self._paginator.page_size])
-        result: dict[str, Any] = {"prompts": self._entries(prompts, revision)}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-            end = offset + self._paginator.page_size
-            after = self._paginator.cursor_after("prompts", len(snapshot.prompts), snapshot.fingerprint, end)
-            self._issued[next_cursor] = (end, after)
-        # As `ListPromptsResult` dumps it; the SDK leaves it out for revisions before 2026-07-28.
-        result["resultType"] = "complete"
-        page = self._pages[key] = _Page(prompts, result)
+        items = self._items(snapshot.prompts[offset : offset + self._paginator.page_size], revision)
+        with _collector_paused():
+            entries = json.loads(b"[" + b",".join(items) + b"]")
+        page = self._pages[key] = _Page(self._result(revision, entries, next_cursor))
         if len(self._pages) > self._max_pages:
             self._pages.popitem(last=False)
         return page
-
-    def _entries(self, prompts: tuple[PromptSpec, ...], revision: str) -> list[dict[str, Any]]:
-        reusable = self._reusable.get(revision)
-        if reusable is None:
-            reusable = self._reusable[revision] = {
-                id(spec): (spec, entry)
-                for (page_revision, _), page in self._stale.items()
-                if page_revision == revision
-                for spec, entry in zip(page.specs, page.result["prompts"], strict=True)
-            }
-        fields = _Fields.of(revision)
-        entries: list[dict[str, Any]] = []
-        for spec in prompts:
-            known = reusable.get(id(spec))
-            entries.append(known[1] if known is not None and known[0] is spec else _entry(spec, revision, fields))
-        return entries
 
     def page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> dict[str, Any]:
         """The `prompts/list` result `cursor` points at; `InvalidCursorError` as `Paginator.page` raises it."""
         return self._page(snapshot, revision, cursor).result
 
-    def wire_page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None, shape: Shape) -> dict[str, Any]:
-        """`page(...)` as the SDK would put it on the wire (`shape`), prepared to be written as it is."""
+    def wire_page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> dict[str, Any]:
+        """`page(...)` as the SDK would put it on the wire (the `shape` given), prepared to be written as it is.
+
+        Hollow (`prepared.prepare_hollow`) when this connection's writer takes that.
+        """
+        shape = self._shape
+        if shape is None:
+            raise ValueError("wire pages need the SDK's shaping: PromptPages(..., shape=...)")
+        if takes_prepared():
+            return self._hollow_page(snapshot, revision, cursor, shape)
         page = self._page(snapshot, revision, cursor)
         if page.wire is None:
-            # The SDK shapes the envelope (hints, stamps); the entries are in their wire form already,
-            # but for a null in `_meta`, which some revisions' shaping drops: the SDK shapes that entry.
-            entries = [
-                shape(revision, {**page.result, "prompts": [entry]})["prompts"][0] if _null_in_meta(entry) else entry
-                for entry in page.result["prompts"]
-            ]
+            # The SDK shapes the envelope (hints, stamps); the entries are in their wire form already.
             wire = shape(revision, {**page.result, "prompts": []})
-            wire["prompts"] = entries
+            wire["prompts"] = page.result["prompts"]
             page.wire = prepare(wire, "prompts")
         return page.wire
+
+    def _envelope(self, revision: str, offset: int, next_cursor: str | None, shape: Shape) -> _Envelope:
+        key = (revision, offset)
+        envelope = self._envelopes.get(key)
+        if envelope is None:
+            wire = shape(revision, self._result(revision, [], next_cursor))
+            before, place, after = to_json({**wire, "prompts": _PLACE}).partition(to_json(_PLACE))
+            if not place or to_json(_PLACE) in after:  # not where only the list can be: cannot happen
+                raise AssertionError("a page's envelope holds the list's placeholder twice")
+            envelope = self._envelopes[key] = _Envelope(wire, before, after)
+        return envelope
+
+    def _hollow_page(
+        self, snapshot: RegistrySnapshot, revision: str, cursor: str | None, shape: Shape
+    ) -> dict[str, Any]:
+        offset, next_cursor = self._locate(snapshot, cursor)
+        end = offset + self._paginator.page_size
+        items = b"[" + b",".join(self._items(snapshot.prompts[offset:end], revision)) + b"]"
+        envelope = self._envelope(revision, offset, next_cursor, shape)
+
+        def build_next() -> None:
+            if next_cursor is not None and snapshot is self._snapshot:
+                self._items(snapshot.prompts[end : end + self._paginator.page_size], revision)
+
+        return prepare_hollow(
+            envelope.wire, "prompts", envelope.before + items + envelope.after, items, then=build_next
+        )
 
 
 class PreparedListing:
@@ -209,10 +337,9 @@ class PreparedListing:
     which answers it as always.
     """
 
-    def __init__(self, registry: PromptRegistry, pages: PromptPages, shape: Shape) -> None:
+    def __init__(self, registry: PromptRegistry, pages: PromptPages) -> None:
         self._registry = registry
         self._pages = pages
-        self._shape = shape
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != LIST_PROMPTS or not initialize_accepted(ctx.session):
@@ -224,6 +351,6 @@ class PreparedListing:
         except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
             return await call_next(ctx)  # the SDK refuses it in its own words
         try:
-            return self._pages.wire_page(self._registry.snapshot(), ctx.protocol_version, params.cursor, self._shape)
+            return self._pages.wire_page(self._registry.snapshot(), ctx.protocol_version, params.cursor)
         except Exception as exc:
             raise to_mcp_error(exc, revision=ctx.protocol_version, method=LIST_PROMPTS) from exc

@@ -143,7 +143,6 @@ class PromptServer(Server[ChangeFeed]):
         self.resource_provider = resources
         self.read_file = read_file
         self.paginator = Paginator(page_size)
-        self._prompt_pages = PromptPages(self.paginator)
         self.max_argument_bytes = max_argument_bytes
         self._render_hook = render
         self._complete_hook = complete
@@ -168,14 +167,14 @@ class PromptServer(Server[ChangeFeed]):
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
             **resource_handlers,
         )
-        shape_page = partial(shape_result, self, LIST_PROMPTS)
+        self._prompt_pages = PromptPages(self.paginator, shape=partial(shape_result, self, LIST_PROMPTS))
         add_middleware(
             self,
             [
                 ErrorShaper(self),
                 ConnectionTracker(),
                 HandshakeTrimmer(),
-                PreparedListing(registry, self._prompt_pages, shape_page),
+                PreparedListing(registry, self._prompt_pages),
             ],
         )
 

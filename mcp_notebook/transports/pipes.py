@@ -46,6 +46,7 @@ import anyio.lowlevel
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from ..protocol.prepared import writer_takes_prepared, written
 from ..protocol.sdk_seam import ContextReceiveStream, ContextSendStream, ReadStream, WriteStream, create_context_streams
 from .framing import LineRules
 
@@ -313,6 +314,9 @@ async def write_messages(
                     except OSError as error:
                         log.info("stdout closed (%s): dropping further messages", error)
                         client_gone = True
+                    else:
+                        if isinstance(session_message.message, types.JSONRPCResponse):
+                            written(session_message.message.result)  # a listing may build its next page now
                 if in_flight is not None:
                     in_flight.written(session_message.message)
     finally:
@@ -336,10 +340,12 @@ async def pipe_streams() -> AsyncIterator[PipeStreams]:
         read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
         write_stream, write_reader = create_context_streams[SessionMessage](0)
         in_flight, rules = InFlight(), LineRules()
-        async with anyio.create_task_group() as group:
-            group.start_soon(read_messages, in_fd, read_writer, in_flight, rules)
-            group.start_soon(write_messages, out_fd, write_reader, in_flight, rules)
-            yield read_stream, write_stream
+        # `rules.encode` writes prepared results from their bytes, so handlers may hand it hollow ones.
+        with writer_takes_prepared():
+            async with anyio.create_task_group() as group:
+                group.start_soon(read_messages, in_fd, read_writer, in_flight, rules)
+                group.start_soon(write_messages, out_fd, write_reader, in_flight, rules)
+                yield read_stream, write_stream
     finally:
         restore_stdout()
         restore_stdin()

@@ -9,6 +9,7 @@ must parse to the same objects, for every revision and every cursor.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -26,7 +27,16 @@ from wire_harness import ALL_REVISIONS, MODERN, modern_meta
 from mcp_notebook.models import PromptArgument, PromptSpec
 from mcp_notebook.protocol.listing import PreparedListing, PromptPages
 from mcp_notebook.protocol.paging import Paginator
-from mcp_notebook.protocol.prepared import PreparedItems, prepare, prepared_json
+from mcp_notebook.protocol.prepared import (
+    PreparedItems,
+    materialized,
+    prepare,
+    prepare_hollow,
+    prepared_json,
+    takes_prepared,
+    writer_takes_prepared,
+    written,
+)
 from mcp_notebook.protocol.server import CachePolicy, PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
 from mcp_notebook.transports.framing import LineRules
@@ -88,6 +98,8 @@ class Wire:
                 self.prepared_lines += 1
             line = self.rules.encode(item.message)
             assert line is not None and line.endswith(b"\n") and line.count(b"\n") == 1
+            if isinstance(item.message, types.JSONRPCResponse):
+                written(item.message.result)  # as the stdio writer does once a line is out
             reply: dict[str, Any] = json.loads(line)
             if reply.get("id") == request_id:
                 return reply
@@ -109,24 +121,29 @@ class Wire:
 
 
 @asynccontextmanager
-async def connected(server: PromptServer, revision: str, *, initialize: bool = True) -> AsyncIterator[Wire]:
+async def connected(
+    server: PromptServer, revision: str, *, initialize: bool = True, hollow: bool = False
+) -> AsyncIterator[Wire]:
+    """A connection to `server`; with `hollow`, its writer takes hollow results, as the stdio writer does."""
     wire = Wire(server, revision)
     wire._to_server, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     server_write, wire._from_server = anyio.create_memory_object_stream[SessionMessage](16)
     async with wire._to_server, server_read, server_write, wire._from_server, anyio.create_task_group() as group:
-        group.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+        with writer_takes_prepared() if hollow else contextlib.nullcontext():
+            group.start_soon(server.run, server_read, server_write, server.create_initialization_options())
         if initialize and revision != MODERN:
             await wire.initialize()
         yield wire
         group.cancel_scope.cancel()
 
 
+@pytest.mark.parametrize("hollow", [False, True], ids=["dict pages", "hollow pages"])
 @pytest.mark.parametrize("revision", ALL_REVISIONS)
-async def test_every_page_is_the_json_the_sdk_path_writes(revision: str) -> None:
+async def test_every_page_is_the_json_the_sdk_path_writes(revision: str, hollow: bool) -> None:
     registry = _registry()
     prepared = create_server(registry, page_size=PAGE_SIZE, cache=CachePolicy(ttl_ms=1234, scope="private"))
     plain = _sdk_path(create_server(registry, page_size=PAGE_SIZE, cache=CachePolicy(ttl_ms=1234, scope="private")))
-    async with connected(prepared, revision) as fast, connected(plain, revision) as slow:
+    async with connected(prepared, revision, hollow=hollow) as fast, connected(plain, revision) as slow:
         for _ in range(2):  # built, then from the cache
             fast_pages, slow_pages = await fast.pages(), await slow.pages()
             assert fast_pages == slow_pages
@@ -256,11 +273,120 @@ def _walk(pages: PromptPages, registry: PromptRegistry, revision: str) -> list[d
 def test_after_a_change_only_the_changed_prompts_are_built_again(revision: str) -> None:
     registry = _registry()
     pages = PromptPages(Paginator(page_size=PAGE_SIZE))
-    before = {entry["name"]: entry for page in _walk(pages, registry, revision) for entry in page["prompts"]}
+    _walk(pages, registry, revision)
+    assert pages.built == len(registry.snapshot().prompts)
+    _walk(pages, registry, revision)
+    assert pages.built == len(registry.snapshot().prompts)  # the same snapshot: nothing built again
     registry.set_group("many.ipynb", [simple_prompt(f"p{i:02}") for i in range(9)])  # new objects, one more
     registry.set_group("varied.ipynb", list(VARIED))  # the same objects again
+    built = pages.built
     after = _walk(pages, registry, revision)
     assert after == _walk(PromptPages(Paginator(page_size=PAGE_SIZE)), registry, revision)  # as if built anew
-    entries = {entry["name"]: entry for page in after for entry in page["prompts"]}
-    assert all(entries[spec.name] is before[spec.name] for spec in VARIED)  # reused, though pages shifted
-    assert all(entries[name] is not before.get(name) for name in entries if name[:2] == "p0")
+    assert pages.built - built == 9  # only the new objects, though every page shifted
+
+
+@pytest.mark.parametrize("revision", ["2025-06-18", MODERN])
+def test_entries_are_kept_for_the_revisions_asked_for_lately(revision: str) -> None:
+    registry = _registry()
+    size = len(registry.snapshot().prompts)
+    pages = PromptPages(Paginator(page_size=PAGE_SIZE), max_pages=1, max_revisions=2)  # pages rebuilt from entries
+    for other in ("2024-11-05", "2025-03-26"):
+        _walk(pages, registry, other)
+    _walk(pages, registry, revision)  # a third revision: the least recently asked one is forgotten
+    assert pages.built == 3 * size
+    _walk(pages, registry, "2025-03-26")
+    assert pages.built == 3 * size
+    _walk(pages, registry, "2024-11-05")
+    assert pages.built == 4 * size
+
+
+@pytest.mark.parametrize("hollow", [False, True], ids=["dict pages", "hollow pages"])
+async def test_a_batch_of_listings_is_answered_as_the_sdk_path_answers_it(hollow: bool) -> None:
+    registry = _registry()
+    prepared, plain = (
+        create_server(registry, page_size=PAGE_SIZE),
+        _sdk_path(create_server(registry, page_size=PAGE_SIZE)),
+    )
+    lines = []
+    for server, hollow_here in ((prepared, hollow), (plain, False)):
+        async with connected(server, "2025-03-26", hollow=hollow_here) as wire:
+            first = await wire.request("prompts/list", {})
+            batch = [
+                {"jsonrpc": "2.0", "id": 100, "method": "prompts/list", "params": {}},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 101,
+                    "method": "prompts/list",
+                    "params": {"cursor": first["result"]["nextCursor"]},
+                },
+            ]
+            wire.rules.revision = "2025-03-26"  # as the writer learns it from the `initialize` reply on stdio
+            for item in wire.rules.read(json.dumps(batch).encode()):
+                assert isinstance(item, SessionMessage)
+                await wire._to_server.send(item)
+            line = None
+            while line is None:
+                with anyio.fail_after(DEADLINE):
+                    reply = await wire._from_server.receive()
+                line = wire.rules.encode(reply.message)
+            lines.append(json.loads(line))
+    assert lines[0] == lines[1] and [answer["id"] for answer in lines[0]] == [100, 101]
+    assert len(lines[0][0]["result"]["prompts"]) == PAGE_SIZE
+
+
+def test_a_hollow_result_holds_its_list_only_as_json() -> None:
+    items = b'[{"name":"a"}]'
+    result = prepare_hollow(
+        {"prompts": [], "nextCursor": "c"}, "prompts", b'{"prompts":%s,"nextCursor":"c"}' % items, items
+    )
+    assert result["prompts"] == [] and isinstance(result["prompts"], PreparedItems)
+    assert json.loads(prepared_json(dict(result)) or b"null") == {"prompts": [{"name": "a"}], "nextCursor": "c"}
+    assert materialized(dict(result)) == {"prompts": [{"name": "a"}], "nextCursor": "c"}
+    assert materialized({"prompts": [1]}) == {"prompts": [1]}
+
+
+@pytest.mark.parametrize("how", ["added", "removed", "replaced", "list moved"])
+def test_a_hollow_result_changed_on_the_way_is_written_with_its_prompts(how: str) -> None:
+    items = b'[{"name":"a"}]'
+    body = b'{"prompts":%s,"nextCursor":"c","_meta":{"k":1}}' % items
+    result = prepare_hollow({"prompts": [], "nextCursor": "c", "_meta": {"k": 1}}, "prompts", body, items)
+    changed = _changed(result, how)
+    line = LineRules().encode(types.JSONRPCResponse(jsonrpc="2.0", id=7, result=changed))
+    assert line is not None
+    sent = json.loads(line)["result"]
+    listed = next(value for value in sent.values() if isinstance(value, list))
+    assert listed == [{"name": "a"}]  # never the empty list the hollow result holds
+
+
+def test_what_a_prepared_result_asks_to_run_runs_once_after_it_is_written() -> None:
+    runs: list[int] = []
+    result = prepare_hollow({"prompts": []}, "prompts", b'{"prompts":[]}', b"[]", then=lambda: runs.append(1))
+    written(dict(result))
+    written(result)
+    written({"prompts": []})
+    assert runs == [1]
+
+
+async def test_only_a_writer_that_takes_them_is_handed_hollow_pages() -> None:
+    assert not takes_prepared()
+    with writer_takes_prepared():
+        assert takes_prepared()
+    assert not takes_prepared()
+    registry = _registry()
+    for hollow in (False, True):
+        server = create_server(registry, page_size=PAGE_SIZE)
+        async with connected(server, "2025-11-25", hollow=hollow) as wire:
+            await wire.pages()
+            assert wire.prepared_lines == -(-len(registry.snapshot().prompts) // PAGE_SIZE)
+        assert bool(server._prompt_pages._pages) is not hollow  # no page in dict form was made for hollow ones
+
+
+async def test_the_next_page_is_built_once_a_page_is_written() -> None:
+    registry = _registry()
+    server = create_server(registry, page_size=PAGE_SIZE)
+    pages = server._prompt_pages
+    async with connected(server, "2025-11-25", hollow=True) as wire:
+        first = await wire.request("prompts/list", {})
+        assert pages.built == 2 * PAGE_SIZE  # the first page, and the next one built ahead
+        await wire.request("prompts/list", {"cursor": first["result"]["nextCursor"]})
+        assert pages.built == 3 * PAGE_SIZE
