@@ -61,7 +61,7 @@ class ServeSettings:
     token: str | None = None
     allowed_hosts: tuple[str, ...] = ()
     stateless: bool = False
-    page_size: int = 50
+    page_size: int = 500
     name: str = PROG
     watch: bool = True
     limits: HttpLimits = field(default_factory=HttpLimits)
@@ -84,7 +84,7 @@ class ServeSettings:
             token=environ.get(ENV_PREFIX + "TOKEN") or None,
             allowed_hosts=tuple(h.strip() for h in hosts.split(",") if h.strip()),
             stateless=_flag(environ, "STATELESS", False),
-            page_size=_number(environ, "PAGE_SIZE", 50),
+            page_size=_number(environ, "PAGE_SIZE", 500),
             name=environ.get(ENV_PREFIX + "NAME", "").strip() or PROG,
             watch=_flag(environ, "WATCH", True),
             limits=HttpLimits.from_env(environ),

@@ -656,7 +656,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--allow-remote", action="store_true", help="allow --host to be an address other machines can reach"
     )
-    serve.add_argument("--page-size", type=_page_size, default=50, help="prompts per prompts/list page (default 50)")
+    serve.add_argument("--page-size", type=_page_size, default=500, help="prompts per prompts/list page (default 500)")
     serve.add_argument("--no-watch", action="store_true", help="do not reload notebooks when they change on disk")
     serve.add_argument(
         "--cache-dir",

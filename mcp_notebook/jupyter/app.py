@@ -48,7 +48,7 @@ class MCPNotebook(ExtensionApp):
         Default: the whole root. Example: --MCPNotebook.root=prompts""",
     ).tag(config=True)
 
-    page_size = Integer(50, help="Prompts (and resources) per prompts/list page.").tag(config=True)
+    page_size = Integer(500, help="Prompts (and resources) per prompts/list page.").tag(config=True)
 
     server_name = Unicode("mcp-notebook", help="The server name MCP clients show for these prompts.").tag(config=True)
 

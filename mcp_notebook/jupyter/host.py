@@ -39,7 +39,7 @@ SHUTDOWN_SECONDS = 5.0  # open event streams do not end by themselves: wait for 
 class NotebookHost:
     """The prompts of the notebooks under `root`, served over MCP from inside another server."""
 
-    def __init__(self, root: Path, *, page_size: int = 50, name: str = "mcp-notebook", watch: bool = True) -> None:
+    def __init__(self, root: Path, *, page_size: int = 500, name: str = "mcp-notebook", watch: bool = True) -> None:
         self.root = root
         self.watch = watch
         self.registry = PromptRegistry()

@@ -50,9 +50,10 @@ __all__ = ["LIST_PROMPTS", "PreparedListing", "PromptPages", "prompt_entry"]
 
 LIST_PROMPTS: Final = "prompts/list"
 
-# Pages kept per snapshot: enough for clients that page through a large listing
-# together, small enough that a 100,000-prompt registry holds a fraction of it.
+# Pages kept in dict form (for transports that serialize a result themselves): enough for
+# clients that page through a large listing together, a fraction of a 100,000-prompt one.
 _MAX_PAGES = 256
+_MAX_DICT_ENTRIES = 12_800
 
 Shape = Callable[[str, dict[str, Any]], dict[str, Any]]
 """(revision, handler result) -> the result as the SDK puts it on the wire at that revision."""
@@ -169,18 +170,27 @@ class PromptPages:
     every page of a listing of any size is kept until the prompts change; a
     page is those bytes joined. Pages in dict form (for the handler's result
     and for transports that serialize themselves) are kept for the last
-    `max_pages` pages asked for. After a change, the entries of the prompts it
-    did not touch (the same objects) are kept instead of being built again.
+    pages asked for, at most `max_pages` holding `max_dict_entries` prompts.
+    After a change, the entries of the prompts it did not touch (the same
+    objects) are kept instead of being built again.
     Serving a page to a writer that takes prepared results (`prepared`) also
     builds the next one once the page is written, while the client reads it.
     """
 
     def __init__(
-        self, paginator: Paginator, *, shape: Shape | None = None, max_pages: int = _MAX_PAGES, max_revisions: int = 2
+        self,
+        paginator: Paginator,
+        *,
+        shape: Shape | None = None,
+        max_pages: int = _MAX_PAGES,
+        max_dict_entries: int = _MAX_DICT_ENTRIES,
+        max_revisions: int = 2,
     ) -> None:
         self._paginator = paginator
         self._shape = shape
         self._max_pages = max_pages
+        self._max_dict_entries = max_dict_entries
+        self._dict_entries = 0  # entries held by the pages in dict form
         self._max_revisions = max_revisions
         self._snapshot: RegistrySnapshot | None = None
         # Per revision, the JSON of each prompt's entry by `id(spec)`: this snapshot's, and the last one's
@@ -208,7 +218,7 @@ class PromptPages:
                 self._stale, self._kept_alive = dict(self._entries), self._snapshot.prompts
             self._snapshot = snapshot
             self._entries = OrderedDict((revision, {}) for revision in self._stale)
-            self._envelopes, self._pages, self._issued = {}, OrderedDict(), {}
+            self._envelopes, self._pages, self._issued, self._dict_entries = {}, OrderedDict(), {}, 0
         offset, next_cursor = location
         if next_cursor is not None and next_cursor not in self._issued:
             end = offset + self._paginator.page_size
@@ -274,8 +284,11 @@ class PromptPages:
         with _collector_paused():
             entries = json.loads(b"[" + b",".join(items) + b"]")
         page = self._pages[key] = _Page(self._result(revision, entries, next_cursor))
-        if len(self._pages) > self._max_pages:
-            self._pages.popitem(last=False)
+        self._dict_entries += len(entries)
+        while len(self._pages) > 1 and (
+            len(self._pages) > self._max_pages or self._dict_entries > self._max_dict_entries
+        ):
+            self._dict_entries -= len(self._pages.popitem(last=False)[1].result["prompts"])
         return page
 
     def page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> dict[str, Any]:

@@ -31,7 +31,8 @@ from ..registry import digest_of
 
 __all__ = ["DEFAULT_PAGE_SIZE", "CursorCodec", "Page", "Paginator", "fingerprint_of"]
 
-DEFAULT_PAGE_SIZE = 50
+DEFAULT_PAGE_SIZE = 500
+"""Items per listing page. A library of a few hundred prompts is one request; 100,000 are 200."""
 
 _VERSION = "2"  # 1 was sealed with a random key per process
 _CONTENT_KEY = hashlib.sha256(b"mcp-notebook listing cursor").digest()

@@ -91,3 +91,20 @@ def test_every_page_of_a_listing_holds_each_prompt_once() -> None:
             if cursor is None:
                 break
         assert names == [f"p{i:03}" for i in range(23)]
+
+
+def test_pages_in_dict_form_hold_at_most_so_many_entries() -> None:
+    registry = PromptRegistry()
+    registry.set_group("many.ipynb", [simple_prompt(f"p{i:03}") for i in range(40)])
+    pages = PromptPages(Paginator(page_size=10), max_dict_entries=25)
+    results, cursor = [], None
+    while True:
+        results.append(pages.page(registry.snapshot(), "2025-06-18", cursor))
+        cursor = results[-1].get("nextCursor")
+        if cursor is None:
+            break
+    assert len(results) == 4
+    # The last two pages (20 entries) are kept; a third would pass 25, so the first two were let go.
+    assert pages.page(registry.snapshot(), "2025-06-18", None) is not results[0]
+    assert pages.page(registry.snapshot(), "2025-06-18", results[2]["nextCursor"]) is results[3]
+    assert pages.built == 40  # pages made again come from the entries kept as JSON

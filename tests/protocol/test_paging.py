@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import inspect
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +114,18 @@ def test_the_same_key_opens_its_own_cursors_across_instances() -> None:
 def test_a_page_size_below_one_is_refused(size: int) -> None:
     with pytest.raises(ValueError, match="page_size"):
         Paginator(page_size=size)
+
+
+def test_every_way_to_serve_has_the_same_default_page_size(tmp_path: Path) -> None:
+    from mcp_notebook.asgi import ServeSettings
+    from mcp_notebook.cli import build_parser
+    from mcp_notebook.jupyter.app import MCPNotebook
+    from mcp_notebook.jupyter.host import NotebookHost
+    from mcp_notebook.protocol.paging import DEFAULT_PAGE_SIZE
+
+    assert DEFAULT_PAGE_SIZE == 500
+    assert build_parser().parse_args(["serve", str(tmp_path)]).page_size == DEFAULT_PAGE_SIZE
+    assert ServeSettings(paths=(str(tmp_path),)).page_size == DEFAULT_PAGE_SIZE
+    assert ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": str(tmp_path)}).page_size == DEFAULT_PAGE_SIZE
+    assert MCPNotebook().page_size == DEFAULT_PAGE_SIZE
+    assert inspect.signature(NotebookHost).parameters["page_size"].default == DEFAULT_PAGE_SIZE
