@@ -86,12 +86,14 @@ def _rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def _full_listing(client: RawStdioClient) -> tuple[list[dict[str, object]], int, float, float, float]:
+def _full_listing(client: RawStdioClient) -> tuple[int, int, float, float, float]:
     """Every page: (prompts, pages, wall seconds, this client's CPU seconds, the server's CPU seconds).
 
-    This client keeps every entry it reads; with collection on, its own collector would visit
-    them again and again (most of its time), which says nothing of the server. So collection
-    is off meanwhile, as a client that reads a large listing should have it.
+    This client keeps every entry it reads until the end; with collection on, its own collector
+    would visit them again and again (most of its time), which says nothing of the server. So
+    collection is off meanwhile, as a client that reads a large listing should have it, and
+    the entries are let go before it is on again (kept, they would make a later collection in
+    this process stall whatever is measured next, by a tenth of a second).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -100,10 +102,12 @@ def _full_listing(client: RawStdioClient) -> tuple[list[dict[str, object]], int,
         prompts, pages = client.list_all_prompts(timeout=600)
         wall, client_cpu = time.perf_counter() - began, time.process_time() - began_cpu
         server_cpu = (client.cpu_seconds() or float("nan")) - server_began
+        listed = len(prompts)
+        del prompts
     finally:
         if enabled:
             gc.enable()
-    return prompts, pages, wall, client_cpu, server_cpu
+    return listed, pages, wall, client_cpu, server_cpu
 
 
 def _start_to_first_list(corpus: Corpus, serve_args: list[str]) -> tuple[float, float]:
@@ -127,8 +131,8 @@ def run(args: argparse.Namespace, corpus: Corpus, scratch: Path) -> FigureTable:
         rss = _rss_mib(pid)
         # What the listing costs each side: the client's own share (reading and json-decoding every
         # page) bounds the wall time from below, whatever the server does.
-        prompts, pages, listing, listing_client_cpu, listing_server_cpu = _full_listing(client)
-        assert len(prompts) == corpus.size, f"listed {len(prompts)} of {corpus.size} prompts"
+        listed, pages, listing, listing_client_cpu, listing_server_cpu = _full_listing(client)
+        assert listed == corpus.size, f"listed {listed} of {corpus.size} prompts"
         again = _full_listing(client)[2]
         listed_rss = _rss_mib(pid)  # the listing's entries are kept, as bytes, until the prompts change
         saves = measure_saves(client, corpus, args.saves, scratch)
