@@ -162,6 +162,13 @@ def create_app(
         ]
         report(lines + [f"warning: {warning}" for warning in snapshot.warnings])
 
+    async def close_at_shutdown() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):  # the index is written and closed before the worker exits
+                await anyio.to_thread.run_sync(source.close)
+
     known_port = settings.port is not None
     gate = create_http_app(
         server,
@@ -172,7 +179,7 @@ def create_app(
         limits=settings.limits,
         stateless=settings.stateless,
         prepare=index,
-        tasks=[source.watch] if settings.watch else [],
+        tasks=[*([source.watch] if settings.watch else []), close_at_shutdown],
         on_ready=on_ready,
         worker_dir=Path(settings.worker_dir) if settings.worker_dir else None,
     )

@@ -124,7 +124,7 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     tasks = [] if args.no_watch else [source.watch]
     anyio.run(lambda: serve_stdio(server, tasks=tasks))
-    source.wait_for_index(timeout=10)
+    source.close()
     return 0
 
 

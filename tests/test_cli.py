@@ -306,3 +306,4 @@ def test_serve_keeps_its_notebook_index_where_told(
     run = subprocess.run(argv, input=b"", capture_output=True, env=env, timeout=120, check=False)
     assert run.returncode == 0, run.stderr.decode()
     assert (cache / "notebook-index.sqlite3").exists() is expect
+    assert not (cache / "notebook-index.sqlite3-wal").exists()  # closed on the way out: the log folded in

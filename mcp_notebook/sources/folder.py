@@ -399,6 +399,12 @@ class NotebookFolderSource:
         for writer in list(self._index_writers):
             writer.join(timeout)
 
+    def close(self, timeout: float | None = 10.0) -> None:
+        """When the server stops: what was loaded is written to the index (waiting at most `timeout`), then closed."""
+        self.wait_for_index(timeout)
+        if self._index is not None:
+            self._index.close()
+
     @staticmethod
     def _unchanged(state: _NotebookState, path: Path) -> bool:
         """Whether `path` is still the very file `state` was loaded from, untouched since."""

@@ -21,6 +21,12 @@ be read or written, notebooks are loaded from disk as without it.
 
 Where it lives: `$MCP_NOTEBOOK_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-notebook`,
 else `~/.cache/mcp-notebook`. Deleting the folder clears it.
+
+It stays the size of what is served: after a whole scan of its folder, a
+server also forgets the entries of served folders that no longer exist
+(temporary ones, say), and the file gives the space back (incremental
+vacuum); the write-ahead log is cut back after each checkpoint, and each
+server closes the index when it stops, which folds the log into the file.
 """
 
 from __future__ import annotations
@@ -79,7 +85,9 @@ _BUILDERS = (
 )
 
 # The layout of the table; a file with another one (an older release's) is emptied and laid out anew.
-_SCHEMA_VERSION = 2
+# Since 3 the file gives freed space back (incremental auto-vacuum).
+_SCHEMA_VERSION = 3
+_WAL_LIMIT = 16 << 20  # bytes the write-ahead log is cut back to after a checkpoint
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notebooks (
     root TEXT NOT NULL,
@@ -165,6 +173,38 @@ def _private(path: Path, *, folder: bool) -> bool:
     return not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
+def _give_space_back(connection: sqlite3.Connection) -> None:
+    """Switch a file laid out anew to incremental auto-vacuum (needs a `VACUUM`: cheap, the table is empty)."""
+    if connection.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
+        return
+    try:
+        connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        connection.execute("VACUUM")
+    except sqlite3.OperationalError as error:  # another server is reading it: the next layout does it
+        log.info("notebook index keeps its freed space for now: %s", error)
+
+
+def _roots(connection: sqlite3.Connection) -> list[str]:
+    """The served folders the index holds entries of (one step down the primary key's index per folder)."""
+    roots: list[str] = []
+    row = connection.execute("SELECT min(root) FROM notebooks").fetchone()
+    while row is not None and row[0] is not None:
+        roots.append(row[0])
+        row = connection.execute("SELECT min(root) FROM notebooks WHERE root > ?", (row[0],)).fetchone()
+    return roots
+
+
+def _gone(root: str) -> bool:
+    """Whether the served folder `root` no longer exists (a folder that cannot be looked at is not gone)."""
+    try:
+        os.stat(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
 class NotebookIndex:
     """The prompts of notebooks loaded before, by folder, path and file identity; thread-safe.
 
@@ -211,13 +251,18 @@ class NotebookIndex:
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")
             if connection.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                laid_out = False
                 with connection:
                     connection.execute("BEGIN IMMEDIATE")  # one server lays it out; the others see it done
                     if connection.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
                         connection.execute("DROP TABLE IF EXISTS notebooks")
                         connection.execute(_SCHEMA)
                         connection.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+                        laid_out = True
+                if laid_out:
+                    _give_space_back(connection)
         except BaseException:
             connection.close()
             raise
@@ -339,6 +384,10 @@ class NotebookIndex:
                         stored = connection.execute("SELECT key FROM notebooks WHERE root = ?", (self._root,))
                         stale = [(self._root, key) for (key,) in stored.fetchall() if key not in keep]
                         connection.executemany("DELETE FROM notebooks WHERE root = ? AND key = ?", stale)
+                        gone = [(root,) for root in _roots(connection) if root != self._root and _gone(root)]
+                        connection.executemany("DELETE FROM notebooks WHERE root = ?", gone)
+                if keep is not None:
+                    connection.executescript("PRAGMA incremental_vacuum;")  # run to the end (`execute` frees one page)
             except sqlite3.OperationalError as error:  # another server holds the lock for long: skip this write
                 log.info("notebook index not written this time: %s", error)
             except sqlite3.DatabaseError as error:
@@ -348,6 +397,7 @@ class NotebookIndex:
                 connection.close()
 
     def close(self) -> None:
+        """Close the reading connection (the last one to close folds the write-ahead log into the file)."""
         with self._lock:
             if self._connection is not None:
                 with contextlib.suppress(sqlite3.Error):

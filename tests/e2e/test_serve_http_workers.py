@@ -234,6 +234,16 @@ def test_sigterm_stops_every_worker_and_exits_0(folder: Path) -> None:
         assert alive == []
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_closes_the_notebook_index_of_every_worker(folder: Path, tmp_path: Path, workers: str) -> None:
+    cache = tmp_path / "cache"
+    with ServedHttp([folder], "--workers", workers, "--cache-dir", str(cache)) as server:
+        assert (cache / "notebook-index.sqlite3").exists()
+        assert server.terminate() == 0
+    # The last connection to close folds the write-ahead log into the file and removes it.
+    assert not (cache / "notebook-index.sqlite3-wal").exists()
+
+
 def _free_socket() -> socket.socket:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

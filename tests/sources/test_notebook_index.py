@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -269,3 +270,83 @@ def test_an_index_that_cannot_be_created_is_done_without(notebooks: Path, tmp_pa
     registry, _ = _serve(notebooks, blocker / "cache")
     assert len(_texts(registry)) == 5
     assert NotebookIndex(blocker / "cache", notebooks).get("n0.ipynb", (0, 0, 0, 0)) is None
+
+
+def _file_size(cache: Path) -> int:
+    return sum(
+        os.path.getsize(cache / f"{FILE_NAME}{suffix}")
+        for suffix in ("", "-wal")
+        if (cache / f"{FILE_NAME}{suffix}").exists()
+    )
+
+
+def test_entries_of_served_folders_that_are_gone_are_forgotten_and_their_space_given_back(
+    notebooks: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    big = b"x" * 200_000  # a large cell makes a large entry
+    temporary = tmp_path / "temporary"
+    for i in range(10):
+        _prompt(temporary / f"t{i}.ipynb", f"t{i}", f"{big.decode()} {{{{topic}}}} {i}")
+    kept = tmp_path / "kept"
+    _prompt(kept / "k.ipynb", "k", "Kept {{topic}}.")
+    for folder in (temporary, kept, notebooks):
+        _, source = _serve(folder, cache)
+        source.close()
+    with contextlib.closing(sqlite3.connect(cache / FILE_NAME)) as db:
+        assert {root for (root,) in db.execute("SELECT DISTINCT root FROM notebooks")} == {
+            str(temporary),
+            str(kept),
+            str(notebooks),
+        }
+    full = _file_size(cache)
+    for path in temporary.iterdir():
+        path.unlink()
+    temporary.rmdir()
+
+    _, source = _serve(notebooks, cache)  # a whole scan of any folder forgets the folders that are gone
+    source.close()
+
+    with contextlib.closing(sqlite3.connect(cache / FILE_NAME)) as db:
+        roots = {root for (root,) in db.execute("SELECT DISTINCT root FROM notebooks")}
+        assert db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental
+    assert roots == {str(kept), str(notebooks)}
+    assert _file_size(cache) < full - 1_000_000  # the two megabytes of the gone folder's entries are given back
+
+
+def test_an_index_of_the_previous_layout_is_laid_out_anew_to_give_space_back(notebooks: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    with contextlib.closing(sqlite3.connect(cache / FILE_NAME)) as db:  # version 2: the same table, no auto-vacuum
+        db.execute(index_module._SCHEMA)
+        db.execute("PRAGMA user_version = 2")
+        db.execute(
+            "INSERT INTO notebooks VALUES ('/gone', 'n.ipynb', 'f', 1, 2, 3, 4, x'00', ?, x'00')", (b"y" * 10**6,)
+        )
+    os.chmod(cache / FILE_NAME, 0o600)
+
+    registry, source = _serve(notebooks, cache)
+    source.close()
+
+    assert len(registry.snapshot().prompts) == 5
+    with contextlib.closing(sqlite3.connect(cache / FILE_NAME)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == index_module._SCHEMA_VERSION
+        assert db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        assert db.execute("SELECT count(*) FROM notebooks").fetchone()[0] == 5
+    assert _file_size(cache) < 500_000
+
+
+def test_closing_the_index_folds_its_write_ahead_log_into_the_file(notebooks: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _, source = _serve(notebooks, cache)
+    _serve(notebooks, cache)[1].close()
+    assert source._index is not None and source._index.entries()  # a reading connection is open
+    source.close()
+    assert not (cache / f"{FILE_NAME}-wal").exists()
+    with contextlib.closing(sqlite3.connect(cache / FILE_NAME)) as db:
+        assert db.execute("PRAGMA journal_size_limit").fetchone()[0] == -1  # a setting of each connection ...
+    index = NotebookIndex(cache, notebooks)
+    assert index.entries()
+    assert index._connection is not None
+    assert index._connection.execute("PRAGMA journal_size_limit").fetchone()[0] == index_module._WAL_LIMIT  # ... ours
+    index.close()
