@@ -1,25 +1,33 @@
 """`prompts/list` pages, built once per registry snapshot and revision, and answered as they are.
 
 A page is the same for every client of one revision until the registry
-publishes a new snapshot, so it is built once and served from a small cache
-after that. Entries are plain dicts in the shape `convert.to_mcp_prompt` would
-dump, which skips building a pydantic model per prompt and argument; the parts
-`convert` derives (an argument's default told in words and in `_meta`) come
-from its own helpers, so both agree.
+publishes a new snapshot, so nothing of it is built twice. Each prompt's
+entry is made as a plain dict in the shape `convert.to_mcp_prompt` would
+dump (no pydantic model per prompt and argument; an argument's default is
+told in words by `convert`'s own helper and carried in `_meta` as
+`convert._argument_defaults_meta` does, and a test holds the two equal),
+serialized once, and kept as JSON bytes: a few hundred bytes a prompt and
+no objects for the garbage collector, so a listing of any size is kept
+whole until the prompts change. After a change, the entries of the prompts
+it did not touch (the same objects) are kept instead of being built again.
 
-A page is kept in two forms. `PromptPages.page` is the handler's result,
-which the SDK validates and shapes for the request's revision like any
-other. `PromptPages.wire_page` is that result already shaped exactly as the
-SDK would shape it (the envelope, cache hints and stamps by the SDK's own
-shaping, `sdk_seam.shape_result`; the entries are already in their wire
-form) and prepared (`prepared`): `PreparedListing`, a server middleware,
-answers `prompts/list` with it, so a page costs no validation after it was
-built, and the stdio transport writes its JSON bytes, serialized once.
+A page is served in one of three forms:
+
+* `PromptPages.page`, the handler's result, which the SDK validates and
+  shapes for the request's revision like any other (dicts, made from the
+  bytes; the last pages asked for are kept);
+* `PromptPages.wire_page`, that result already shaped exactly as the SDK
+  would shape it (the envelope, cache hints and stamps by the SDK's own
+  shaping, `sdk_seam.shape_result`) and prepared (`prepared`), so the
+  transport writes its JSON bytes as they are: `PreparedListing`, a server
+  middleware, answers `prompts/list` with it, past the SDK's validation;
+* on a connection whose writer takes them (this server's stdio), the same
+  page *hollow*: only its bytes, the entries joined inside the envelope's.
+  Once such a page is written, the next one is built while the client reads.
+
 A cursor is checked by the `Paginator`, unless this cache issued it for the
 current snapshot (then where it points is known), so cursors stay exactly
-as valid or invalid as without a cache. After a change, the entries of the
-prompts it did not touch (the same objects) are taken from the last
-snapshot's pages instead of being built again.
+as valid or invalid as without a cache.
 """
 
 from __future__ import annotations
@@ -304,7 +312,9 @@ class PromptPages:
         if shape is None:
             raise ValueError("wire pages need the SDK's shaping: PromptPages(..., shape=...)")
         if takes_prepared():
-            return self._hollow_page(snapshot, revision, cursor, shape)
+            hollow = self._hollow_page(snapshot, revision, cursor, shape)
+            if hollow is not None:
+                return hollow
         page = self._page(snapshot, revision, cursor)
         if page.wire is None:
             # The SDK shapes the envelope (hints, stamps); the entries are in their wire form already.
@@ -313,24 +323,28 @@ class PromptPages:
             page.wire = prepare(wire, "prompts")
         return page.wire
 
-    def _envelope(self, revision: str, offset: int, next_cursor: str | None, shape: Shape) -> _Envelope:
+    def _envelope(self, revision: str, offset: int, next_cursor: str | None, shape: Shape) -> _Envelope | None:
+        """The page's envelope, or None if its JSON cannot be cut around the list (then it is served whole)."""
         key = (revision, offset)
         envelope = self._envelopes.get(key)
         if envelope is None:
             wire = shape(revision, self._result(revision, [], next_cursor))
-            before, place, after = to_json({**wire, "prompts": _PLACE}).partition(to_json(_PLACE))
-            if not place or to_json(_PLACE) in after:  # not where only the list can be: cannot happen
-                raise AssertionError("a page's envelope holds the list's placeholder twice")
+            place = to_json(_PLACE)
+            before, found, after = to_json({**wire, "prompts": _PLACE}).partition(place)
+            if not found or place in before or place in after or "prompts" not in wire:
+                return None
             envelope = self._envelopes[key] = _Envelope(wire, before, after)
         return envelope
 
     def _hollow_page(
         self, snapshot: RegistrySnapshot, revision: str, cursor: str | None, shape: Shape
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | None:
         offset, next_cursor = self._locate(snapshot, cursor)
+        envelope = self._envelope(revision, offset, next_cursor, shape)
+        if envelope is None:
+            return None
         end = offset + self._paginator.page_size
         items = b"[" + b",".join(self._items(snapshot.prompts[offset:end], revision)) + b"]"
-        envelope = self._envelope(revision, offset, next_cursor, shape)
 
         def build_next() -> None:
             if next_cursor is not None and snapshot is self._snapshot:

@@ -390,3 +390,22 @@ async def test_the_next_page_is_built_once_a_page_is_written() -> None:
         assert pages.built == 2 * PAGE_SIZE  # the first page, and the next one built ahead
         await wire.request("prompts/list", {"cursor": first["result"]["nextCursor"]})
         assert pages.built == 3 * PAGE_SIZE
+
+
+def test_a_page_whose_envelope_cannot_be_cut_around_its_list_is_served_whole() -> None:
+    from mcp_notebook.protocol import listing
+
+    registry = _registry()
+
+    def shape(revision: str, result: dict[str, Any]) -> dict[str, Any]:
+        return {**result, "_meta": {"echo": listing._PLACE}}  # the placeholder, where only the list should be
+
+    pages = PromptPages(Paginator(page_size=PAGE_SIZE), shape=shape)
+    with writer_takes_prepared():
+        result = pages.wire_page(registry.snapshot(), "2025-11-25", None)
+    assert len(result["prompts"]) == PAGE_SIZE  # not hollow
+    written_json = json.loads(prepared_json(dict(result)) or b"null")
+    assert [entry["name"] for entry in written_json["prompts"]] == [
+        spec.name for spec in registry.snapshot().prompts[:PAGE_SIZE]
+    ]
+    assert written_json["_meta"] == {"echo": listing._PLACE}
