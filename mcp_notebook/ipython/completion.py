@@ -196,6 +196,8 @@ class MCPCompleter:
         if subcommand is None:
             return _starting(line.word, self._subcommands(), "subcommand")
         previous = line.words[-1] if line.words else ""
+        if subcommand == "serve" and previous == "--live" and len(line.words) > 1:
+            return self._live_magics(line.word)
         choices = self._choices(subcommand, previous)
         if choices and len(line.words) > 1:
             return _starting(line.word, choices, "value")
@@ -218,7 +220,30 @@ class MCPCompleter:
             return _starting(line.word, sorted(self.pool.connections()), "server")
         if subcommand == "help" and not positional:
             return _starting(line.word, self._subcommands(), "subcommand")
+        if subcommand == "unpublish":
+            return _starting(line.word, [n for n in self._published_cells() if n not in positional], "prompt")
         return []
+
+    def _published_cells(self) -> list[str]:
+        from .kernel_server import published_cell_names  # loaded with the extension
+
+        return published_cell_names(self.shell)
+
+    def _live_magics(self, word: str) -> list[Offer]:
+        """`--live MAGIC,...`: the magics that may run live, those that only read first; one more after a comma."""
+        from ..sources.live_policy import live_policy
+        from ..sources.magics import describe_magics
+
+        head, comma, typed = word.rpartition(",")
+        chosen = set(head.split(",")) if comma else set()
+        ranked: list[tuple[int, str, str]] = []
+        for info in describe_magics(self.shell.magics_manager.magics):
+            policy = live_policy(info)
+            if policy is None or info.title in chosen:
+                continue  # never runs live (changes the kernel's state), or named already
+            ranked.append(({"reads": 0, "runs-code": 1}.get(policy.effect, 2), info.name.casefold(), info.title))
+        titles = [title for *_, title in sorted(ranked)]
+        return [Offer(head + comma + offer.text, "magic") for offer in _starting(typed, titles, "magic")]
 
     def _subcommands(self) -> list[str]:
         return list(SUBCOMMANDS)

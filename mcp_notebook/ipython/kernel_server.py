@@ -35,6 +35,7 @@ __all__ = [
     "ServeOptions",
     "kernel_prompt_state",
     "parse_serve_options",
+    "published_cell_names",
     "register_kernel_server",
     "serve_command",
     "stop_command",
@@ -66,6 +67,13 @@ def kernel_prompt_state(shell: Any) -> KernelPromptState:
             state._unhook = unhook
             _states[shell] = state
         return state
+
+
+def published_cell_names(shell: Any) -> list[str]:
+    """The names of the `%%prompt` cells `shell` publishes now (none before its prompt state exists)."""
+    with _states_lock:
+        state = _states.get(shell)
+    return list(state.cells.names()) if state is not None else []
 
 
 def register_kernel_server(shell: Any) -> None:

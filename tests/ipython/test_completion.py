@@ -157,3 +157,43 @@ def test_a_failure_while_completing_prints_nothing_and_offers_no_python_names(
     assert texts == ["x"]
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
+
+
+def _texts(shell: InteractiveShell, code: str) -> list[str]:
+    from IPython.core.completer import provisionalcompleter
+
+    with provisionalcompleter():
+        return [c.text for c in shell.Completer.completions(code, len(code))]
+
+
+def test_unpublish_offers_the_prompt_cells_published_not_named_yet(isolated_shell: InteractiveShell) -> None:
+    assert _texts(isolated_shell, "%mcp unpublish ") == [""]  # nothing published yet: the word stays as typed
+    isolated_shell.run_cell("%%prompt greet\nHello {{who}}")
+    isolated_shell.run_cell("%%prompt bye\nBye {{who}}")
+    try:
+        assert sorted(_texts(isolated_shell, "%mcp unpublish ")) == ["bye", "greet"]
+        assert _texts(isolated_shell, "%mcp unpublish g") == ["greet"]
+        assert _texts(isolated_shell, "%mcp unpublish greet ") == ["bye"]
+        isolated_shell.run_line_magic("mcp", "unpublish bye")
+        assert _texts(isolated_shell, "%mcp unpublish ") == ["greet"]
+    finally:
+        isolated_shell.run_line_magic("mcp", "unpublish greet")
+
+
+def test_serve_live_offers_the_magics_that_may_run_live_those_that_read_first(
+    isolated_shell: InteractiveShell,
+) -> None:
+    from mcp_notebook.sources.live_policy import live_policy
+    from mcp_notebook.sources.magics import describe_magics
+
+    offered = _texts(isolated_shell, "%mcp serve --live ")
+    policies = {info.title: live_policy(info) for info in describe_magics(isolated_shell.magics_manager.magics)}
+    assert {"%who", "%whos", "%history", "%pwd", "%timeit", "%%bash"} <= set(offered)
+    assert not {"%cd", "%reset", "%config", "%alias"} & set(offered)  # never run live: not offered
+    assert set(offered) == {title for title, policy in policies.items() if policy is not None}
+    effects = [policies[title].effect for title in offered]  # type: ignore[union-attr]
+    assert effects == sorted(effects, key=lambda effect: {"reads": 0, "runs-code": 1}.get(effect, 2))
+    assert _texts(isolated_shell, "%mcp serve --live %wh") == ["%who", "%who_ls", "%whos"]
+    assert _texts(isolated_shell, "%mcp serve --live %who,%wh") == ["%who,%who_ls", "%who,%whos"]
+    assert _texts(isolated_shell, "%mcp serve --port 8765 --live %%ba") == ["%%bash"]
+    assert _texts(isolated_shell, "%mcp serve --live %cd") == ["%cd"]  # nothing offered: the word stays as typed

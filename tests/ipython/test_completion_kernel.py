@@ -162,3 +162,24 @@ def test_a_dead_server_gives_no_items_in_time(kernel: RealKernel) -> None:
 
 def test_python_lines_still_complete_python(kernel: RealKernel) -> None:
     assert "compile" in complete(kernel, "compi").matches
+
+
+def test_unpublish_offers_this_kernels_prompt_cells(kernel: RealKernel) -> None:
+    kernel.execute("%%prompt tab_demo\nHello {{who}}")
+    try:
+        answer = complete(kernel, "%mcp unpublish tab_")
+        assert_quick_and_ours(answer)
+        assert answer.matches == ["tab_demo"]
+        assert (answer.start, answer.end) == (15, 19)
+    finally:
+        kernel.execute("%mcp unpublish tab_demo")
+    assert complete(kernel, "%mcp unpublish tab_").matches == ["tab_"]  # withdrawn: nothing to offer
+
+
+def test_serve_live_offers_magics_that_may_run_live(kernel: RealKernel) -> None:
+    answer = complete(kernel, "%mcp serve --live %who")
+    assert_quick_and_ours(answer)
+    assert answer.matches == ["%who", "%who_ls", "%whos"]
+    after_comma = complete(kernel, "%mcp serve --live %who,%pw")
+    assert after_comma.matches == ["%who,%pwd"]
+    assert "%cd" not in complete(kernel, "%mcp serve --live %c").matches  # changes the kernel: never live

@@ -311,6 +311,7 @@ def test_the_public_surfaces_are_pinned() -> None:
         "ServeOptions",
         "kernel_prompt_state",
         "parse_serve_options",
+        "published_cell_names",
         "register_kernel_server",
         "serve_command",
         "stop_command",
