@@ -152,13 +152,18 @@ def to_mcp_prompt_argument(argument: PromptArgument, revision: str = LATEST_REVI
     )
 
 
-def _argument_defaults_meta(spec: PromptSpec, revision: str) -> dict[str, Any] | None:
+def _prompt_meta(meta: Mapping[str, Any] | None, defaults: Mapping[str, str], revision: str) -> dict[str, Any] | None:
+    """A prompt's `_meta` at `revision`: its own, and its arguments' `defaults` (name -> default) under their key."""
     # MCP's PromptArgument has no `_meta` in any revision, so the defaults ride on the prompt's `_meta`.
-    meta = dict(spec.meta or {})
-    defaults = {arg.name: arg.default for arg in spec.arguments if arg.default is not None}
+    merged = dict(meta or {})
     if defaults:
-        meta[ARGUMENT_DEFAULTS_META_KEY] = defaults
-    return _meta(meta, revision)
+        merged[ARGUMENT_DEFAULTS_META_KEY] = dict(defaults)
+    return _meta(merged, revision)
+
+
+def _argument_defaults_meta(spec: PromptSpec, revision: str) -> dict[str, Any] | None:
+    defaults = {arg.name: arg.default for arg in spec.arguments if arg.default is not None}
+    return _prompt_meta(spec.meta, defaults, revision)
 
 
 def to_mcp_prompt(spec: PromptSpec, revision: str = LATEST_REVISION) -> types.Prompt:

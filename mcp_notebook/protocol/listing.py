@@ -4,8 +4,8 @@ A page is the same for every client of one revision until the registry
 publishes a new snapshot, so nothing of it is built twice. Each prompt's
 entry is made as a plain dict in the shape `convert.to_mcp_prompt` would
 dump (no pydantic model per prompt and argument; an argument's default is
-told in words by `convert`'s own helper and carried in `_meta` as
-`convert._argument_defaults_meta` does, and a test holds the two equal),
+told in words and carried in `_meta` by `convert`'s own helpers, and a test
+holds the two equal),
 serialized once, and kept as JSON bytes: a few hundred bytes a prompt and
 no objects for the garbage collector, so a listing of any size is kept
 whole until the prompts change. After a change, the entries of the prompts
@@ -47,7 +47,7 @@ from pydantic_core import to_json
 
 from ..models import PromptSpec
 from ..registry import PromptRegistry, RegistrySnapshot
-from .convert import ARGUMENT_DEFAULTS_META_KEY, _described_default, to_mcp_icon
+from .convert import _described_default, _prompt_meta, to_mcp_icon
 from .errors import to_mcp_error
 from .paging import Paginator
 from .prepared import prepare, prepare_hollow, takes_prepared
@@ -73,24 +73,21 @@ class _Fields:
 
     title: bool
     icons: bool
-    meta: bool
 
     @staticmethod
     def of(revision: str) -> _Fields:
-        return _Fields(
-            title=supports(revision, "title"), icons=supports(revision, "icons"), meta=supports(revision, "meta")
-        )
+        return _Fields(title=supports(revision, "title"), icons=supports(revision, "icons"))
 
 
 def _entry(spec: PromptSpec, revision: str, fields: _Fields) -> dict[str, Any]:
-    # One pass over the arguments makes their entries and the defaults `_meta` carries, as
-    # `convert._argument_defaults_meta` does (a listing makes this for every prompt, so it is kept lean).
+    # One pass over the arguments makes their entries and the defaults `_meta` carries (a listing
+    # makes this for every prompt, so it is kept lean); `convert` words and merges them.
     entry: dict[str, Any] = {"name": spec.name}
     if fields.title and spec.title is not None:
         entry["title"] = spec.title
     if spec.description is not None:
         entry["description"] = spec.description
-    defaults: dict[str, str] | None = None
+    defaults: dict[str, str] = {}
     if spec.arguments:
         listed: list[dict[str, Any]] = []
         for argument in spec.arguments:
@@ -100,8 +97,6 @@ def _entry(spec: PromptSpec, revision: str, fields: _Fields) -> dict[str, Any]:
             description = argument.description
             if argument.default is not None:
                 description = _described_default(description, argument.default)
-                if defaults is None:
-                    defaults = {}
                 defaults[argument.name] = argument.default
             if description is not None:
                 item["description"] = description
@@ -112,10 +107,8 @@ def _entry(spec: PromptSpec, revision: str, fields: _Fields) -> dict[str, Any]:
         entry["icons"] = [
             to_mcp_icon(icon).model_dump(by_alias=True, mode="json", exclude_none=True) for icon in spec.icons
         ]
-    if fields.meta and (spec.meta or defaults):
-        meta = dict(spec.meta or {})
-        if defaults:
-            meta[ARGUMENT_DEFAULTS_META_KEY] = defaults
+    meta = _prompt_meta(spec.meta, defaults, revision)
+    if meta is not None:
         entry["_meta"] = meta
     return entry
 
