@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .version import __version__
+
 if TYPE_CHECKING:
     from .api import connect
-
-__version__ = "0.1.0"
 
 __all__ = ["__version__", "connect", "load_ipython_extension", "unload_ipython_extension"]
 

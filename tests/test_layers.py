@@ -7,7 +7,8 @@ import form (`from mcp_notebook.x import …` or `from ..x import …`), whereve
 the import stands (module level, inside a function, or under `TYPE_CHECKING`).
 Third-party packages are confined to the layers that own them. Runtime imports
 never form a circle; a type-only back-reference (under `TYPE_CHECKING`) may,
-and the ones that do are exactly the two the table states.
+and the ones that do are exactly those `ALLOWED_TYPE_ONLY_CIRCLES` lists, as the architecture doc
+states them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ PACKAGES = ("mcp_notebook", "lsp_bridge")
 
 # (layer, module prefixes under mcp_notebook/), in the order of the table: each may import only the ones before.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("model", ("models", "exceptions")),
+    ("model", ("models", "exceptions", "version")),
     ("pure logic", ("naming", "rendering", "argument_types", "discovery", "resources", "transcript")),
     ("state", ("registry",)),
     ("sources", ("sources",)),

@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -187,16 +190,75 @@ def test_entries_of_another_version_are_never_read(
     assert sorted(counter.keys) == [f"n{i}.ipynb" for i in range(5)]
 
 
-def test_the_format_tag_changes_with_the_code_that_builds_prompts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    package = tmp_path / "mcp_notebook"
-    (package / "sources").mkdir(parents=True)
-    monkeypatch.setattr(index_module, "__file__", str(package / "sources" / "index.py"))
-    (package / "models.py").write_text("one")
-    first = index_module.format_tag()
-    (package / "models.py").write_text("two")
-    assert index_module.format_tag() != first
+def _package_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "mcp_notebook"
+    shutil.copytree(Path(index_module.__file__).resolve().parents[1], copy, ignore=shutil.ignore_patterns("*.pyc"))
+    return copy
+
+
+def _tag_of(package: Path) -> str:
+    """The format tag as the copy computes it, in a process of its own, as a server would at its start."""
+    script = "from mcp_notebook.sources.index import format_tag; print(format_tag())"
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=package.parent, capture_output=True, text=True, check=True, timeout=120
+    )
+    return done.stdout.strip()
+
+
+def test_the_build_covers_every_module_it_imports_and_nothing_the_build_never_runs() -> None:
+    modules = set(index_module.build_modules(Path(index_module.__file__).resolve().parents[1]))
+
+    # Imported by the builders themselves, or by what they import: no list names them.
+    assert {"transcript.py", "sources/uris.py", "exceptions.py", "sources/cells.py", "models.py"} <= modules
+    assert {"__init__.py", "sources/__init__.py", "version.py"} <= modules
+    # The package's face imports the IPython extension and the client only inside functions or for the type
+    # checker: nothing of them builds a prompt.
+    assert not any(name.startswith(("ipython/", "client/", "protocol/", "transports/")) for name in modules)
+    assert "api.py" not in modules
+
+
+def test_editing_any_module_the_build_imports_changes_the_format_tag(tmp_path: Path) -> None:
+    package = _package_copy(tmp_path)
+    modules = index_module.build_modules(package)
+    before = _tag_of(package)
+    assert index_module.format_tag(package) == before
+
+    changed = []
+    for name in modules:
+        original = (package / name).read_bytes()
+        (package / name).write_bytes(original + b"\n# another build\n")
+        changed.append((name, index_module.format_tag(package)))
+        (package / name).write_bytes(original)
+
+    assert before == _tag_of(package)
+    assert len({tag for _, tag in changed} | {before}) == len(modules) + 1, changed
+
+
+def test_a_module_the_build_starts_to_import_is_covered_from_then_on(tmp_path: Path) -> None:
+    package = _package_copy(tmp_path)
+    (package / "newly_used.py").write_text("RULE = 1\n")
+    before = index_module.format_tag(package)
+    (package / "newly_used.py").write_text("RULE = 2\n")
+    assert index_module.format_tag(package) == before  # not imported by the build yet: not its business
+
+    cells = package / "sources" / "cells.py"
+    late_import = "\n\ndef _late() -> int:\n    from ..newly_used import RULE\n\n    return RULE\n"
+    cells.write_text(cells.read_text() + late_import)
+    with_import = index_module.format_tag(package)
+    (package / "newly_used.py").write_text("RULE = 3\n")
+
+    assert "newly_used.py" in index_module.build_modules(package)
+    assert index_module.format_tag(package) != with_import
+
+
+def test_imports_only_for_the_type_checker_are_not_followed(tmp_path: Path) -> None:
+    package = _package_copy(tmp_path)
+    cells = package / "sources" / "cells.py"
+    cells.write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from ..api import connect\n" + cells.read_text()
+    )
+
+    assert "api.py" not in index_module.build_modules(package)
 
 
 @pytest.mark.parametrize("place", ["folder", "file"])
