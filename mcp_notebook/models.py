@@ -43,6 +43,10 @@ class DeferredParts(Protocol):
 
     def part(self, position: int) -> tuple[Any, ...]: ...
 
+    def made(self) -> bool:
+        """Whether the parts are made already, so that asking for one reads nothing."""
+        ...
+
 
 class Deferred(Sequence[T]):
     """A tuple whose items are made on first use: part `position` of `parts`.
@@ -61,6 +65,11 @@ class Deferred(Sequence[T]):
 
     def _items(self) -> tuple[T, ...]:
         return self._parts.part(self._position)
+
+    @property
+    def made(self) -> bool:
+        """Whether the items are there already; until then, the first use reads them (files, a database)."""
+        return self._parts.made()
 
     @overload
     def __getitem__(self, index: int) -> T: ...

@@ -40,7 +40,15 @@ from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from ..exceptions import UnknownPromptError
-from ..models import CompletionResult, EmbeddedResource, PromptArgument, PromptSpec, RenderedPrompt, ResourceInfo
+from ..models import (
+    CompletionResult,
+    Deferred,
+    EmbeddedResource,
+    PromptArgument,
+    PromptSpec,
+    RenderedPrompt,
+    ResourceInfo,
+)
 from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
 from ..rendering import FileReader, complete_argument, render_prompt
@@ -240,7 +248,11 @@ class PromptServer(Server[ChangeFeed]):
         render = partial(
             render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
         )
-        if any(template.path is not None for template in spec.messages):
+        messages = spec.messages
+        if isinstance(messages, Deferred) and not messages.made:
+            # The first use of a prompt restored from the index reads its body (the index, or the notebook).
+            return await anyio.to_thread.run_sync(render)
+        if any(template.path is not None for template in messages):
             return await anyio.to_thread.run_sync(render)  # reads files: keep the loop free
         return render()
 

@@ -95,6 +95,9 @@ class StoredBody:
                 parts = self._parts = self._parts or self._load()
         return parts[1] if position < 0 else parts[0][position]
 
+    def made(self) -> bool:
+        return self._parts is not None
+
     def _load(self) -> Body:
         body = self._fetch()
         if body is not None and len(body[0]) == len(self._names):

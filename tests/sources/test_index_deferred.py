@@ -234,6 +234,9 @@ def test_a_deferred_tuple_is_its_tuple_in_every_way() -> None:
             Parts.calls += 1
             return ((1, 2, 3), ())[position]
 
+        def made(self) -> bool:
+            return False
+
     lazy: Deferred[int] = Deferred(Parts(), 0)
     assert Parts.calls == 0
     assert lazy == (1, 2, 3) and (1, 2, 3) == lazy and lazy != (1, 2)  # noqa: SIM300 (both sides)
