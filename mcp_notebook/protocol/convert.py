@@ -23,6 +23,7 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -47,6 +48,7 @@ from .revisions import LATEST_REVISION, supports
 
 __all__ = [
     "ARGUMENT_DEFAULTS_META_KEY",
+    "EntryFields",
     "from_mcp_annotations",
     "from_mcp_completion",
     "from_mcp_content",
@@ -64,6 +66,7 @@ __all__ = [
     "to_mcp_icon",
     "to_mcp_prompt",
     "to_mcp_prompt_argument",
+    "to_mcp_prompt_entry",
     "to_mcp_prompt_message",
     "to_mcp_resource",
     "to_mcp_resource_contents",
@@ -161,21 +164,63 @@ def _prompt_meta(meta: Mapping[str, Any] | None, defaults: Mapping[str, str], re
     return _meta(merged, revision)
 
 
-def _argument_defaults_meta(spec: PromptSpec, revision: str) -> dict[str, Any] | None:
-    defaults = {arg.name: arg.default for arg in spec.arguments if arg.default is not None}
-    return _prompt_meta(spec.meta, defaults, revision)
+@dataclass(frozen=True, slots=True)
+class EntryFields:
+    """What a revision's `prompts/list` entries carry beyond names, descriptions and arguments."""
+
+    title: bool
+    icons: bool
+
+    @staticmethod
+    def of(revision: str) -> EntryFields:
+        return EntryFields(title=supports(revision, "title"), icons=supports(revision, "icons"))
+
+
+def to_mcp_prompt_entry(
+    spec: PromptSpec, revision: str = LATEST_REVISION, fields: EntryFields | None = None
+) -> dict[str, Any]:
+    """A prompt's `prompts/list` entry in its wire form (plain JSON values): the one builder of an entry.
+
+    Empty `arguments` are omitted (some clients skip prompts with `[]`); an argument's default, which MCP has no
+    field for, is told in words in its description and carried in the prompt's `_meta`. A listing makes this
+    for every prompt, so it is lean: one pass over the arguments, no model per prompt; `fields` may be given
+    once for many entries of one revision.
+    """
+    fields = fields or EntryFields.of(revision)
+    entry: dict[str, Any] = {"name": spec.name}
+    if fields.title and spec.title is not None:
+        entry["title"] = spec.title
+    if spec.description is not None:
+        entry["description"] = spec.description
+    defaults: dict[str, str] = {}
+    if spec.arguments:
+        listed: list[dict[str, Any]] = []
+        for argument in spec.arguments:
+            item: dict[str, Any] = {"name": argument.name}
+            if fields.title and argument.title is not None:
+                item["title"] = argument.title
+            description = argument.description
+            if argument.default is not None:
+                description = _described_default(description, argument.default)
+                defaults[argument.name] = argument.default
+            if description is not None:
+                item["description"] = description
+            item["required"] = argument.required
+            listed.append(item)
+        entry["arguments"] = listed
+    if spec.icons and fields.icons:
+        entry["icons"] = [
+            to_mcp_icon(icon).model_dump(by_alias=True, mode="json", exclude_none=True) for icon in spec.icons
+        ]
+    meta = _prompt_meta(spec.meta, defaults, revision)
+    if meta is not None:
+        entry["_meta"] = meta
+    return entry
 
 
 def to_mcp_prompt(spec: PromptSpec, revision: str = LATEST_REVISION) -> types.Prompt:
-    """A `prompts/list` entry. Empty `arguments` are omitted (some clients skip prompts with `[]`)."""
-    return types.Prompt(
-        name=spec.name,
-        title=_title(spec.title, revision),
-        description=spec.description,
-        arguments=[to_mcp_prompt_argument(arg, revision) for arg in spec.arguments] or None,
-        icons=_icons(spec.icons, revision),
-        _meta=_argument_defaults_meta(spec, revision),
-    )
+    """A `prompts/list` entry as the SDK's model: `to_mcp_prompt_entry`, validated."""
+    return types.Prompt.model_validate(to_mcp_prompt_entry(spec, revision))
 
 
 def to_mcp_resource_contents(

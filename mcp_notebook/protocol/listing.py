@@ -2,11 +2,8 @@
 
 A page is the same for every client of one revision until the registry
 publishes a new snapshot, so nothing of it is built twice. Each prompt's
-entry is made as a plain dict in the shape `convert.to_mcp_prompt` would
-dump (no pydantic model per prompt and argument; an argument's default is
-told in words and carried in `_meta` by `convert`'s own helpers, and a test
-holds the two equal),
-serialized once, and kept as JSON bytes: a few hundred bytes a prompt and
+entry is made by `convert.to_mcp_prompt_entry` (a plain dict, no pydantic
+model per prompt and argument), serialized once, and kept as JSON bytes: a few hundred bytes a prompt and
 no objects for the garbage collector, so a listing of any size is kept
 whole until the prompts change. After a change, the entries of the prompts
 it did not touch (the same objects) are kept instead of being built again.
@@ -47,14 +44,13 @@ from pydantic_core import to_json
 
 from ..models import PromptSpec
 from ..registry import PromptRegistry, RegistrySnapshot
-from .convert import _described_default, _prompt_meta, to_mcp_icon
+from .convert import EntryFields, to_mcp_prompt_entry
 from .errors import to_mcp_error
 from .paging import Paginator
 from .prepared import prepare, prepare_hollow, takes_prepared
-from .revisions import supports
 from .sdk_seam import initialize_accepted
 
-__all__ = ["LIST_PROMPTS", "PreparedListing", "PromptPages", "prompt_entry"]
+__all__ = ["LIST_PROMPTS", "PreparedListing", "PromptPages"]
 
 LIST_PROMPTS: Final = "prompts/list"
 
@@ -65,57 +61,6 @@ _MAX_DICT_ENTRIES = 12_800
 
 Shape = Callable[[str, dict[str, Any]], dict[str, Any]]
 """(revision, handler result) -> the result as the SDK puts it on the wire at that revision."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Fields:
-    """What a revision's prompt entries carry."""
-
-    title: bool
-    icons: bool
-
-    @staticmethod
-    def of(revision: str) -> _Fields:
-        return _Fields(title=supports(revision, "title"), icons=supports(revision, "icons"))
-
-
-def _entry(spec: PromptSpec, revision: str, fields: _Fields) -> dict[str, Any]:
-    # One pass over the arguments makes their entries and the defaults `_meta` carries (a listing
-    # makes this for every prompt, so it is kept lean); `convert` words and merges them.
-    entry: dict[str, Any] = {"name": spec.name}
-    if fields.title and spec.title is not None:
-        entry["title"] = spec.title
-    if spec.description is not None:
-        entry["description"] = spec.description
-    defaults: dict[str, str] = {}
-    if spec.arguments:
-        listed: list[dict[str, Any]] = []
-        for argument in spec.arguments:
-            item: dict[str, Any] = {"name": argument.name}
-            if fields.title and argument.title is not None:
-                item["title"] = argument.title
-            description = argument.description
-            if argument.default is not None:
-                description = _described_default(description, argument.default)
-                defaults[argument.name] = argument.default
-            if description is not None:
-                item["description"] = description
-            item["required"] = argument.required
-            listed.append(item)
-        entry["arguments"] = listed
-    if spec.icons and fields.icons:
-        entry["icons"] = [
-            to_mcp_icon(icon).model_dump(by_alias=True, mode="json", exclude_none=True) for icon in spec.icons
-        ]
-    meta = _prompt_meta(spec.meta, defaults, revision)
-    if meta is not None:
-        entry["_meta"] = meta
-    return entry
-
-
-def prompt_entry(spec: PromptSpec, revision: str) -> dict[str, Any]:
-    """The `prompts/list` entry of `spec` for `revision`, as `to_mcp_prompt` dumps it (empty parts left out)."""
-    return _entry(spec, revision, _Fields.of(revision))
 
 
 def _null_in_meta(entry: dict[str, Any]) -> bool:
@@ -254,11 +199,11 @@ class PromptPages:
                     entries[key] = item
             items.append(item or b"")
         if missing:
-            fields = _Fields.of(revision)
+            fields = EntryFields.of(revision)
             with _collector_paused():
                 for index in missing:
                     spec = prompts[index]
-                    entry = _entry(spec, revision, fields)
+                    entry = to_mcp_prompt_entry(spec, revision, fields)
                     if self._shape is not None and _null_in_meta(entry):
                         # Some revisions' shaping drops a null in `_meta`: the SDK shapes that entry.
                         entry = self._shape(revision, {"prompts": [entry], "resultType": "complete"})["prompts"][0]

@@ -12,8 +12,8 @@ from protocol_samples import RICH, sample_registry, simple_prompt
 
 from mcp_notebook.exceptions import InvalidCursorError
 from mcp_notebook.models import Icon, PromptArgument, PromptSpec
-from mcp_notebook.protocol.convert import to_mcp_prompt
-from mcp_notebook.protocol.listing import PromptPages, prompt_entry
+from mcp_notebook.protocol.convert import to_mcp_prompt, to_mcp_prompt_entry
+from mcp_notebook.protocol.listing import PromptPages
 from mcp_notebook.protocol.paging import Paginator
 from mcp_notebook.protocol.revisions import KNOWN_REVISIONS
 from mcp_notebook.registry import PromptRegistry
@@ -56,7 +56,7 @@ def test_a_dict_entry_reaches_the_wire_as_the_model_does(spec: PromptSpec, revis
     model = types.ListPromptsResult(prompts=[to_mcp_prompt(spec, revision)], next_cursor="c")
     expected = _wire(model, revision)
     assert _wire(
-        {"prompts": [prompt_entry(spec, revision)], "nextCursor": "c", "resultType": "complete"}, revision
+        {"prompts": [to_mcp_prompt_entry(spec, revision)], "nextCursor": "c", "resultType": "complete"}, revision
     ) == (expected)
 
 

@@ -10,6 +10,7 @@ PUBLIC = {
     "mcp_notebook.protocol.server": ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"],
     "mcp_notebook.protocol.convert": [
         "ARGUMENT_DEFAULTS_META_KEY",
+        "EntryFields",
         "from_mcp_annotations",
         "from_mcp_completion",
         "from_mcp_content",
@@ -26,6 +27,7 @@ PUBLIC = {
         "to_mcp_get_prompt_result",
         "to_mcp_icon",
         "to_mcp_prompt",
+        "to_mcp_prompt_entry",
         "to_mcp_prompt_argument",
         "to_mcp_prompt_message",
         "to_mcp_resource",
