@@ -28,6 +28,7 @@ QUICK = {
     "benchmarks.bench_scale": (
         "--notebooks", "3", "--prompts", "2", "--repeats", "1", "--saves", "2", "--idle-seconds", "0.2",
     ),
+    "benchmarks.bench_loop_stall": ("--cells", "300", "--megabytes", "1", "--window", "0.3"),
     "benchmarks": ("--quick", "--only", "bench_index"),
 }  # fmt: skip
 NUMBER = r"-?\d+(?:\.\d+)?"
@@ -93,6 +94,7 @@ def test_server_benchmark_finds_both_servers_serve_the_same_prompts(run_benchmar
         ("benchmarks.bench_reload", "save -> notifications/prompts/list_changed, median"),
         ("benchmarks.bench_load_ext", "InteractiveShell.instance()"),
         ("benchmarks.bench_scale", "floor: find and json-load every notebook"),
+        ("benchmarks.bench_loop_stall", "stdio `ping`, 300-cell notebook saved"),
     ],
 )
 def test_benchmark_prints_a_figure_for_each_of_its_measurements(
