@@ -25,6 +25,7 @@ BENCHMARKS = (
     "bench_load_ext",
     "bench_lsp_completion",
     "bench_scale",
+    "bench_poll",
 )
 
 # Sizes small enough for a smoke test in CI.
@@ -36,6 +37,7 @@ QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "bench_load_ext": ("--repeats", "1"),
     "bench_lsp_completion": ("--quick",),
     "bench_scale": ("--notebooks", "3", "--prompts", "2", "--repeats", "1", "--saves", "2", "--idle-seconds", "0.2"),
+    "bench_poll": ("--notebooks", "3", "--prompts", "1", "--saves", "1", "--idle-seconds", "0.2", "--intervals", "0.3"),
 }
 
 
