@@ -221,3 +221,14 @@ async def test_forced_polling_follows_saves_renames_and_deletes(
         await waiter.names("alpha", "alpha_two", "gamma")
         (tmp_path / "renamed.ipynb").unlink()
         await waiter.names("gamma")
+
+
+def test_the_poll_interval_reaches_every_worker_through_the_environment() -> None:
+    from mcp_notebook.asgi import ServeSettings
+
+    settings = ServeSettings(paths=("/srv/prompts",), poll=1.5)
+    assert settings.to_env()[POLL_ENV] == "1.5"
+    assert ServeSettings.from_env(settings.to_env()) == settings
+    assert ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts"}).poll is None
+    with pytest.raises(ValueError, match="MCP_NOTEBOOK_POLL must be more than 0 seconds, got '0'"):
+        ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts", POLL_ENV: "0"})

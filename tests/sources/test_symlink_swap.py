@@ -95,11 +95,11 @@ def _names(snapshot: RegistrySnapshot) -> list[str]:
 
 
 @asynccontextmanager
-async def _watching(source: NotebookFolderSource) -> AsyncIterator[None]:
+async def _watching(source: NotebookFolderSource, poll: float | None = None) -> AsyncIterator[None]:
     ready = anyio.Event()
     stop = anyio.Event()
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(partial(source.watch, stop_event=stop, ready=ready.set))
+        tasks.start_soon(partial(source.watch, stop_event=stop, ready=ready.set, poll=poll))
         with anyio.fail_after(DEADLINE):
             await ready.wait()
         yield
@@ -114,12 +114,13 @@ def git(tmp_path: Path) -> Path:
     return root
 
 
-async def test_swaps_never_publish_an_empty_listing(git: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("poll", [None, 0.1], ids=["inotify", "polled"])
+async def test_swaps_never_publish_an_empty_listing(git: Path, tmp_path: Path, poll: float | None) -> None:
     registry = PromptRegistry()
     source = NotebookFolderSource([git / "current"], registry, index_folder=tmp_path / "index")
     source.scan()
     snapshots = Snapshots(registry)
-    async with _watching(source):
+    async with _watching(source, poll):
         for revision in range(1, 4):
             new = _swap(git, revision, delete_old=True)
             await snapshots.until(lambda s, r=revision: _names(s) == [f"p{r}"])
