@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -51,6 +52,12 @@ def _number(environ: Mapping[str, str], name: str, default: int) -> int:
         raise ValueError(f"{ENV_PREFIX}{name} must be a whole number, got {text!r}") from None
 
 
+def _poll_seconds(environ: Mapping[str, str]) -> float | None:
+    from .sources.polling import poll_interval_from_env  # anyio: not for `--help`
+
+    return poll_interval_from_env(environ)
+
+
 @dataclass(frozen=True, slots=True)
 class ServeSettings:
     """What one HTTP server process serves and how; the CLI and the environment both fill it."""
@@ -64,6 +71,7 @@ class ServeSettings:
     page_size: int = 500
     name: str = PROG
     watch: bool = True
+    poll: float | None = None  # seconds between looks for changes instead of inotify; None: where inotify is blind
     limits: HttpLimits = field(default_factory=HttpLimits)
     worker_dir: str | None = None  # set by `serve --workers N`: where sibling workers route sessions
     index_folder: str | None = None  # the persistent notebook index (sources/index.py); None: none
@@ -87,6 +95,7 @@ class ServeSettings:
             page_size=_number(environ, "PAGE_SIZE", 500),
             name=environ.get(ENV_PREFIX + "NAME", "").strip() or PROG,
             watch=_flag(environ, "WATCH", True),
+            poll=_poll_seconds(environ),
             limits=HttpLimits.from_env(environ),
             worker_dir=environ.get(ENV_PREFIX + "WORKER_DIR") or None,
             index_folder=str(default_cache_dir(environ)) if _flag(environ, "CACHE", True) else None,
@@ -104,6 +113,8 @@ class ServeSettings:
             ENV_PREFIX + "WATCH": "1" if self.watch else "0",
             **self.limits.to_env(),
         }
+        if self.poll is not None:
+            env[ENV_PREFIX + "POLL"] = repr(self.poll)
         if self.port is not None:
             env[ENV_PREFIX + "PORT"] = str(self.port)
         if self.token:
@@ -179,7 +190,7 @@ def create_app(
         limits=settings.limits,
         stateless=settings.stateless,
         prepare=index,
-        tasks=[*([source.watch] if settings.watch else []), close_at_shutdown],
+        tasks=[*([partial(source.watch, poll=settings.poll)] if settings.watch else []), close_at_shutdown],
         on_ready=on_ready,
         worker_dir=Path(settings.worker_dir) if settings.worker_dir else None,
     )

@@ -15,6 +15,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,6 +100,7 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING, format=f"{PROG}: %(message)s"
     )
+    args.poll = _poll(args)
     if args.http:
         from .transports.http import is_loopback
 
@@ -122,10 +124,25 @@ def run_serve(args: argparse.Namespace) -> int:
     server = create_server(
         registry, resources=source, read_file=source.read_file, page_size=args.page_size, name=args.name
     )
-    tasks = [] if args.no_watch else [source.watch]
+    tasks = [] if args.no_watch else [partial(source.watch, poll=args.poll)]
     anyio.run(lambda: serve_stdio(server, tasks=tasks))
     source.close()
     return 0
+
+
+def _poll(args: argparse.Namespace) -> float | None:
+    """How often `serve` looks for changes instead of asking the kernel: --poll, else $MCP_NOTEBOOK_POLL."""
+    if args.poll is not None and args.no_watch:
+        raise UsageProblem("--poll says how to watch, --no-watch not to: give one of them")
+    given: float | None = args.poll
+    if given is not None or args.no_watch:
+        return given
+    from .sources.polling import poll_interval_from_env
+
+    try:
+        return poll_interval_from_env()
+    except ValueError as error:
+        raise UsageProblem(str(error)) from None
 
 
 def _import_stdio_server() -> None:
@@ -180,6 +197,7 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
         page_size=args.page_size,
         name=args.name,
         watch=not args.no_watch,
+        poll=args.poll,
         limits=limits,
         index_folder=str(folder) if (folder := _index_folder(args)) is not None else None,
     )
@@ -658,6 +676,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--page-size", type=_page_size, default=500, help="prompts per prompts/list page (default 500)")
     serve.add_argument("--no-watch", action="store_true", help="do not reload notebooks when they change on disk")
+    serve.add_argument(
+        "--poll",
+        type=_positive,
+        metavar="SECONDS",
+        help="look for changes every SECONDS instead of asking the kernel (network file systems such as NFS "
+        "are looked at every 2 s anyway; default $MCP_NOTEBOOK_POLL)",
+    )
     serve.add_argument(
         "--cache-dir",
         metavar="DIR",

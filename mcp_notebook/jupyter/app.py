@@ -16,7 +16,7 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.services.contents.filemanager import FileContentsManager
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Integer, Unicode, default
+from traitlets import Bool, Float, Integer, Unicode, default
 
 from .. import __version__
 from .handler import MCPHandler
@@ -56,6 +56,12 @@ class MCPNotebook(ExtensionApp):
         True, help="Reload a notebook when it is saved and tell connected clients (notifications/list_changed)."
     ).tag(config=True)
 
+    poll = Float(
+        0.0,
+        help="""Seconds between looks for saved notebooks, instead of asking the kernel (inotify).
+        0: only where the kernel cannot tell (network file systems such as NFS, CIFS, FUSE), every 2 s.""",
+    ).tag(config=True)
+
     @default("open_browser")
     def _default_open_browser(self) -> bool:
         return False  # `jupyter mcp-notebook` serves MCP clients, not a browser
@@ -68,6 +74,8 @@ class MCPNotebook(ExtensionApp):
         """
         if self.page_size < 1:
             raise ValueError(f"MCPNotebook.page_size must be at least 1, not {self.page_size}")
+        if self.poll < 0:
+            raise ValueError(f"MCPNotebook.poll must be 0 (only where needed) or more seconds, not {self.poll}")
         relative = self.root.replace(os.sep, "/").strip("/")
         if posixpath.isabs(self.root) or ".." in relative.split("/"):
             raise ValueError(f"MCPNotebook.root must be a folder inside the server's root directory, not {self.root!r}")
@@ -78,7 +86,8 @@ class MCPNotebook(ExtensionApp):
                 f"the contents manager {type(manager).__module__}.{type(manager).__name__} does not keep notebooks "
                 "in files; MCP prompts need a file-backed root (the default FileContentsManager, or a subclass)"
             )
-        folder = Path(manager.root_dir).expanduser().resolve() / relative
+        # Not resolved: a symlink on the way (git-sync's `current`) is followed when it is swapped.
+        folder = Path(os.path.abspath(Path(manager.root_dir).expanduser())) / relative
         if not folder.is_dir():
             raise ValueError(f"MCPNotebook.root names no folder: {folder} does not exist")
         return folder
@@ -88,7 +97,11 @@ class MCPNotebook(ExtensionApp):
         problem: str | None = None
         try:
             host = NotebookHost(
-                self._served_folder(), page_size=self.page_size, name=self.server_name, watch=self.watch
+                self._served_folder(),
+                page_size=self.page_size,
+                name=self.server_name,
+                watch=self.watch,
+                poll=self.poll or None,
             )
         except ValueError as error:
             problem = str(error)

@@ -39,9 +39,18 @@ SHUTDOWN_SECONDS = 5.0  # open event streams do not end by themselves: wait for 
 class NotebookHost:
     """The prompts of the notebooks under `root`, served over MCP from inside another server."""
 
-    def __init__(self, root: Path, *, page_size: int = 500, name: str = "mcp-notebook", watch: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        page_size: int = 500,
+        name: str = "mcp-notebook",
+        watch: bool = True,
+        poll: float | None = None,
+    ) -> None:
         self.root = root
         self.watch = watch
+        self.poll = poll
         self.registry = PromptRegistry()
         self.source = NotebookFolderSource([root], self.registry)
         server = create_server(
@@ -81,7 +90,8 @@ class NotebookHost:
                     raise RuntimeError(lifespan.failure)
                 if self.watch:
                     watching = anyio.Event()
-                    group.start_soon(partial(self.source.watch, stop_event=watch_stop, ready=watching.set))
+                    watch = partial(self.source.watch, stop_event=watch_stop, ready=watching.set, poll=self.poll)
+                    group.start_soon(watch)
                     await watching.wait()
                 self._ready.set()
                 on_ready(self)

@@ -46,7 +46,7 @@ from .reader import parse_notebook
 from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
 from .stored import Body, Interned, StoredBody, listing_of, restore
 from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
-from .watch import watch_paths
+from .watch import symlinks_on_the_way, watch_paths
 
 __all__ = ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"]
 
@@ -120,21 +120,30 @@ class NotebookFolderSource:
     ) -> None:
         if not paths:
             raise ValueError("NotebookFolderSource needs at least one notebook file or folder")
-        resolved = [Path(os.path.abspath(Path(p).expanduser())).resolve() for p in paths]
+        # As given: a symlink on the way (git-sync's `current`) may be swapped to a new target later on.
+        self._spelled = tuple(Path(os.path.abspath(Path(p).expanduser())) for p in paths)
+        resolved = tuple(path.resolve() for path in self._spelled)
         for path in resolved:
             if not path.exists():
                 raise FileNotFoundError(f"No such notebook or folder: {path}")
-        self._folders = tuple(dict.fromkeys(p for p in resolved if p.is_dir()))
-        self._files = tuple(dict.fromkeys(p for p in resolved if not p.is_dir()))
-        self._root = Path(os.path.commonpath([*self._folders, *(f.parent for f in self._files)]))
+        self._serve_at(resolved)
         self._registry = registry
         # Notebooks loaded by an earlier run, reused while their files are unchanged (see sources/index.py).
+        self._index_folder = index_folder
+        self._index_root = self._root
         self._index = NotebookIndex(index_folder, self._root) if index_folder is not None else None
         self._index_writers: list[threading.Thread] = []
         self._lock = threading.RLock()
         self._states: Mapping[str, _NotebookState] = MappingProxyType({})
         self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
         self._derived: tuple[int, _Derived] | None = None
+
+    def _serve_at(self, resolved: tuple[Path, ...]) -> None:
+        """Serve the paths given as they resolve now: `resolved` (the folders, the files, their common root)."""
+        self._resolution = resolved
+        self._folders = tuple(dict.fromkeys(p for p in resolved if p.is_dir()))
+        self._files = tuple(dict.fromkeys(p for p in resolved if not p.is_dir()))
+        self._root = Path(os.path.commonpath([*self._folders, *(f.parent for f in self._files)]))
 
     @property
     def root(self) -> Path:
@@ -497,30 +506,136 @@ class NotebookFolderSource:
         *,
         stop_event: anyio.Event | None = None,
         ready: Callable[[], None] | None = None,
+        poll: float | None = None,
     ) -> None:
         """Reload notebooks as they change on disk, until `stop_event` is set or the task is cancelled.
 
         `ready` is called once the watch is in place, after a fresh look at every
         notebook so that nothing saved before then is missed. Registry listeners
-        are called on the thread running this coroutine.
-        """
+        are called on the thread running this coroutine, except after a swap (below).
 
-        def on_ready() -> None:
-            try:
-                self.reload([*self._folders, *self._files])
-            finally:
-                if ready is not None:
+        A symlink on the way to a served path that is swapped to a new target
+        (git-sync renames a new `current` over the old one, then deletes the old
+        checkout) is followed: the new target is watched, then read whole in a
+        worker thread, and published in one change; until then the old prompts
+        stay served. `poll` (seconds) looks for changes that often instead of
+        asking the kernel (`polling.py`; network file systems are polled anyway).
+        """
+        announce = ready
+
+        def announced() -> None:
+            nonlocal announce
+            if announce is not None:
+                call, announce = announce, None
+                call()
+
+        first = True
+        while await self._watch_until_swapped(first=first, stop_event=stop_event, ready=announced, poll=poll):
+            first = False
+
+    async def _watch_until_swapped(
+        self, *, first: bool, stop_event: anyio.Event | None, ready: Callable[[], None], poll: float | None
+    ) -> bool:
+        """Watch what is served now, until `stop_event` (False) or a symlink on the way is swapped (True).
+
+        Not `first`: a swap was just followed, so everything is read again once the watch is in place,
+        and the changes seen meanwhile are held back until then.
+        """
+        swapped = anyio.Event()
+        links = frozenset(link for path in self._spelled for link in symlinks_on_the_way(path))
+        held: set[Path] | None = None if first else set()
+
+        def on_changes(paths: set[Path]) -> None:
+            if swapped.is_set():
+                return
+            if held is not None:
+                held.update(paths)
+            elif self._follow_swap():  # before a batch: a swap's deletions never empty what is served
+                swapped.set()
+            else:
+                self.reload(paths - links)
+
+        async def read_again() -> None:
+            nonlocal held
+            await anyio.to_thread.run_sync(self._rescan)
+            changed, held = held or set(), None
+            ready()
+            if self._follow_swap():
+                swapped.set()
+            elif changed:
+                self.reload(changed - links)
+
+        def accept(path: Path) -> bool:
+            return path in links or self._accepts(path)
+
+        names = {path.name for path in (*self._files, *links)}
+
+        def wanted(name: str) -> bool:
+            return (name.endswith(".ipynb") and not name.startswith(".")) or name in names
+
+        async with anyio.create_task_group() as group:
+
+            def on_ready() -> None:
+                if not first:
+                    group.start_soon(read_again)
+                    return
+                try:
+                    self.reload([*self._folders, *self._files])
+                finally:
                     ready()
 
-        flat = sorted({f.parent for f in self._files if not any(f.parent.is_relative_to(d) for d in self._folders)})
-        await watch_paths(
-            self._folders,
-            flat,
-            on_changes=self.reload,
-            accept=self._accepts,
-            ready=on_ready,
-            stop_event=stop_event,
-        )
+            async def watch_then_end() -> None:
+                flat = {f.parent for f in self._files if not any(f.parent.is_relative_to(d) for d in self._folders)}
+                await watch_paths(
+                    self._folders,
+                    sorted(flat | {link.parent for link in links}),
+                    on_changes=on_changes,
+                    accept=accept,
+                    ready=on_ready,
+                    stop_event=stop_event,
+                    poll=poll,
+                    wanted=wanted,
+                    descend=lambda name: not is_hidden_part(name),
+                )
+                group.cancel_scope.cancel()
+
+            async def end_on_swap() -> None:
+                await swapped.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch_then_end)
+            group.start_soon(end_on_swap)
+        return swapped.is_set()
+
+    def _follow_swap(self) -> bool:
+        """Whether a served path now resolves elsewhere (a symlink on the way was swapped); if so, serve there.
+
+        Only the paths change here: `_rescan` reads the new target once it is watched.
+        A path that resolves to nothing (a link being replaced, a folder deleted) is no swap.
+        """
+        try:
+            resolved = tuple(path.resolve(strict=True) for path in self._spelled)
+        except (OSError, RuntimeError):
+            return False
+        if resolved == self._resolution:
+            return False
+        with self._lock:
+            self._serve_at(resolved)
+        for spelled, now in zip(self._spelled, resolved, strict=True):
+            log.info("%s now leads to %s: serving the notebooks there", spelled, now)
+        return True
+
+    def _rescan(self) -> None:
+        """After a swap: read every notebook of the new target and publish them all as one registry change."""
+        with self._lock:
+            if self._index is not None and self._index_folder is not None and self._index_root != self._root:
+                self.wait_for_index()
+                self._index.close()
+                self._index = NotebookIndex(self._index_folder, self._root)
+                self._index_root = self._root
+            found = self._discover()
+            self._apply(found, [key for key in self._states if key not in found], store=False)
+            self._store_index(keep=set(found))
 
     # -- files and resources -----------------------------------------------------------------
 
@@ -583,9 +698,15 @@ class NotebookFolderSource:
 
     def _derived_now(self) -> _Derived:
         """The embed rules and cell listing of the current set, computed once per change."""
-        with self._lock:  # a consistent pair; the work itself is done outside the lock
-            states, version = self._states, self._version
         cached = self._derived
+        if not self._lock.acquire(blocking=False):
+            if cached is not None:
+                return cached[1]  # a rescan after a swap holds the lock: what is served until it publishes
+            self._lock.acquire()
+        try:  # a consistent pair; the work itself is done outside the lock
+            states, version = self._states, self._version
+        finally:
+            self._lock.release()
         if cached is not None and cached[0] == version:
             return cached[1]
         rules: dict[str, EmbedRule] = {}

@@ -16,6 +16,10 @@ batch (with `awatch`, at least once a second): when it is gone, its nearest
 existing parent is watched (not recursively) until it comes back; when it is
 back (or was replaced), it is watched anew and reported changed once that
 watch is in place, so notebooks created in between are found.
+
+Folders on a file system where inotify misses what other machines write (NFS,
+CIFS/SMB, FUSE, …; `polling.py`) are looked at every few seconds instead, and
+one log line says so; `poll=SECONDS` looks at every folder that way.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -32,8 +37,9 @@ import anyio.from_thread
 
 from .inotify import Change, inotify_supported
 from .inotify import changes as inotify_changes
+from .polling import DEFAULT_POLL_SECONDS, blind_file_system, poll_paths
 
-__all__ = ["DEBOUNCE_MS", "STEP_MS", "ReadySignal", "watch_paths"]
+__all__ = ["DEBOUNCE_MS", "STEP_MS", "ReadySignal", "symlinks_on_the_way", "watch_paths"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,36 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except (OSError, ValueError):
         return None
     return (status.st_dev, status.st_ino) if os.path.isdir(path) else None
+
+
+def symlinks_on_the_way(path: Path) -> tuple[Path, ...]:
+    """Every symlink that resolving the absolute `path` passes through, each named in its resolved folder.
+
+    A swap of any of them (git-sync renaming a new `current` over the old one)
+    changes what `path` is, and shows as an entry event in that folder. A link
+    to a link counts both; a loop stops after 40 links, as the kernel does.
+    """
+    links: list[Path] = []
+    pending = list(path.parts[1:])
+    current = Path(path.anchor or "/")
+    while pending and len(links) < 40:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current.parent
+            continue
+        candidate = current / part
+        try:
+            target = os.readlink(candidate)
+        except OSError:  # not a symlink (or not there): a plain step
+            current = candidate
+            continue
+        links.append(candidate)
+        if os.path.isabs(target):
+            current = Path(Path(target).anchor or "/")
+        pending[0:0] = [piece for piece in Path(target).parts if piece != Path(target).anchor]
+    return tuple(links)
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -88,6 +124,9 @@ async def watch_paths(
     accept: Callable[[Path], bool],
     ready: Callable[[], None] | None = None,
     stop_event: anyio.Event | None = None,
+    poll: float | None = None,
+    wanted: Callable[[str], bool] = lambda _: True,
+    descend: Callable[[str], bool] = lambda _: True,
 ) -> None:
     """Call `on_changes(paths)` on the event loop for each batch of accepted changes, until `stop_event`.
 
@@ -95,9 +134,26 @@ async def watch_paths(
     (for single files: their folder, since editors save by replacing the file).
     `ready` is called once every watch is in place. A folder that is deleted
     is reported changed, and watched again once it exists again.
+
+    Folders on a file system where inotify is blind, or all of them with `poll`
+    (seconds), are looked at periodically instead: `wanted(name)` says which
+    files and `descend(name)` which subfolders such a look stats.
     """
-    folders = [(path, True) for path in recursive] + [(path, False) for path in flat]
-    pending = len(folders)
+    every = [(path, True) for path in recursive] + [(path, False) for path in flat]
+    folders, polled, blind = _split_polled(every, poll)
+    interval = poll if poll is not None else DEFAULT_POLL_SECONDS
+    if blind:
+        log.warning(
+            "%s %s on a network file system (%s), where changes made by other machines are not reported: "
+            "looking for changes every %g s instead (--poll SECONDS or MCP_NOTEBOOK_POLL sets how often)",
+            ", ".join(str(path) for path, _ in blind),
+            "is" if len(blind) == 1 else "are",
+            ", ".join(sorted({fs for _, fs in blind})),
+            interval,
+        )
+    elif poll is not None and polled:
+        log.info("looking for changes every %g s (--poll) in %s", interval, ", ".join(str(p) for p, _ in polled))
+    pending = len(folders) + (1 if polled else 0)
     signals: set[ReadySignal] = set()
     stopping = False
 
@@ -236,7 +292,12 @@ async def watch_paths(
             for signal in list(signals):
                 signal.set()
 
-    if not folders:
+    def report_polled(changes: set[tuple[Change, str]]) -> None:
+        accepted = {Path(changed) for _, changed in changes if accept(Path(changed))}
+        if accepted:
+            report(accepted)
+
+    if not every:
         if ready is not None:
             ready()
         return
@@ -245,4 +306,46 @@ async def watch_paths(
         async with anyio.create_task_group() as watchers:
             for path, deep in folders:
                 watchers.start_soon(follow, path, deep)
+            if polled:
+                watchers.start_soon(
+                    partial(
+                        poll_paths,
+                        polled,
+                        interval=interval,
+                        on_changes=report_polled,
+                        wanted=wanted,
+                        descend=descend,
+                        ready=on_first_ready,
+                        stop_event=stop_event,
+                    )
+                )
         guard.cancel_scope.cancel()
+
+
+def _split_polled(
+    folders: list[tuple[Path, bool]], poll: float | None
+) -> tuple[list[tuple[Path, bool]], list[tuple[Path, bool]], list[tuple[Path, str]]]:
+    """The folders inotify watches, those looked at periodically, and which of those are so for their file system."""
+    if poll is not None:
+        return [], folders, []
+    watched: list[tuple[Path, bool]] = []
+    polled: list[tuple[Path, bool]] = []
+    blind: list[tuple[Path, str]] = []
+    mountinfo = _mountinfo()
+    for path, deep in folders:
+        fs_type = blind_file_system(path, mountinfo) if mountinfo is not None else None
+        if fs_type is None:
+            watched.append((path, deep))
+        else:
+            polled.append((path, deep))
+            blind.append((path, fs_type))
+    return watched, polled, blind
+
+
+def _mountinfo() -> str | None:
+    """This process's mount table (Linux), read once per watch; None where there is none."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as file:
+            return file.read()
+    except OSError:
+        return None
