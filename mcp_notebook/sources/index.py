@@ -59,6 +59,7 @@ __all__ = [
     "NotebookIndex",
     "Stamp",
     "body_bytes",
+    "build_modules",
     "default_cache_dir",
     "format_tag",
 ]

@@ -27,6 +27,7 @@ SURFACE = {
         "NotebookIndex",
         "Stamp",
         "body_bytes",
+        "build_modules",
         "default_cache_dir",
         "format_tag",
     ],
@@ -49,7 +50,18 @@ SURFACE = {
         "to_file_uri",
         "to_file_uri_template",
     ],
-    "mcp_notebook.sources.watch": ["DEBOUNCE_MS", "ReadySignal", "STEP_MS", "watch_paths"],
+    "mcp_notebook.sources.watch": ["DEBOUNCE_MS", "ReadySignal", "STEP_MS", "symlinks_on_the_way", "watch_paths"],
+    "mcp_notebook.sources.polling": [
+        "DEFAULT_POLL_SECONDS",
+        "Look",
+        "POLL_ENV",
+        "blind_file_system",
+        "changes_between",
+        "file_system_type",
+        "look",
+        "poll_interval_from_env",
+        "poll_paths",
+    ],
 }
 
 
