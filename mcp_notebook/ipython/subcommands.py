@@ -296,7 +296,8 @@ def serve_parser() -> SubcommandParser:
             "arbitrary code in this kernel: allow them only if you would type what the model sends. Other "
             "magics (%cd, %reset, %config, …) are refused. A live magic may take --live-timeout seconds, then "
             "it is interrupted; so is one you interrupt.",
-            "%mcp stop stops the server.",
+            "%mcp stop stops the server; the next %mcp serve in this kernel takes its port (when free) and token "
+            "again, so configured clients still connect (--new-token: shut them out).",
         ],
         ["%mcp serve", "%mcp serve --live %who,%whos --port 8765", "%mcp serve --stdio-proxy"],
         # --live and --live-timeout: a prefix must never pick one of them for the user.
@@ -304,6 +305,11 @@ def serve_parser() -> SubcommandParser:
     )
     p.add_argument("--port", type=int, default=0, metavar="N", help="the port (default: a random free one)")
     p.add_argument("--no-token", action="store_true", help="accept clients without the bearer token")
+    p.add_argument(
+        "--new-token",
+        action="store_true",
+        help="a fresh token (default: the last %%mcp serve's, so clients still connect)",
+    )
     p.add_argument(
         "--live", action="append", default=[], metavar="MAGIC,...", help="magics clients may run (repeatable)"
     )
