@@ -406,9 +406,9 @@ class KernelServer:
             log.info("the notebook was renamed: %s -> %s", self.notebook, path)
             self._drop_notebook()
             self.notebook = path
+            self._write_connection_file()  # first: a client told of the new prompts finds the new name too
             if path is not None:
                 self._serve_notebook(path)
-            self._write_connection_file()
 
     def _read_file(self, spec: PromptSpec, path: str) -> bytes:
         folder = self._folder

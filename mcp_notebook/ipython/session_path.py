@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..discovery import runtime_dir
+from ..discovery import is_process_alive, runtime_dir
 
 __all__ = ["JupyterServerInfo", "SessionLookup", "find_servers", "session_notebook"]
 
@@ -57,7 +57,7 @@ def _read_server_file(path: Path) -> JupyterServerInfo | None:
 
 
 def find_servers(folder: Path | None = None) -> list[JupyterServerInfo]:
-    """The Jupyter servers that left a `jpserver-*.json` in the runtime directory, the kernel's parent first."""
+    """The running Jupyter servers that left a `jpserver-*.json` in the runtime directory, the kernel's parent first."""
     folder = folder if folder is not None else runtime_dir()
     try:
         names = sorted(os.listdir(folder))
@@ -67,7 +67,7 @@ def find_servers(folder: Path | None = None) -> list[JupyterServerInfo]:
         info
         for name in names
         if name.startswith("jpserver-") and name.endswith(".json")
-        if (info := _read_server_file(folder / name)) is not None
+        if (info := _read_server_file(folder / name)) is not None and is_process_alive(info.pid)
     ]
     parent = os.environ.get("JPY_PARENT_PID", "")
     parents = {int(parent)} if parent.isdigit() else set()
