@@ -337,6 +337,11 @@ _PRE_STYLE = (
 _WARNING_STYLE = "color: var(--jp-warn-color0, #bf5b00)"
 
 
+def _with_code(text: str) -> str:
+    """Plain text as HTML, its `backquoted` words as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def _folded(summary: str, body: str) -> str:
     return (
         f'<details style="margin: 2px 0"><summary style="cursor: pointer">{summary}</summary>'
@@ -369,7 +374,7 @@ class ServeReport:
         parts = [
             f"<div><b>MCP server of this kernel</b> at <code>{html.escape(config.url)}</code>, "
             f"named <code>{html.escape(config.name)}</code> in the configurations below.</div>",
-            f"<div>{html.escape(self.served)}</div>",
+            f"<div>{_with_code(self.served)}</div>",
             *(f"<div>{html.escape(note)}</div>" for note in self.notes),
             *(f'<div style="{_WARNING_STYLE}">{html.escape(warning)}</div>' for warning in self.warnings),
         ]
