@@ -306,11 +306,6 @@ def serve_parser() -> SubcommandParser:
     p.add_argument("--port", type=int, default=0, metavar="N", help="the port (default: a random free one)")
     p.add_argument("--no-token", action="store_true", help="accept clients without the bearer token")
     p.add_argument(
-        "--new-token",
-        action="store_true",
-        help="a fresh token (default: the last %%mcp serve's, so clients still connect)",
-    )
-    p.add_argument(
         "--live", action="append", default=[], metavar="MAGIC,...", help="magics clients may run (repeatable)"
     )
     p.add_argument(
@@ -326,6 +321,11 @@ def serve_parser() -> SubcommandParser:
         "--stdio-proxy",
         action="store_true",
         help="print configurations that start mcp-notebook connect (for clients that only speak stdio)",
+    )
+    p.add_argument(
+        "--new-token",
+        action="store_true",
+        help="a fresh token (default: the last %%mcp serve's, so clients still connect)",
     )
     return p
 
