@@ -4,7 +4,10 @@ A `KernelServer` serves the kernel's prompts (its `%%prompt` cells, the
 notebook file it is attached to, its magics) over Streamable HTTP on
 127.0.0.1, on the background runtime's event loop (never a subprocess),
 behind a random bearer token, and writes the connection file that tells
-editors and `mcp-notebook connect` where it listens.
+editors and `mcp-notebook connect` where it listens. The next server of the
+same kernel takes the same port (when free) and token, so clients configured
+from `%mcp serve`'s output keep working; the notebook of a Jupyter session is
+followed when it is renamed (`session_path`).
 
 The server is the product's `PromptServer`; the kernel takes part through its
 two hooks: `KernelServer.render` renders magic prompts (documentation, or
@@ -353,8 +356,9 @@ class KernelServer:
         self.state.last_port = _port_of(self.url)
         self.state.last_token = self.token or self.state.last_token
         self._write_connection_file()
+        assert self.connection_file is not None
         try:
-            register_connection_file(self.connection_file)  # type: ignore[arg-type]
+            register_connection_file(self.connection_file)
         except OSError as error:  # discovery from other shells suffers, serving does not
             log.warning("could not leave a pointer to %s in the state directory: %s", self.connection_file, error)
         atexit.register(self.stop)

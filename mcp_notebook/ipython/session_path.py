@@ -69,10 +69,12 @@ def find_servers(folder: Path | None = None) -> list[JupyterServerInfo]:
         if name.startswith("jpserver-") and name.endswith(".json")
         if (info := _read_server_file(folder / name)) is not None and is_process_alive(info.pid)
     ]
-    parent = os.environ.get("JPY_PARENT_PID", "")
-    parents = {int(parent)} if parent.isdigit() else set()
-    parents.add(os.getppid())
-    return sorted(found, key=lambda info: info.pid not in parents)
+    # jupyter_client names the server that launched the kernel; the parent process is the next best guess
+    # (the same, unless a wrapper script started the kernel).
+    named = os.environ.get("JPY_PARENT_PID", "")
+    first = [int(named)] if named.isdigit() else []
+    rank = {pid: place for place, pid in enumerate([*first, os.getppid()])}
+    return sorted(found, key=lambda info: rank.get(info.pid, len(rank)))
 
 
 def _sessions(server: JupyterServerInfo) -> list[Any]:

@@ -138,7 +138,8 @@ async def _rename_on_first_save(api: Api, root: Path, runtime: Path) -> None:
     )
     client = BlockingKernelClient(connection_file=str(runtime / f"kernel-{session['kernel']['id']}.json"))
     client.load_connection_file()
-    client.start_channels()
+    # No heartbeat: a kernel still starting on a busy machine does not beat yet, and would count as dead.
+    client.start_channels(hb=False)
     try:
         client.wait_for_ready(timeout=KERNEL_DEADLINE)
         _execute(client, "%load_ext mcp_notebook")
