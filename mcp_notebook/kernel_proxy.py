@@ -65,7 +65,12 @@ def find_kernel_connection(
     if len(matches) == 1:
         return matches[0]
     running = ", ".join(f"{c.kernel_id} ({c.notebook_path or 'no notebook'})" for c in connections) or "none"
-    problem = f"several kernels match {kernel!r}" if matches else f"no running kernel {kernel!r} serves MCP"
+    problem = (
+        f"several kernels match {kernel!r}"
+        if matches
+        else f"no running kernel {kernel!r} serves MCP (after a restart a kernel has a new id: run %mcp serve in "
+        "its notebook and use the lines it prints)"
+    )
     raise ServerConnectionError(where, f"{problem}; running: {running}")
 
 
@@ -215,7 +220,7 @@ def main(argv: Sequence[str] | None = None, options: argparse.Namespace | None =
         print(f"mcp-notebook connect: {error}", file=sys.stderr)
         return 2
     if getattr(options, "print_token", False):
-        if connection.token is None:
+        if not connection.token:
             print(f"mcp-notebook connect: kernel {connection.short_id} serves without a token", file=sys.stderr)
             return 1
         print(connection.token)

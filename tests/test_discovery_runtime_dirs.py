@@ -135,7 +135,8 @@ async def test_connect_latest_finds_a_kernel_in_a_custom_runtime_directory(kerne
 
 @pytest.mark.slow
 def test_the_printed_connect_line_names_the_runtime_directory_and_works_from_a_bare_shell(kernel: RealKernel) -> None:
-    printed = kernel.execute("%mcp serve").text
+    [shown] = kernel.execute("%mcp serve").displays  # the summary; its text form holds every line
+    printed = shown["text/plain"]
     try:
         [line] = [ln for ln in printed.splitlines() if ln.startswith("Clients that only speak stdio: ")]
         command = shlex.split(line.removeprefix("Clients that only speak stdio: "))

@@ -2,9 +2,9 @@
 
 The text is a cell's output, and outputs are saved in the notebook: it never
 holds the token. Configurations refer to it instead: Claude Code's command
-line reads it with `mcp-notebook connect --print-token` when it runs, VS Code
-asks for it once (a password input), Cursor reads it from an environment
-variable. The `mcp-notebook` named is the one installed beside this kernel's
+line reads it with `mcp-notebook connect --print-token` when it runs (and
+registers nothing when that fails), VS Code asks for it once (a password
+input), Cursor reads it from an environment variable. The `mcp-notebook` named is the one installed beside this kernel's
 Python, by its full path, so the commands work from any shell, and
 `--runtime-dir` is added when the connection file is not where a client looks
 by default.
@@ -15,12 +15,21 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TOKEN_VARIABLE", "connect_command", "format_client_config"]
+__all__ = [
+    "STDIO_HEADING",
+    "TOKEN_VARIABLE",
+    "ClientConfig",
+    "client_config",
+    "connect_command",
+    "format_client_config",
+]
 
 TOKEN_VARIABLE = "MCP_NOTEBOOK_KERNEL_TOKEN"  # Cursor's configuration reads the token from this variable
+STDIO_HEADING = "Clients that only speak stdio"
 
 
 def _mcp_notebook() -> list[str]:
@@ -45,7 +54,8 @@ def _http_entries(name: str, url: str, token_command: list[str] | None) -> tuple
     cursor: dict[str, Any] = {"mcpServers": {name: {"url": url}}}
     if token_command is not None:
         # The shell runs the command when the line is pasted; the token goes into Claude's config, not here.
-        claude += f' --header "Authorization: Bearer $({shlex.join(token_command)})"'
+        # `token=$(…) &&`: when the command fails (no such kernel) nothing is registered, not an empty token.
+        claude = f'token=$({shlex.join(token_command)}) && {claude} --header "Authorization: Bearer $token"'
         input_id = f"{name}-token"
         vscode["servers"][name]["headers"] = {"Authorization": f"Bearer ${{input:{input_id}}}"}
         vscode["inputs"] = [
@@ -67,7 +77,36 @@ def _stdio_entries(name: str, command: list[str]) -> tuple[str, dict[str, Any], 
     return claude, vscode, cursor
 
 
-def format_client_config(
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """How to connect clients to a kernel's server: its endpoint, then one ready-to-paste entry per client."""
+
+    url: str
+    name: str  # the server's name in the clients' configurations
+    token_command: str | None  # the shell command that prints the token; None without a token
+    connection_file: str | None
+    clients: tuple[tuple[str, str], ...]  # (heading, what to paste), in the order shown
+
+    def text(self) -> str:
+        """Everything as plain text, for terminals and for front ends that show no HTML."""
+        lines = [f"MCP server of this kernel: {self.url}", *self.token_lines()]
+        if self.connection_file:
+            lines.append(f"Connection file: {self.connection_file}")
+        for heading, body in self.clients:
+            # The stdio command is short enough for its heading's line; the others are blocks to copy.
+            lines += ["", f"{heading}: {body}"] if heading == STDIO_HEADING else ["", f"{heading}:", _indent(body)]
+        return "\n".join(lines)
+
+    def token_lines(self) -> list[str]:
+        if self.token_command is None:
+            return ["Token: none (--no-token): any local process can connect"]
+        return [
+            "Token: in the connection file, never printed here (cell outputs are saved in the notebook).",
+            f"  To see it: {self.token_command}",
+        ]
+
+
+def client_config(
     *,
     url: str,
     token: str | None,
@@ -75,8 +114,8 @@ def format_client_config(
     connection_file: str | None,
     stdio_proxy: bool = False,
     runtime_dir: str | None = None,
-) -> str:
-    """What `%mcp serve` prints: the endpoint, then each client's configuration, ready to paste; never the token.
+) -> ClientConfig:
+    """Each client's configuration for the kernel's server; never the token.
 
     With `stdio_proxy` the configurations start `mcp-notebook connect --kernel ID`
     (for clients that only speak stdio) instead of naming the URL. `runtime_dir`
@@ -89,35 +128,27 @@ def format_client_config(
         claude, vscode, cursor = _stdio_entries(name, connect)
     else:
         claude, vscode, cursor = _http_entries(name, url, token_command)
-    lines = [f"MCP server of this kernel: {url}"]
-    if token_command is not None:
-        lines += [
-            "Token: in the connection file, never printed here (cell outputs are saved in the notebook).",
-            f"  To see it: {shlex.join(token_command)}",
-        ]
-    else:
-        lines.append("Token: none (--no-token): any local process can connect")
-    if connection_file:
-        lines.append(f"Connection file: {connection_file}")
-    lines += [
-        "",
-        "Claude Code:",
-        f"  {claude}",
-        "",
-        "VS Code (.vscode/mcp.json):",
-        _indent(json.dumps(vscode, indent=2)),
-        "",
-    ]
     if token_command is not None and not stdio_proxy:
-        lines.append(f"Cursor (~/.cursor/mcp.json; set {TOKEN_VARIABLE} to the token in Cursor's environment):")
+        cursor_heading = f"Cursor (~/.cursor/mcp.json; set {TOKEN_VARIABLE} to the token in Cursor's environment)"
     else:
-        lines.append("Cursor (~/.cursor/mcp.json):")
-    lines += [
-        _indent(json.dumps(cursor, indent=2)),
-        "",
-        f"Clients that only speak stdio: {shlex.join(connect)}",
-    ]
-    return "\n".join(lines)
+        cursor_heading = "Cursor (~/.cursor/mcp.json)"
+    return ClientConfig(
+        url=url,
+        name=name,
+        token_command=shlex.join(token_command) if token_command is not None else None,
+        connection_file=connection_file,
+        clients=(
+            ("Claude Code", claude),
+            ("VS Code (.vscode/mcp.json)", json.dumps(vscode, indent=2)),
+            (cursor_heading, json.dumps(cursor, indent=2)),
+            (STDIO_HEADING, shlex.join(connect)),
+        ),
+    )
+
+
+def format_client_config(**options: Any) -> str:
+    """What `%mcp serve` prints in a terminal: the endpoint, then each client's configuration (`client_config`)."""
+    return client_config(**options).text()
 
 
 def _indent(text: str) -> str:

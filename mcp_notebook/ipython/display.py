@@ -6,7 +6,9 @@ by the theme's colours, its Markdown rendered by the front end, images inline,
 audio playable, embedded resources with URI and MIME type, other binary
 resources as a download link, resource links clickable) and converts itself for LLM SDKs (`to_openai()`,
 `to_anthropic()`). `PromptTable` and `ServerTable` show listings as HTML
-tables in Jupyter and aligned text in terminals.
+tables in Jupyter and aligned text in terminals. `ServeReport` is what
+`%mcp serve` shows: a short summary with each client's configuration folded
+away in Jupyter, everything spelled out in a terminal.
 
 Nothing here imports IPython: the objects follow its display protocol
 (`_repr_markdown_`, `_repr_html_`, `_repr_pretty_`).
@@ -45,10 +47,12 @@ from ..transcript import (
     to_transcript,
     turns,
 )
+from .client_config import ClientConfig
 
 __all__ = [
     "PromptConversation",
     "PromptTable",
+    "ServeReport",
     "ServerRow",
     "ServerTable",
     "conversation_json",
@@ -304,3 +308,85 @@ class ServerTable:
 def conversation_json(rendered: RenderedPrompt) -> str:
     """The messages as JSON text (role and content fields), e.g. to copy into another tool."""
     return json.dumps(PromptConversation.of(rendered).to_dicts(), indent=2)
+
+
+# Adds a Copy button above each block to paste, where the front end runs the output's script (JupyterLab and
+# VS Code do for outputs of the running session); elsewhere, and in a reopened notebook, the text is still there.
+_COPY_SCRIPT = """<script>
+(function (root) {
+  if (!root || !navigator.clipboard) return;
+  root.querySelectorAll("pre.mcp-paste").forEach(function (pre) {
+    var button = document.createElement("button");
+    button.textContent = "Copy";
+    button.className = "mcp-copy";
+    button.style.cssText = "float: right; margin: 2px 0 2px 8px; cursor: pointer";
+    button.onclick = function () {
+      navigator.clipboard.writeText(pre.textContent).then(
+        function () { button.textContent = "Copied"; },
+        function () { button.textContent = "Copy failed: select the text"; });
+    };
+    pre.parentNode.insertBefore(button, pre);
+  });
+})(document.currentScript && document.currentScript.parentElement);
+</script>"""
+
+_PRE_STYLE = (
+    "margin: 2px 0 6px; padding: 4px 8px; white-space: pre; overflow-x: auto; "
+    "background: var(--jp-layout-color2, rgba(127, 127, 127, 0.1)); border-radius: 3px"
+)
+_WARNING_STYLE = "color: var(--jp-warn-color0, #bf5b00)"
+
+
+def _with_code(text: str) -> str:
+    """Plain text as HTML, its `backquoted` words as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
+def _folded(summary: str, body: str) -> str:
+    return (
+        f'<details style="margin: 2px 0"><summary style="cursor: pointer">{summary}</summary>'
+        f'<pre class="mcp-paste" style="{_PRE_STYLE}">{html.escape(body)}</pre></details>'
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ServeReport:
+    """What `%mcp serve` shows: what is served and where, and how to connect each client.
+
+    In Jupyter (HTML) a short summary, each client's configuration folded in
+    a `<details>` with a Copy button; in a terminal (text) everything, as
+    lines to paste. Never the token: cell outputs are saved in the notebook.
+    """
+
+    served: str  # "Serving …." : what the server offers
+    warnings: tuple[str, ...]
+    config: ClientConfig
+    notes: tuple[str, ...] = ()  # what changed since the last serve (a port that was taken, …)
+
+    def __repr__(self) -> str:
+        return "\n".join([self.served, *self.notes, *self.warnings, self.config.text()])
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        config = self.config
+        parts = [
+            f"<div><b>MCP server of this kernel</b> at <code>{html.escape(config.url)}</code>, "
+            f"named <code>{html.escape(config.name)}</code> in the configurations below.</div>",
+            f"<div>{_with_code(self.served)}</div>",
+            *(f"<div>{html.escape(note)}</div>" for note in self.notes),
+            *(f'<div style="{_WARNING_STYLE}">{html.escape(warning)}</div>' for warning in self.warnings),
+        ]
+        if config.token_command is None:
+            parts.append(f"<div>{html.escape(config.token_lines()[0])}</div>")
+        else:
+            summary = "Token: never shown here (cell outputs are saved in the notebook); this command prints it"
+            parts.append(_folded(html.escape(summary), config.token_command))
+        parts.append('<div style="margin-top: 4px">Connect a client:</div>')
+        parts += [_folded(f"<b>{html.escape(heading)}</b>", body) for heading, body in config.clients]
+        if config.connection_file:
+            parts.append(
+                _folded("Connection file (for editors and <code>mcp-notebook connect</code>)", config.connection_file)
+            )
+        return f'<div class="mcp-serve">{"".join(parts)}{_COPY_SCRIPT}</div>'

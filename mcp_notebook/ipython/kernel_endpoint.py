@@ -1,6 +1,6 @@
-"""Running a kernel's MCP server over HTTP on the background runtime, and watching its notebook.
+"""Running a kernel's MCP server over HTTP on the background runtime, watching its notebook and its session.
 
-Both run as tasks on the runtime's event loop (`runtime.get_runtime()`), so
+All run as tasks on the runtime's event loop (`runtime.get_runtime()`), so
 the kernel's main thread is never blocked by network or file-system waits.
 """
 
@@ -16,7 +16,7 @@ import anyio
 
 from ..runtime import get_runtime
 
-__all__ = ["HttpEndpoint", "start_endpoint", "start_watch"]
+__all__ = ["HttpEndpoint", "start_endpoint", "start_repeating", "start_watch"]
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,29 @@ def start_watch(folder: Any) -> Callable[[], None]:
         log.warning("the notebook watch was not ready within %s s; saves may be missed", _START_TIMEOUT)
     if future.done() and not future.cancelled() and future.exception() is not None:
         log.warning("watching the notebook failed: %s", future.exception())
+
+    def stop() -> None:
+        future.cancel()
+
+    return stop
+
+
+def start_repeating(check: Callable[[], None], interval: float) -> Callable[[], None]:
+    """Call `check` every `interval` seconds, on a worker thread (it may block), until the returned function is called.
+
+    A failing call is logged and the next one made as planned.
+    """
+    runtime = get_runtime()
+
+    async def repeat() -> None:
+        while True:
+            await anyio.sleep(interval)
+            try:
+                await anyio.to_thread.run_sync(check, abandon_on_cancel=True)
+            except Exception:
+                log.exception("a periodic check of the kernel's MCP server failed")
+
+    future = runtime.start(repeat)
 
     def stop() -> None:
         future.cancel()

@@ -4,7 +4,10 @@ A `KernelServer` serves the kernel's prompts (its `%%prompt` cells, the
 notebook file it is attached to, its magics) over Streamable HTTP on
 127.0.0.1, on the background runtime's event loop (never a subprocess),
 behind a random bearer token, and writes the connection file that tells
-editors and `mcp-notebook connect` where it listens.
+editors and `mcp-notebook connect` where it listens. The next server of the
+same kernel takes the same port (when free) and token, so clients configured
+from `%mcp serve`'s output keep working; the notebook of a Jupyter session is
+followed when it is renamed (`session_path`).
 
 The server is the product's `PromptServer`; the kernel takes part through its
 two hooks: `KernelServer.render` renders magic prompts (documentation, or
@@ -25,8 +28,9 @@ import contextlib
 import logging
 import os
 import secrets
+import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -36,11 +40,13 @@ from IPython.core.error import UsageError
 
 from ..discovery import (
     default_runtime_dir,
+    read_connection_file,
     register_connection_file,
     remove_connection_file,
     write_connection_file,
 )
-from ..models import CompletionResult, PromptSpec, RenderedPrompt
+from ..exceptions import ResourceError
+from ..models import CompletionResult, EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
 from ..sources.kernel import KernelPromptSource, variable_types
@@ -52,11 +58,13 @@ from ..sources.magics import (
     render_magic_documentation,
     to_live_result,
 )
-from .client_config import format_client_config
-from .kernel_endpoint import HttpEndpoint, start_endpoint, start_watch
+from .client_config import client_config
+from .display import ServeReport
+from .kernel_endpoint import HttpEndpoint, start_endpoint, start_repeating, start_watch
 from .live_magics import LiveMagicCall, MagicExecutionError, MainThreadScheduler, create_kernel_scheduler
 from .loaded import wait_for_sdk_warm_up
 from .namespace import NamespaceSnapshot, NamespaceWatcher
+from .session_path import SessionLookup, session_notebook
 
 if TYPE_CHECKING:
     from ..client import PromptClient
@@ -69,6 +77,7 @@ LIVE_MAGIC_TIMEOUT = 60.0  # seconds a client waits for a live magic (it may que
 _STOP_GRACE = 5.0  # seconds a live magic that ran past its limit gets to end once interrupted
 _CLIENT_CLOSE_TIMEOUT = 10.0
 _OWN_CLIENT_NAME = "this kernel"  # how the session's own forms name this server
+FOLLOW_INTERVAL = 2.0  # seconds between two looks at the Jupyter session's notebook path (renames)
 
 
 @dataclass(eq=False)
@@ -79,6 +88,10 @@ class KernelPromptState:
     cells: KernelPromptSource
     server: KernelServer | None = None
     current_cell_id: str | None = None
+    # The last server's port and token: the next `%mcp serve` takes them again (the port when it is free), so
+    # clients configured from its output still connect after `%mcp stop` and `%mcp serve`.
+    last_port: int | None = None
+    last_token: str | None = field(default=None, repr=False)
     _unhook: Callable[[], None] | None = field(default=None, repr=False)
 
     def on_pre_run_cell(self, info: Any) -> None:
@@ -97,6 +110,7 @@ class ServeOptions:
     stdio_proxy: bool = False
     all_magics: bool = False  # list a prompt per magic, not the curated few and `magic`
     live_timeout: float = LIVE_MAGIC_TIMEOUT
+    new_token: bool = False  # a fresh token, not the last server's (clients configured with it are shut out)
 
 
 def _kernel_id() -> str:
@@ -110,14 +124,16 @@ def _kernel_id() -> str:
     return uuid.uuid4().hex
 
 
-def _kernel_notebook(shell: Any, requested: str | None) -> Path | None:
-    """The notebook file this kernel belongs to: `--notebook`, else the one jupyter-server named."""
+def _kernel_notebook(shell: Any, requested: str | None, session: SessionLookup) -> Path | None:
+    """The notebook file this kernel belongs to: `--notebook`, else the one its Jupyter server names."""
     if requested:
         path = Path(requested).expanduser()
         if not path.is_file():
             raise UsageError(f"--notebook: no such file: {requested}")
         return path.resolve()
-    # jupyter-server starts a notebook's kernel with JPY_SESSION_NAME set to the notebook's path.
+    if session.found:  # the sessions API knows the notebook's name now, after any rename
+        return session.path if session.path is not None and session.path.is_file() else None
+    # jupyter-server starts a notebook's kernel with JPY_SESSION_NAME set to the notebook's path (never updated).
     for candidate in (os.environ.get("JPY_SESSION_NAME"), shell.user_ns.get("__session__")):
         if isinstance(candidate, str) and candidate.endswith(".ipynb"):
             path = Path(candidate).expanduser()
@@ -162,7 +178,11 @@ class KernelServer:
         self.state = state
         self.options = options
         self.kernel_id = _kernel_id()
-        self.token = secrets.token_urlsafe(32) if options.token else None
+        self.token: str | None = None
+        if options.token:
+            kept = None if options.new_token else state.last_token
+            self.token = kept or secrets.token_urlsafe(32)
+        self.notes: list[str] = []  # what the user should know about this serve (a port that changed)
         self.url: str | None = None
         self.connection_file: Path | None = None
         self.notebook: Path | None = None
@@ -171,10 +191,14 @@ class KernelServer:
         self._namespace: NamespaceWatcher | None = None
         self._scheduler: MainThreadScheduler | None = None
         self._folder: Any = None
+        self._follow_session = False
+        self._notebook_lock = threading.RLock()
+        self._notebook_cleanups: list[Callable[[], None]] = []
         self._endpoint: HttpEndpoint | None = None
         self._own_client: PromptClient | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._stopped = False
+        self._created: float | None = None  # when the connection file was first written (kept on rewrites)
 
     # -- what the server thread calls --------------------------------------------------------------------------------
 
@@ -303,51 +327,127 @@ class KernelServer:
         self._scheduler = scheduler if scheduler is not None else create_kernel_scheduler(self.shell)
         if self._scheduler is not None:
             self._cleanups.append(self._scheduler.close)
-        self.notebook = _kernel_notebook(self.shell, self.options.notebook)
+        session = SessionLookup(found=False) if self.options.notebook else session_notebook(self.kernel_id)
+        self.notebook = _kernel_notebook(self.shell, self.options.notebook, session)
+        # A notebook of a Jupyter session is followed through renames; then the resources are always offered.
+        self._follow_session = session.found
+        self._cleanups.append(self._drop_notebook)
         if self.notebook is not None:
             self._serve_notebook(self.notebook)
+        offers_files = self._folder is not None or self._follow_session
         server = _create_prompt_server(
             self.state.registry,
             render=self.render,
             complete=self.complete,
-            resources=self._folder,
-            read_file=self._folder.read_file if self._folder is not None else None,
+            resources=_CurrentNotebook(self) if offers_files else None,
+            read_file=self._read_file if offers_files else None,
             name=f"mcp-notebook kernel {self.kernel_id[:8]}",
             instructions="Prompts published by a live Jupyter kernel: its %%prompt cells, its notebook, its magics.",
         )
         hint = (
             "the token of this kernel's MCP server (%mcp serve): it is in the kernel's connection file; "
-            f"'mcp-notebook connect --kernel {self.kernel_id} --print-token' prints it"
+            f"'mcp-notebook connect --kernel {self.kernel_id} --print-token' prints it. A client configured for "
+            "an earlier kernel (before a restart, or --new-token) must be configured again with the lines "
+            "%mcp serve printed"
         )
-        self._endpoint = start_endpoint(server, port=self.options.port, token=self.token, token_hint=hint)
+        self._endpoint = self._listen(server, hint)
         self._cleanups.append(self._endpoint.stop)
         self.url = self._endpoint.url
-        self.connection_file = write_connection_file(
-            url=self._endpoint.url,
-            token=self.token,
-            kernel_id=self.kernel_id,
-            notebook_path=str(self.notebook) if self.notebook is not None else None,
-        )
+        self.state.last_port = _port_of(self.url)
+        self.state.last_token = self.token or self.state.last_token
+        self._write_connection_file()
+        assert self.connection_file is not None
         try:
             register_connection_file(self.connection_file)
         except OSError as error:  # discovery from other shells suffers, serving does not
             log.warning("could not leave a pointer to %s in the state directory: %s", self.connection_file, error)
         atexit.register(self.stop)
+        if self._follow_session:
+            self._cleanups.append(start_repeating(self.follow_session, FOLLOW_INTERVAL))
+
+    def _listen(self, server: Any, hint: str) -> HttpEndpoint:
+        """Listen on `--port`, else on the last server's port when it is free, else on a free one."""
+        kept = self.state.last_port if self.options.port == 0 else None
+        if kept is not None:
+            try:
+                return start_endpoint(server, port=kept, token=self.token, token_hint=hint)
+            except OSError:
+                self.notes.append(
+                    f"The last server's port {kept} is taken now, so the port changed: "
+                    "configure your clients again with the lines below."
+                )
+        return start_endpoint(server, port=self.options.port, token=self.token, token_hint=hint)
+
+    def _write_connection_file(self) -> None:
+        assert self.url is not None
+        created = None if self.connection_file is None else self._created
+        self.connection_file = write_connection_file(
+            url=self.url,
+            token=self.token,
+            kernel_id=self.kernel_id,
+            notebook_path=str(self.notebook) if self.notebook is not None else None,
+            created=created,
+        )
+        if created is None:
+            connection = read_connection_file(self.connection_file)
+            self._created = connection.created if connection is not None else None
+
+    # -- the notebook, followed through renames -------------------------------------------------------------------
+
+    def follow_session(self) -> None:
+        """Serve the notebook the Jupyter session names now, when it was renamed (called off the main thread)."""
+        if self._stopped:
+            return
+        session = session_notebook(self.kernel_id)
+        if not session.found:
+            return  # the server is gone or busy: keep what is served
+        path = session.path if session.path is not None and session.path.is_file() else None
+        if path is None and session.path is not None:
+            return  # between JupyterLab's rename of the file and of the session: look again later
+        with self._notebook_lock:
+            if self._stopped or path == self.notebook:
+                return
+            log.info("the notebook was renamed: %s -> %s", self.notebook, path)
+            self._drop_notebook()
+            self.notebook = path
+            self._write_connection_file()  # first: a client told of the new prompts finds the new name too
+            if path is not None:
+                self._serve_notebook(path)
+
+    def _read_file(self, spec: PromptSpec, path: str) -> bytes:
+        folder = self._folder
+        if folder is None:
+            raise ResourceError(path, f"Prompt {spec.name!r} embeds the file {path!r}, but no notebook is served")
+        data: bytes = folder.read_file(spec, path)
+        return data
 
     def _serve_notebook(self, path: Path) -> None:
         from ..sources.folder import NotebookFolderSource
 
-        folder = NotebookFolderSource([path], self.state.registry)
-        folder.scan()
-        self._folder = folder
-        self._cleanups.append(lambda: self.state.registry.update(dict.fromkeys(folder.notebooks)))
-        self._cleanups.append(start_watch(folder))
+        with self._notebook_lock:
+            folder = NotebookFolderSource([path], self.state.registry)
+            folder.scan()
+            self._folder = folder
+            self._notebook_cleanups.append(lambda: self.state.registry.update(dict.fromkeys(folder.notebooks)))
+            self._notebook_cleanups.append(start_watch(folder))
+
+    def _drop_notebook(self) -> None:
+        """Stop watching the served notebook and withdraw its prompts."""
+        with self._notebook_lock:
+            cleanups, self._notebook_cleanups = self._notebook_cleanups, []
+            self._folder = None
+            for cleanup in reversed(cleanups):
+                try:
+                    cleanup()
+                except Exception:
+                    log.exception("withdrawing the kernel's notebook: a cleanup step failed")
 
     def stop(self) -> None:
         """Stop serving: close the port, remove the connection file, withdraw magics and notebook prompts."""
-        if self._stopped:
-            return
-        self._stopped = True
+        with self._notebook_lock:  # a rename being followed finishes first, and then none starts
+            if self._stopped:
+                return
+            self._stopped = True
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
         if self.connection_file is not None:
@@ -359,12 +459,12 @@ class KernelServer:
                 log.exception("stopping the kernel's MCP server: a cleanup step failed")
         self._cleanups.clear()
 
-    def describe(self) -> str:
-        """The text `%mcp serve` prints: endpoint and client configurations, never the token (outputs are saved)."""
+    def describe(self) -> ServeReport:
+        """What `%mcp serve` shows: what is served, the endpoint and client configurations, never the token."""
         assert self.url is not None
         folder = self.connection_file.parent if self.connection_file is not None else None
         custom_dir = str(folder) if folder is not None and not _same_dir(folder, default_runtime_dir()) else None
-        text = format_client_config(
+        config = client_config(
             url=self.url,
             token=self.token,
             kernel_id=self.kernel_id,
@@ -373,18 +473,47 @@ class KernelServer:
             runtime_dir=custom_dir,
         )
         magics = "every magic" if self.options.all_magics else "the kernel's magics (the `magic` prompt names them all)"
-        served = [f"{len(self.state.cells.names())} %%prompt prompt(s)", magics]
+        served = [_count(len(self.state.cells.names()), "%%prompt prompt"), magics]
         if self.notebook is not None:
             served.append(f"the notebook {self.notebook}")
         if self.options.live:
             served.append(f"live magics: {', '.join(self.options.live)}")
-        lines = [f"Serving {', '.join(served)}."]
-        for title in self.magics.code_live():
-            lines.append(
-                f"warning: --live {title} runs code: any client holding the token can run arbitrary code "
-                "in this kernel through it"
-            )
+        warnings = [
+            f"warning: --live {title} runs code: any client holding the token can run arbitrary code in this kernel "
+            "through it"
+            for title in self.magics.code_live()
+        ]
         unknown = self.magics.unknown_live()
         if unknown:
-            lines.append(f"warning: --live names no magic of this kernel (yet): {', '.join(unknown)}")
-        return "\n".join([*lines, text])
+            warnings.append(f"warning: --live names no magic of this kernel (yet): {', '.join(unknown)}")
+        return ServeReport(f"Serving {', '.join(served)}.", tuple(warnings), config, tuple(self.notes))
+
+
+def _count(number: int, noun: str) -> str:
+    """`1 %%prompt prompt`, `2 %%prompt prompts`, `no %%prompt prompts`."""
+    if number == 0:
+        return f"no {noun}s"
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/", 1)[0])
+
+
+class _CurrentNotebook:
+    """The resources of whichever notebook the kernel serves now (none between two, or before the first)."""
+
+    def __init__(self, server: KernelServer) -> None:
+        self._server = server
+
+    def list_resources(self) -> Sequence[ResourceInfo]:
+        folder = self._server._folder
+        listing: Sequence[ResourceInfo] = folder.list_resources() if folder is not None else ()
+        return listing
+
+    def read_resource(self, uri: str) -> Sequence[EmbeddedResource]:
+        folder = self._server._folder
+        if folder is None:
+            raise ResourceError(uri, "no notebook is served by this kernel now")
+        contents: Sequence[EmbeddedResource] = folder.read_resource(uri)
+        return contents

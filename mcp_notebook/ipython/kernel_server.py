@@ -133,6 +133,7 @@ def _read_serve_options(argv: Sequence[str]) -> ServeOptions | None:
         stdio_proxy=options.stdio_proxy,
         all_magics=options.all_magics,
         live_timeout=options.live_timeout,
+        new_token=options.new_token,
     )
 
 
@@ -154,7 +155,10 @@ def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadSched
     except (OSError, RuntimeError, MCPNotebookError) as error:
         raise UsageError(f"%mcp serve: {error}") from error
     state.server = server
-    print(server.describe())
+    from IPython.display import display
+
+    # HTML in Jupyter (a short summary, each client's configuration folded away), all of it as text in a terminal.
+    display(server.describe())  # type: ignore[no-untyped-call]
 
 
 def stop_command(shell: Any, argv: Sequence[str] = ()) -> None:

@@ -296,7 +296,8 @@ def serve_parser() -> SubcommandParser:
             "arbitrary code in this kernel: allow them only if you would type what the model sends. Other "
             "magics (%cd, %reset, %config, …) are refused. A live magic may take --live-timeout seconds, then "
             "it is interrupted; so is one you interrupt.",
-            "%mcp stop stops the server.",
+            "%mcp stop stops the server; the next %mcp serve in this kernel takes its port (when free) and token "
+            "again, so configured clients still connect (--new-token: shut them out).",
         ],
         ["%mcp serve", "%mcp serve --live %who,%whos --port 8765", "%mcp serve --stdio-proxy"],
         # --live and --live-timeout: a prefix must never pick one of them for the user.
@@ -320,6 +321,11 @@ def serve_parser() -> SubcommandParser:
         "--stdio-proxy",
         action="store_true",
         help="print configurations that start mcp-notebook connect (for clients that only speak stdio)",
+    )
+    p.add_argument(
+        "--new-token",
+        action="store_true",
+        help="a fresh token (default: the last %%mcp serve's, so clients still connect)",
     )
     return p
 

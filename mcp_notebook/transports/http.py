@@ -173,7 +173,7 @@ class AccessGate:
         rejection = self._reject(scope, headers)
         if rejection is not None:
             status, body, extra = rejection
-            log.warning("refused %s %s: HTTP %d", scope["method"], scope["path"], status)
+            log.warning("%s", self._refusal_line(scope, headers, status))
             await _respond(send, status, body, extra)
             return
         if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
@@ -183,6 +183,21 @@ class AccessGate:
             await self._check_json_then_forward(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    def _refusal_line(self, scope: Scope, headers: Headers, status: int) -> str:
+        """The log line of a refused request: which client (User-Agent, address), and for a 401 what fixes it."""
+        peer = scope.get("client")
+        where = f"{peer[0]}:{peer[1]}" if peer else "an unknown address"
+        agent = headers.get("user-agent")
+        client = f"{agent!r} at {where}" if agent else where
+        line = f"refused {scope['method']} {scope['path']} from {client}: HTTP {status}"
+        if status == 401:
+            wrong = bool(headers.get("authorization"))
+            line += (
+                f" ({'wrong' if wrong else 'no'} token); the client must send 'Authorization: Bearer <token>' "
+                f"with {self.token_hint}"
+            )
+        return line
 
     def _watch_startup(self, send: Send) -> Send:
         async def watched(message: Message) -> None:

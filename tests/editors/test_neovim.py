@@ -186,14 +186,67 @@ def test_the_menu_opens_by_itself_as_the_user_types(tmp_path: Path) -> None:
                 _tmux("send-keys", "-t", session, "Escape")
         (artifacts / "slash-menu.txt").write_text(screen)
         assert "/nb:greet" in screen and "/nb:summarize" in screen
-        # The one argument name: Neovim inserts a lone match at once (completeopt without menuone).
+        # The one argument name is offered in the menu (menuone), inserted only once chosen (noselect).
         _tmux("send-keys", "-t", session, "C-u", "/nb:greet ")
-        screen = _screen_until(session, "/nb:greet name=")
+        screen = _screen_until(session, "name=")
         (artifacts / "argument-menu.txt").write_text(screen)
+        assert screen.splitlines()[0] == "/nb:greet"  # (tmux drops the trailing space)
+        _tmux("send-keys", "-t", session, "C-n", "C-y")
+        _screen_until(session, "/nb:greet name=")
         # Typing "=" opens the server's suggested values.
         _tmux("send-keys", "-t", session, "C-u", "/nb:greet name=")
         screen = _screen_until(session, "Alan")
         (artifacts / "value-menu.txt").write_text(screen)
         assert "Ada" in screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
+
+
+def _first_line_until(session: str, wanted: str, deadline: float = 60.0) -> str:
+    """The screen once its first line (the document's, where the user types) reads `wanted` exactly."""
+    end = time.monotonic() + deadline
+    screen = ""
+    while time.monotonic() < end:
+        screen = _tmux("capture-pane", "-p", "-t", session)
+        if screen.splitlines()[:1] == [wanted]:
+            return screen
+        time.sleep(0.05)  # what a terminal shows: there is no event for it
+    raise AssertionError(f"the line never read {wanted!r}:\n{screen}")
+
+
+def test_typing_after_the_slash_is_never_garbled_by_an_inserted_item(tmp_path: Path) -> None:
+    """The shipped configuration alone: "/" opens the menu without inserting its first item; letters stay as typed."""
+    nvim = require(NVIM_011, "Neovim 0.11")
+    require("/usr/bin/tmux", "tmux")
+    project = make_project(tmp_path)
+    artifacts = ROOT / "test-artifacts" / "neovim"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    session = f"mcpnb-typed-{tmp_path.name}"
+    env_args = [f"{k}={v}" for k, v in project.env().items() if k in ("HOME", "PATH", "TERM") or k.startswith("XDG_")]
+    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
+    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
+    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
+    try:
+        _screen_until(session, "notes.md")
+        end = time.monotonic() + 60
+        while True:  # servers connect in the background: type "/" until the menu lists the notebook's prompts
+            _tmux("send-keys", "-t", session, "S/")
+            try:
+                screen = _screen_until(session, "/nb:summarize", deadline=3)
+                break
+            except AssertionError:
+                _tmux("send-keys", "-t", session, "Escape")
+                assert time.monotonic() < end, "the menu never listed the notebook's prompts"
+        assert screen.splitlines()[0] == "/"  # the menu is open and nothing was inserted
+        typed = "/"
+        for letter in "nb:s":  # one key at a time, as a user types, each shown before the next
+            _tmux("send-keys", "-t", session, letter)
+            typed += letter
+            screen = _first_line_until(session, typed)
+        (artifacts / "typed-after-slash.txt").write_text(screen)
+        # Leaving insert mode keeps what was typed: no item was selected, so none is inserted.
+        _tmux("send-keys", "-t", session, "Escape", ":echo 'left insert mode'", "Enter")
+        screen = _screen_until(session, "left insert mode")
+        assert screen.splitlines()[0] == "/nb:s"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)

@@ -81,7 +81,11 @@ def test_serve_prints_client_configuration_that_refers_to_the_token_and_never_ho
     assert server.token not in printed
     name = f"kernel-{server.kernel_id[:8]}"
     token_command = connect_command(server.kernel_id, str(server.connection_file.parent), "--print-token")
-    assert f'--header "Authorization: Bearer $({shlex.join(token_command)})"' in printed
+    claude_line = (
+        f"token=$({shlex.join(token_command)}) && claude mcp add --transport http {name} {server.url} "
+        '--header "Authorization: Bearer $token"'
+    )
+    assert f"Claude Code:\n  {claude_line}\n" in printed
     vscode = json.loads(printed.split("VS Code (.vscode/mcp.json):\n", 1)[1].split("\n\n", 1)[0])
     assert vscode["servers"][name] == {
         "type": "http",
@@ -318,8 +322,15 @@ def test_the_public_surfaces_are_pinned() -> None:
         "unload_kernel_server",
         "unpublish_command",
     ]
-    assert client_config.__all__ == ["TOKEN_VARIABLE", "connect_command", "format_client_config"]
-    assert sorted(kernel_endpoint.__all__) == ["HttpEndpoint", "start_endpoint", "start_watch"]
+    assert client_config.__all__ == [
+        "STDIO_HEADING",
+        "TOKEN_VARIABLE",
+        "ClientConfig",
+        "client_config",
+        "connect_command",
+        "format_client_config",
+    ]
+    assert sorted(kernel_endpoint.__all__) == ["HttpEndpoint", "start_endpoint", "start_repeating", "start_watch"]
 
 
 async def test_a_live_magic_that_waits_past_its_limit_for_a_running_cell_never_runs_and_says_why(

@@ -35,10 +35,10 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
     kernel.execute("kp_sales = [1, 2]\nkp_costs = [3]\nkp_label = 'q3'")
     published = kernel.execute('%%prompt kp_explain --arg data:var[list]="a list"\nExplain {{data}}.\nkp_ran = 1').text
     assert "Published prompt 'kp_explain' (data)" in published
-    served = kernel.execute("%mcp serve --live %who").text
+    [served] = kernel.execute("%mcp serve --live %who").displays
     connection = kernel.connection()
     assert connection.token and connection.pid == kernel.pid
-    assert connection.token not in served
+    assert connection.token not in served["text/plain"] and connection.token not in served["text/html"]
 
     notifications = Notifications()
     async with connect(connection.url, connection.token, message_handler=notifications) as client:

@@ -140,8 +140,9 @@ async def test_reading_magics_still_answer_what_they_are_for(kernel: RealKernel)
 
 
 async def test_a_code_magic_gets_its_line_unexpanded_and_is_marked_as_executing_code(kernel: RealKernel) -> None:
-    served = kernel.execute("%mcp serve --live timeit").text
-    assert "%timeit runs code" in served
+    [served] = kernel.execute("%mcp serve --live timeit").displays
+    assert "warning: --live %timeit runs code" in served["text/plain"]
+    assert "warning: --live %timeit runs code" in served["text/html"]
     connection = kernel.connection()
     async with connect(connection.url, connection.token) as client:
         [prompt] = [p for p in (await client.list_prompts()).prompts if p.name == "magic.timeit"]

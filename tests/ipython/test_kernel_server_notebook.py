@@ -30,7 +30,7 @@ CELLS = [
     "shutil.copy(kn_file, os.environ['KN_TOKEN_COPY'])",
     "%mcp servers",
     "%mcp stop",
-    "%mcp serve --stdio-proxy --all-magics",
+    "%mcp serve --stdio-proxy --all-magics --new-token",  # a fresh token: neither may be in the outputs
     "import shutil\n"
     "[kn_file] = glob.glob(os.path.join(os.environ['JUPYTER_RUNTIME_DIR'], 'mcp-notebook-kernel-*.json'))\n"
     "shutil.copy(kn_file, os.environ['KN_TOKEN_COPY'] + '.second')",

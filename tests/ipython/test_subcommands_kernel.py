@@ -70,6 +70,6 @@ def test_serve_help_names_every_option_and_running_it_still_serves(kernel: RealK
         assert f"\n  {option}" in text, option
     assert "--stdio-proxy" in text
 
-    served = printed(kernel, "%mcp serve")
-    assert "MCP server of this kernel: http://127.0.0.1:" in served
+    [served] = kernel.execute("%mcp serve").displays  # a summary (HTML) whose text form holds every line
+    assert "MCP server of this kernel: http://127.0.0.1:" in served["text/plain"]
     assert printed(kernel, "%mcp stop").startswith("Stopped the kernel's MCP server at http://127.0.0.1:")

@@ -37,6 +37,10 @@ vim.api.nvim_create_autocmd('LspAttach', {
       return
     end
     -- The menu opens by itself on "/", on a space after a command (argument names) and on "=" (values).
+    -- Without 'noselect', Neovim inserts the menu's first item as soon as it opens, and what you type next
+    -- lands after it ("/nb:greetsum"): show the menu, even for one item, and insert only what you choose
+    -- (<C-n>/<C-p> or the arrows, then <C-y>). Set for these buffers only; your other buffers keep yours.
+    vim.api.nvim_set_option_value('completeopt', 'menuone,noselect,popup', { scope = 'local', buf = event.buf })
     vim.lsp.completion.enable(true, client.id, event.buf, { autotrigger = true })
     -- <leader>mr renders the slash line under the cursor in place.
     vim.keymap.set('n', '<leader>mr', function()
