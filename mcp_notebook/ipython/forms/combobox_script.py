@@ -30,8 +30,15 @@ COMBOBOX_SCRIPT = r"""
 (function (scope) {
   const form = scope && scope.closest && scope.closest('.mcp-prompt-form');
   const root = form || document.body;
-  // JupyterLab's keyboard shortcuts skip events from inside an element with this attribute.
-  if (form) form.setAttribute('data-lm-suppress-shortcuts', 'true');
+  // JupyterLab's keyboard shortcuts skip events from inside an element with this attribute. The output
+  // runs before the front end puts it on the page: the form is found once it is there.
+  let tries = 0;
+  const suppress = () => {
+    const placed = scope && scope.closest && scope.closest('.mcp-prompt-form');
+    if (placed) placed.setAttribute('data-lm-suppress-shortcuts', 'true');
+    else if (scope && tries++ < 300) requestAnimationFrame(suppress);
+  };
+  suppress();
   const css = (name, fallback) => 'var(' + name + ', ' + fallback + ')';
 
   function enhance(input) {

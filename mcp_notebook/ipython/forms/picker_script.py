@@ -25,8 +25,17 @@ __all__ = ["PICKER_SCRIPT"]
 
 PICKER_SCRIPT = r"""
 (function (scope) {
-  const picker = scope && scope.closest && scope.closest('.mcp-prompt-picker');
-  if (!picker || picker.dataset.mcpPickerKeys) return;
+  // The output runs before the front end puts it on the page: wait (a few seconds at most) to find the picker.
+  let tries = 0;
+  const find = () => {
+    const picker = scope && scope.closest && scope.closest('.mcp-prompt-picker');
+    if (picker) setUp(picker);
+    else if (scope && tries++ < 300) requestAnimationFrame(find);
+  };
+  requestAnimationFrame(find);
+
+function setUp(picker) {
+  if (picker.dataset.mcpPickerKeys) return;
   picker.dataset.mcpPickerKeys = 'on';
   // JupyterLab's keyboard shortcuts skip events from inside an element with this attribute.
   picker.setAttribute('data-lm-suppress-shortcuts', 'true');
@@ -74,5 +83,6 @@ PICKER_SCRIPT = r"""
     event.preventDefault();
     event.stopPropagation();
   }, true);
+}
 })(typeof element !== 'undefined' ? (element.jquery ? element[0] : element) : null);
 """
