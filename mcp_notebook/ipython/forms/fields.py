@@ -103,6 +103,7 @@ class ArgumentField:
             if part is not None:
                 part.add_class("mcp-field-value")
         self.suggestions_status.add_class("mcp-suggestions-status")
+        self.help.add_class("mcp-field-help")
         self.error.add_class("mcp-field-error")
 
         # The notes line keeps its height whether or not it has something to say: the layout never jumps.
