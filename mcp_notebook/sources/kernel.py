@@ -219,16 +219,17 @@ def variable_references(spec: PromptSpec, arguments: Mapping[str, str]) -> tuple
     """The kernel variables a request names through its `NAME:var[…]` arguments; raises on anything but a name.
 
     A value is a variable's name (`sales`, or `@sales` as a `%mcp` line writes
-    it). Anything else — an attribute, an index, a call — is refused: the
-    kernel reads a variable the user's prompt declared, it never evaluates
-    what a client sent. An optional argument given its own default is left as
-    it is (the default is text, `10`, not a name).
+    it). Anything else on one line — an attribute, an index, a call — is
+    refused: the kernel reads a variable the user's prompt declared, it never
+    evaluates what a client sent. A value of several lines is data already
+    (what `%mcp get df=@sales` wrote out in a session) and is left as it is,
+    as is an optional argument given its own default (text, `10`, not a name).
     """
     references: list[VariableReference] = []
     for argument in spec.arguments:
         types = variable_types(argument)
         value = arguments.get(argument.name)
-        if types is None or value is None:
+        if types is None or value is None or "\n" in value.strip():
             continue
         name = value.strip()
         name = name[1:] if name.startswith("@") and not name.startswith("@@") else name

@@ -54,6 +54,9 @@ async def test_a_dataframe_named_by_a_client_arrives_as_a_markdown_table_on_its_
         # The `%mcp get` spelling of a variable works the same.
         again = await client.get_prompt("explain", {"df": "@sales", "style": "long"})
         assert again.messages[0].content.text.endswith(f"{SALES_TABLE}\n\n, in a long answer.")
+        # A table already written out (what `%mcp get this_kernel:explain df=@sales` sends) is data: kept as it is.
+        written = await client.get_prompt("explain", {"df": f"\n\n{SALES_TABLE}\n\n"})
+        assert written.messages[0].content.text == rendered.messages[0].content.text
 
 
 @pytest.mark.parametrize(
