@@ -230,7 +230,10 @@ class KernelServer:
             try:
                 values = await self._scheduler.run(read, self.options.live_timeout)
             except TimeoutError:
-                message = f"the kernel was busy with a cell for {self.options.live_timeout:g} s; try again"
+                message = (
+                    f"the kernel was busy with a cell for {self.options.live_timeout:g} s, and its variables are "
+                    "read between cells; try again (from a cell of this kernel, pass NAME=@variable instead)"
+                )
                 raise VariableArgumentError(spec.name, references[0].argument, message) from None
         return render_prompt(spec, {**arguments, **values})
 

@@ -98,6 +98,20 @@ def to_get_code(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
     return "\n".join([*assignments, " ".join(words)])
 
 
+def _with_references(write: CodeWriter, variables: Collection[str]) -> CodeWriter:
+    """Copied code that passes a kernel variable argument as `NAME=@variable`.
+
+    A cell waits for its `%mcp get`, and the kernel's server reads a variable
+    only between cells: so the cell sends the value itself, as `@` does.
+    """
+
+    def write_with_references(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
+        values = {k: f"@{v}" if k in variables and v.isidentifier() else v for k, v in arguments.items()}
+        return write(server, prompt, values)
+
+    return write_with_references
+
+
 def _kernel_code_writer(kernel_id: str) -> CodeWriter:
     """Copied code for this kernel's own prompts: connect to it through `mcp-notebook connect`, then `%mcp get`.
 
@@ -237,6 +251,7 @@ def create_prompt_picker(
             published = kernel.state.registry.snapshot().get(spec.name)
             arguments = published.arguments if published is not None else ()
             variables = tuple(a.name for a in arguments if variable_types(a) is not None)
+            write_code = _with_references(write_code, variables)
         return create_prompt_form(
             shell,
             services[server],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from mcp_notebook.ipython.widgets import _resolve_value
+from mcp_notebook.ipython.widgets import _resolve_value, _with_references, to_get_code
 
 
 def test_at_name_in_a_kernel_variable_field_sends_the_name_and_elsewhere_the_value() -> None:
@@ -17,3 +17,12 @@ def test_at_name_in_a_kernel_variable_field_sends_the_name_and_elsewhere_the_val
         assert _resolve_value(shell, "df", "@@wv_sales", ("df",)) == "@wv_sales"
     finally:
         del shell.user_ns["wv_sales"]
+
+
+def test_copied_code_passes_a_kernel_variable_as_at_name_so_a_cell_sends_the_value() -> None:
+    write = _with_references(to_get_code, ("df",))
+
+    assert write("this_kernel", "explain", {"df": "sales", "style": "short"}) == (
+        "%mcp get this_kernel:explain df=@sales style=short"
+    )
+    assert write("this_kernel", "explain", {"df": "@sales"}) == "%mcp get this_kernel:explain df=@sales"
