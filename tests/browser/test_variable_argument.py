@@ -4,7 +4,7 @@ In headless Chromium, the kernel publishes `explain` (`df:var[DataFrame]`)
 and serves it; the picker lists it under "this kernel", its form suggests
 the kernel's DataFrames, and the rendered conversation shows `sales` as a
 table of its own (tabulate is not installed), between the two halves of the
-sentence, not the word "sales".
+sentence, not the word "sales". The flag of `magic.time` is a checkbox.
 """
 
 from __future__ import annotations
@@ -55,6 +55,25 @@ def test_the_picker_form_sends_the_dataframe_a_var_argument_names_as_a_table(pag
         assert "quality of sales" not in output.inner_text()
         output.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "variable-argument-table.png"))
+
+        # A magic's flag is a checkbox, its note the option's help.
+        page.locator(".mcp-picker-search input").fill("magic.time")
+        page.wait_for_function(
+            "Array.from(document.querySelectorAll('.mcp-picker-list option'))"
+            ".some((o) => o.textContent.startsWith('magic.time\u00a0') || o.textContent.startsWith('magic.time '))",
+            timeout=STEP,
+        )
+        index = page.evaluate(
+            "Array.from(document.querySelector('.mcp-picker-list select').options)"
+            ".findIndex((o) => /^magic\\.time\\s/.test(o.textContent))"
+        )
+        page.locator(".mcp-picker-list select").first.select_option(index=index)
+        flag = page.locator(".mcp-field-no_raise_error")
+        flag.locator("input[type=checkbox]").wait_for(timeout=STEP)
+        assert "--no-raise-error: If given, don't re-raise exceptions" in flag.inner_text()
+        assert "true to pass it" not in flag.inner_text()
+        flag.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "magic-flag-checkbox.png"))
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / "variable-argument-failure.png"), full_page=True)
         raise
