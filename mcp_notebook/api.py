@@ -298,7 +298,8 @@ def argument_text(value: Any) -> str:
     """A Python value as prompt-argument text (arguments are always strings on the wire).
 
     Strings pass unchanged; pandas DataFrames and Series become a Markdown
-    table (`to_markdown()`, when `tabulate` is installed) or their text form;
+    table (`transcript.frame_markdown`, no `tabulate` needed) with a blank line
+    before and after, so that inside a sentence it still reads as a table;
     NumPy arrays print in full for small arrays, summarised for big ones;
     bytes are decoded as UTF-8. The value is only formatted, never evaluated.
     """
@@ -309,10 +310,9 @@ def argument_text(value: Any) -> str:
     kind = type(value)
     module = kind.__module__.split(".")[0]
     if module == "pandas" and kind.__name__ in ("DataFrame", "Series"):
-        try:
-            return str(value.to_markdown())
-        except ImportError:  # to_markdown needs the optional `tabulate`
-            return str(value.to_string())
+        from .transcript import frame_markdown
+
+        return f"\n\n{frame_markdown(value)}\n\n"
     if module == "numpy" and kind.__name__ == "ndarray":
         numpy: Any = sys.modules["numpy"]  # loaded, since one of its arrays exists
         with numpy.printoptions(threshold=1000):

@@ -6,7 +6,8 @@ every non-string argument ("Provide a value matching the following JSON
 schema: {…}. Encode non-string values as JSON."; FastMCP 2 wrote "Provide as
 a JSON string matching the following schema: {…}"), and a server may put a
 schema in the argument's `_meta`. `argument_type` reads either into an
-`ArgumentType`; `help_text` is the description without the schema note, for
+`ArgumentType` (a magic's flag, described "… (true to pass it)", is a
+boolean); `help_text` is the description without the schema note, for
 people; `to_wire` and `from_wire` convert between a typed value and the
 string the server expects (JSON for everything but plain strings).
 
@@ -30,6 +31,7 @@ __all__ = [
     "argument_type",
     "from_wire",
     "help_text",
+    "is_flag",
     "schema_from_description",
     "schema_from_meta",
     "to_wire",
@@ -44,6 +46,9 @@ _SCHEMA_NOTES = (
 )
 _NOTE_TAIL = re.compile(r"^\s*\.?\s*(?:Encode non-string values as JSON\.?)?\s*")
 _MAX_CHOICES = 200  # an enum longer than this is offered as suggestions, not a drop-down
+# How a magic prompt describes a flag (an option without a value); over the wire that is all a client sees of it.
+_FLAG_NOTE = re.compile(r"\s*\(true to pass it\)\s*$")
+_FLAG_COMPLETIONS = frozenset({"true", "false"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,19 +166,32 @@ def _from_schema(schema: Mapping[str, Any]) -> ArgumentType:
     return ArgumentType("json", nullable=nullable, default=default, schema=inner)
 
 
+def is_flag(argument: PromptArgument) -> bool:
+    """Whether an argument is a switch: a magic's flag (`--no-raise-error`), sent as `true` to pass it."""
+    if argument.completions and frozenset(argument.completions) == _FLAG_COMPLETIONS:
+        return True
+    return bool(argument.description and _FLAG_NOTE.search(argument.description))
+
+
 def argument_type(argument: PromptArgument) -> ArgumentType:
-    """The type `argument`'s server describes (in `_meta` first, then the description); text when none."""
+    """The type `argument`'s server describes (in `_meta` first, then the description); text when none.
+
+    A flag (`is_flag`) is a boolean: a checkbox in a form.
+    """
     schema = schema_from_meta(getattr(argument, "meta", None))
     if schema is None:
         schema, _ = schema_from_description(argument.description)
     if schema is None:
-        return ArgumentType()
+        return ArgumentType("boolean") if is_flag(argument) else ArgumentType()
     return _from_schema(schema)
 
 
 def help_text(argument: PromptArgument) -> str | None:
-    """The description for people: without the schema note a server appended for machines."""
-    return schema_from_description(argument.description)[1]
+    """The description for people: without the schema note a server appended for machines, or a flag's note."""
+    text = schema_from_description(argument.description)[1]
+    if text and is_flag(argument):
+        text = _FLAG_NOTE.sub("", text) or None
+    return text
 
 
 def to_wire(kind: TypeKind, value: Any) -> str:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from .models import (
     AudioContent,
@@ -56,6 +56,8 @@ __all__ = [
     "escape_markdown",
     "fence",
     "fence_language",
+    "frame_markdown",
+    "markdown_table",
     "role_label",
     "to_transcript",
     "turns",
@@ -172,6 +174,67 @@ def escape_markdown(text: str) -> str:
     """`text` shown literally inside a line of Markdown: no HTML, emphasis or line break of its own."""
     one_line = _LINE_BREAKS.sub(" ", text)
     return html.escape(one_line, quote=False).replace("*", "\\*").replace("_", "\\_")
+
+
+# -- tables ------------------------------------------------------------------------------------
+
+TABLE_ROWS = 200  # a frame longer than this is sent as its first rows and a line saying how many there are
+_CELL_BREAKS = re.compile(r"\s*[\r\n]+\s*")
+
+
+def _cell(value: object) -> str:
+    # A cell is one line: a pipe would end it early, a line break would end the row.
+    if isinstance(value, float) and value != value:
+        return "NaN"  # as pandas prints a missing number
+    return _CELL_BREAKS.sub(" ", str(value)).strip().replace("\\", "\\\\").replace("|", "\\|")
+
+
+def markdown_table(header: Sequence[object], rows: Iterable[Sequence[object]], right: Collection[int] = ()) -> str:
+    """A GitHub-flavoured Markdown table (no trailing newline); columns in `right` align right (numbers)."""
+    head = [_cell(name) for name in header]
+    lines = ["| " + " | ".join(head) + " |"]
+    lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|")
+    lines.extend("| " + " | ".join(_cell(value) for value in row) + " |" for row in rows)
+    return "\n".join(lines)
+
+
+def _is_number_dtype(dtype: object) -> bool:
+    # numpy's kind codes: bool, int, unsigned, float, complex. Extension dtypes (Int64, Float64) carry `kind` too.
+    return getattr(dtype, "kind", "") in ("i", "u", "f", "c")
+
+
+def _default_index(index: Any) -> bool:
+    """Whether an index is the 0, 1, 2, … pandas gives a frame that was not given one (no need to show it)."""
+    start, step = getattr(index, "start", None), getattr(index, "step", None)
+    return type(index).__name__ == "RangeIndex" and start == 0 and step == 1 and index.name is None
+
+
+def frame_markdown(frame: Any, max_rows: int = TABLE_ROWS) -> str:
+    """A pandas DataFrame or Series as a Markdown table, through pandas' public API only (no `tabulate`).
+
+    The index is a first column unless it is the default 0, 1, 2, …; numbers
+    align right; missing values read as pandas prints them (`NaN`, `<NA>`,
+    `NaT`). Past `max_rows` rows, the first ones are shown with a line saying
+    how many there are.
+    """
+    if type(frame).__name__ == "Series":
+        frame = frame.to_frame(name=frame.name if frame.name is not None else "value")
+    index = frame.index
+    show_index = not _default_index(index)
+    columns = list(frame.columns)
+    header: list[object] = ([index.name if index.name is not None else ""] if show_index else []) + columns
+    dtypes = list(frame.dtypes)
+    right = {i + show_index for i, dtype in enumerate(dtypes) if _is_number_dtype(dtype)}
+    total = len(frame)
+    shown = frame.head(max_rows) if total > max_rows else frame
+    rows = (
+        ((label, *values) if show_index else values)
+        for label, values in zip(shown.index, shown.itertuples(index=False, name=None), strict=True)
+    )
+    table = markdown_table(header, rows, right)
+    if total > max_rows:
+        table += f"\n\n(the first {max_rows} of {total} rows)"
+    return table
 
 
 # -- blocks ------------------------------------------------------------------------------------

@@ -157,24 +157,16 @@ def test_an_unknown_server_name_is_a_config_error_with_suggestions() -> None:
         resolve_server("dosc", configured=configured)
 
 
-def test_argument_text_formats_dataframes_as_markdown_and_falls_back_to_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    class DataFrame:
-        def to_markdown(self) -> str:
-            return "| a |\n|---|\n| 1 |"
+def test_argument_text_writes_dataframes_as_markdown_tables_without_tabulate() -> None:
+    pandas = pytest.importorskip("pandas")  # in the `test` extra; tabulate is not
+    sales = pandas.DataFrame({"region": ["north", "south"], "revenue": [120.5, float("nan")]})
 
-    class PlainFrame:
-        def to_markdown(self) -> str:
-            raise ImportError("Missing optional dependency 'tabulate'")
-
-        def to_string(self) -> str:
-            return "   a\n0  1"
-
-    DataFrame.__module__ = "pandas.core.frame"
-    PlainFrame.__module__ = "pandas.core.frame"
-    PlainFrame.__name__ = "DataFrame"
-
-    assert argument_text(DataFrame()) == "| a |\n|---|\n| 1 |"
-    assert argument_text(PlainFrame()) == "   a\n0  1"
+    assert argument_text(sales) == (
+        "\n\n| region | revenue |\n|---|---:|\n| north | 120.5 |\n| south | NaN |\n\n"
+    )  # blank lines around: a table inside a sentence still reads as a table
+    assert argument_text(sales.set_index("region")["revenue"]) == (
+        "\n\n| region | revenue |\n|---|---:|\n| north | 120.5 |\n| south | NaN |\n\n"
+    )
     assert argument_text(3.5) == "3.5"
     assert argument_text("as is") == "as is"
 

@@ -170,3 +170,15 @@ def test_defaults_and_given_values_become_typed_values(kind: ArgumentType, text:
 def test_a_value_of_the_wrong_type_is_a_clear_error(kind: ArgumentType, text: str) -> None:
     with pytest.raises(ValueError, match=r"."):
         from_wire(kind, text)
+
+
+def test_a_magics_flag_is_a_yes_or_no_argument_whether_seen_locally_or_over_the_wire() -> None:
+    described = "--no-raise-error: If given, don't re-raise exceptions (true to pass it)"
+    local = PromptArgument(name="no_raise_error", description=described, required=False, completions=("true", "false"))
+    listed = PromptArgument(name="no_raise_error", description=described, required=False)  # completions stay home
+
+    assert argument_type(local) == ArgumentType("boolean")
+    assert argument_type(listed) == ArgumentType("boolean")
+    assert help_text(listed) == "--no-raise-error: If given, don't re-raise exceptions"
+    assert to_wire("boolean", True) == "true"
+    assert argument_type(PromptArgument(name="line", description="What follows %time on its line")).kind == "text"

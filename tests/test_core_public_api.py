@@ -117,6 +117,8 @@ PUBLIC = {
         "escape_markdown",
         "fence",
         "fence_language",
+        "frame_markdown",
+        "markdown_table",
         "role_label",
         "to_transcript",
         "turns",

@@ -49,7 +49,7 @@ from ..exceptions import ResourceError
 from ..models import CompletionResult, EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
-from ..sources.kernel import KernelPromptSource, variable_types
+from ..sources.kernel import KernelPromptSource, VariableArgumentError, variable_references, variable_types
 from ..sources.live_policy import refusal_reason
 from ..sources.magics import (
     Listing,
@@ -63,7 +63,7 @@ from .display import ServeReport
 from .kernel_endpoint import HttpEndpoint, start_endpoint, start_repeating, start_watch
 from .live_magics import LiveMagicCall, MagicExecutionError, MainThreadScheduler, create_kernel_scheduler
 from .loaded import wait_for_sdk_warm_up
-from .namespace import NamespaceSnapshot, NamespaceWatcher
+from .namespace import NamespaceSnapshot, NamespaceWatcher, read_variables
 from .session_path import SessionLookup, session_notebook
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ class KernelServer:
             return generic
         found = self.magics.magic_for(spec)
         if found is None:
-            return None
+            return await self._render_variables(spec, arguments)
         info, _ = found
         policy = self.magics.policy_for(info)
         if policy is None:
@@ -234,6 +234,32 @@ class KernelServer:
         except RuntimeError as error:  # the scheduler stopped, or the magic ended the call abnormally
             raise MagicExecutionError(info.title, str(error), spec.name) from error
         return to_live_result(spec, invocation, captured)
+
+    async def _render_variables(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt | None:
+        """A prompt whose `NAME:var` arguments name kernel variables, rendered with their values; None otherwise.
+
+        The variables are read on the main thread between cells, as live magics run.
+        """
+        references = variable_references(spec, arguments)
+        if not references:
+            return None
+        render_prompt(replace(spec, messages=()), arguments)  # refuse bad arguments before reading anything
+        from ..api import argument_text
+
+        hidden = getattr(self.shell, "user_ns_hidden", {})
+        read = partial(read_variables, spec.name, self.shell.user_ns, references, argument_text, hidden)
+        if self._scheduler is None:
+            values = read()
+        else:
+            try:
+                values = await self._scheduler.run(read, self.options.live_timeout)
+            except TimeoutError:
+                message = (
+                    f"the kernel was busy with a cell for {self.options.live_timeout:g} s, and its variables are "
+                    "read between cells; try again (from a cell of this kernel, pass NAME=@variable instead)"
+                )
+                raise VariableArgumentError(spec.name, references[0].argument, message) from None
+        return render_prompt(spec, {**arguments, **values})
 
     async def _overran(self, call: LiveMagicCall) -> str:
         """Stop a live magic that ran past its limit; what the client is told."""

@@ -6,19 +6,31 @@ So after each cell, on the main thread, `NamespaceWatcher` copies what
 completion needs — each variable's name and the names of its type and base
 classes — into an immutable `NamespaceSnapshot`. The server thread only ever
 reads the latest snapshot.
+
+`read_variables` is the one read of values: for a prompt whose `NAME:var`
+arguments a client filled in, it runs on the main thread (between cells) and
+formats each named variable as `%mcp get NAME=@variable` would.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from ..models import CompletionResult
 from ..rendering import MAX_COMPLETIONS
+from ..sources.kernel import VariableArgumentError, VariableReference
 
-__all__ = ["NamespaceSnapshot", "NamespaceWatcher", "VariableInfo", "is_user_variable", "take_namespace_snapshot"]
+__all__ = [
+    "NamespaceSnapshot",
+    "NamespaceWatcher",
+    "VariableInfo",
+    "is_user_variable",
+    "read_variables",
+    "take_namespace_snapshot",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +86,42 @@ def take_namespace_snapshot(namespace: Mapping[str, Any], hidden: Container[str]
     ]
     variables.sort(key=lambda v: v.name.casefold())
     return NamespaceSnapshot(variables=tuple(variables))
+
+
+def _described_types(types: Sequence[str]) -> str:
+    return " or ".join(types) if types else "any type"
+
+
+def read_variables(
+    prompt: str,
+    namespace: Mapping[str, Any],
+    references: Sequence[VariableReference],
+    format_value: Callable[[Any], str],
+    hidden: Container[str] = (),
+) -> dict[str, str]:
+    """Each reference's variable, formatted by `format_value`, by argument name. Main thread only.
+
+    Only what `%who` lists may be read, and only a variable of the types the
+    argument declares; any other name raises `VariableArgumentError` naming
+    the variables that would do.
+    """
+    values: dict[str, str] = {}
+    for reference in references:
+        name, types = reference.variable, reference.types
+        found = is_user_variable(name, hidden) and name in namespace
+        value = namespace[name] if found else None
+        if found and (not types or VariableInfo(name, _type_names(value)).has_type(types)):
+            values[reference.argument] = format_value(value)
+            continue
+        fitting = take_namespace_snapshot(namespace, hidden).complete("", types).values
+        kinds = _described_types(types)
+        offer = f"; the kernel has {', '.join(fitting)}" if fitting else f"; the kernel has no variable of {kinds}"
+        if found:
+            problem = f"{name!r} is a {type(value).__name__}, not a {kinds}"
+        else:
+            problem = f"the kernel has no variable named {name!r}"
+        raise VariableArgumentError(prompt, reference.argument, problem + offer)
+    return values
 
 
 class NamespaceWatcher:

@@ -24,7 +24,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from ..client import InputHandler, PromptClient
 from ..exceptions import MCPNotebookError, PromptError, UnknownPromptError
 from ..models import CompletionResult, PromptArgument, PromptSpec, RenderedPrompt
 from ..runtime import BackgroundRuntime
+from ..sources.kernel import variable_types
 from . import servers
 from .arguments import parse_arguments
 from .display import PromptConversation, conversation_markdown, conversation_text
@@ -97,6 +98,20 @@ def to_get_code(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
     return "\n".join([*assignments, " ".join(words)])
 
 
+def _with_references(write: CodeWriter, variables: Collection[str]) -> CodeWriter:
+    """Copied code that passes a kernel variable argument as `NAME=@variable`.
+
+    A cell waits for its `%mcp get`, and the kernel's server reads a variable
+    only between cells: so the cell sends the value itself, as `@` does.
+    """
+
+    def write_with_references(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
+        values = {k: f"@{v}" if k in variables and v.isidentifier() else v for k, v in arguments.items()}
+        return write(server, prompt, values)
+
+    return write_with_references
+
+
 def _kernel_code_writer(kernel_id: str) -> CodeWriter:
     """Copied code for this kernel's own prompts: connect to it through `mcp-notebook connect`, then `%mcp get`.
 
@@ -156,8 +171,14 @@ def _cell_writer(shell: Any) -> Callable[[str], bool]:
     return write
 
 
-def _resolve_value(shell: Any, name: str, raw: str) -> str:
-    """The `@name` / `@file:path` / `@@` rule of the magics, applied to one field."""
+def _resolve_value(shell: Any, name: str, raw: str, kernel_variables: Collection[str] = ()) -> str:
+    """The `@name` / `@file:path` / `@@` rule of the magics, applied to one field.
+
+    An argument in `kernel_variables` (a `NAME:var` argument of this kernel's
+    own server) sends the variable's name: the server reads its value.
+    """
+    if name in kernel_variables and raw.startswith("@") and raw[1:].isidentifier():
+        return raw[1:]
     try:
         return parse_arguments([f"{name}={raw}"], shell.user_ns, cwd=Path(os.getcwd()))[name]
     except UsageError as error:
@@ -173,11 +194,13 @@ def create_prompt_form(
     runtime: BackgroundRuntime,
     values: Mapping[str, str] | None = None,
     write_code: CodeWriter = to_get_code,
+    kernel_variables: Collection[str] = (),
 ) -> PromptForm:
     """A `PromptForm` wired to the session: `@name` values, `%mcp get` display and code, input requests.
 
     `write_code(server, prompt, arguments)` writes what "Copy as code" shows
-    (a `%mcp get` line by default).
+    (a `%mcp get` line by default). `kernel_variables` names the arguments
+    that this kernel's own server reads as variables (`NAME:var`).
     """
     install_form_input_handler()
     form = PromptForm(
@@ -186,7 +209,7 @@ def create_prompt_form(
         runtime,
         server=server,
         display=to_display_bundle,
-        resolve_value=lambda name, raw: _resolve_value(shell, name, raw),
+        resolve_value=lambda name, raw: _resolve_value(shell, name, raw, kernel_variables),
         write_code=write_code,
         variables=lambda: _variables(shell),
         write_cell=_cell_writer(shell),
@@ -223,7 +246,21 @@ def create_prompt_picker(
 
     def create_form(server: str, spec: PromptSpec) -> PromptForm:
         write_code = writers.get(server, to_get_code)
-        return create_prompt_form(shell, services[server], spec, server=server, runtime=runtime, write_code=write_code)
+        variables: tuple[str, ...] = ()
+        if kernel is not None and server in writers:
+            published = kernel.state.registry.snapshot().get(spec.name)
+            arguments = published.arguments if published is not None else ()
+            variables = tuple(a.name for a in arguments if variable_types(a) is not None)
+            write_code = _with_references(write_code, variables)
+        return create_prompt_form(
+            shell,
+            services[server],
+            spec,
+            server=server,
+            runtime=runtime,
+            write_code=write_code,
+            kernel_variables=variables,
+        )
 
     picker = PromptPicker(services, runtime, create_form)
     picker.search.value = search

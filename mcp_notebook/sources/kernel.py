@@ -21,7 +21,8 @@ required. `--arg` and `--ask` may name the same argument: the first gives its
 description, the second its question. `NAME:var` (or `NAME:var[Type,…]`)
 marks an argument whose value names a variable of the kernel, so clients can
 complete it from the kernel's namespace (only variables of those types when
-types are given).
+types are given); `variable_references` reads which variables a request names,
+whose values the kernel then sends in their place.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ import argparse
 import re
 import shlex
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from ..exceptions import PromptCellError
+from ..exceptions import PromptCellError, PromptError
 from ..models import MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
 from ..naming import is_valid_name
 from ..registry import PromptRegistry
@@ -47,8 +48,11 @@ __all__ = [
     "KernelPromptSource",
     "PromptCell",
     "PromptCellError",
+    "VariableArgumentError",
+    "VariableReference",
     "parse_argument_spec",
     "parse_prompt_cell",
+    "variable_references",
     "variable_types",
 ]
 
@@ -188,6 +192,59 @@ def variable_types(argument: PromptArgument) -> tuple[str, ...] | None:
         return None
     _, _, types = source.partition(":")
     return tuple(t for t in types.split(",") if t)
+
+
+@dataclass(frozen=True, slots=True)
+class VariableReference:
+    """An argument of a request that names a kernel variable: the prompt sends that variable's value."""
+
+    argument: str
+    variable: str
+    types: tuple[str, ...]  # the type names it must have; empty: any type
+
+
+class VariableArgumentError(PromptError):
+    """A `NAME:var` argument whose value names no variable the prompt may read (-32602 on the wire)."""
+
+    def __init__(self, prompt: str, argument: str, message: str) -> None:
+        self.prompt = prompt
+        self.argument = argument
+        super().__init__(f"Prompt {prompt!r}, argument {argument!r}: {message}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "argument": self.argument}
+
+
+def variable_references(spec: PromptSpec, arguments: Mapping[str, str]) -> tuple[VariableReference, ...]:
+    """The kernel variables a request names through its `NAME:var[…]` arguments; raises on anything but a name.
+
+    A value is a variable's name (`sales`, or `@sales` as a `%mcp` line writes
+    it). Anything else on one line — an attribute, an index, a call — is
+    refused: the kernel reads a variable the user's prompt declared, it never
+    evaluates what a client sent. A value of several lines is data already
+    (what `%mcp get df=@sales` wrote out in a session) and is left as it is,
+    as is an optional argument given its own default (text, `10`, not a name).
+    """
+    references: list[VariableReference] = []
+    for argument in spec.arguments:
+        types = variable_types(argument)
+        value = arguments.get(argument.name)
+        if types is None or value is None or "\n" in value.strip():
+            continue
+        name = value.strip()
+        name = name[1:] if name.startswith("@") and not name.startswith("@@") else name
+        if not name.isidentifier():
+            if not argument.required and value == argument.default:
+                continue
+            kind = f"a {' or '.join(types)} variable" if types else "a variable"
+            raise VariableArgumentError(
+                spec.name,
+                argument.name,
+                f"{value!r} is not the name of {kind}; send a variable's name, such as the ones "
+                "completion offers (expressions are never evaluated)",
+            )
+        references.append(VariableReference(argument=argument.name, variable=name, types=types))
+    return tuple(references)
 
 
 def parse_prompt_cell(line: str, body: str) -> PromptCell:

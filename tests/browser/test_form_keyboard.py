@@ -81,7 +81,10 @@ def test_a_form_is_filled_in_and_rendered_with_the_keyboard_alone(page: Any, lab
         page.keyboard.press("Control+A")
         page.keyboard.type("s")
         wait_for_suggestions(page, ["style", "security"])  # what the server suggests for "s"
+        assert active_suggestion(page) == "style"  # typing highlights the first match
         page.keyboard.press("ArrowDown")
+        assert active_suggestion(page) == "security"
+        page.keyboard.press("ArrowUp")
         page.keyboard.press("Enter")
         wait_for_value(page, FOCUS, "style")
         page.keyboard.press("Escape")  # closes nothing open, and does not leave the field

@@ -45,7 +45,7 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
         listed = {p.name for p in (await client.list_prompts()).prompts}
         assert "kp_explain" in listed
         rendered = await client.get_prompt("kp_explain", {"data": "kp_sales"})
-        assert rendered.messages[0].content.text == "Explain kp_sales.\nkp_ran = 1"
+        assert rendered.messages[0].content.text == "Explain [1, 2].\nkp_ran = 1"  # the variable's value
 
         kernel.execute("%%prompt kp_second\nA second prompt.")
         await notifications.wait_for("notifications/prompts/list_changed")

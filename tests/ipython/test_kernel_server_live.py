@@ -161,6 +161,7 @@ def test_the_public_surfaces_are_pinned() -> None:
         "NamespaceWatcher",
         "VariableInfo",
         "is_user_variable",
+        "read_variables",
         "take_namespace_snapshot",
     ]
     assert sorted(live_magics.__all__) == [

@@ -12,6 +12,7 @@ from widget_harness import render_and_keep, wait_until
 
 from mcp_notebook.client import PromptClient
 from mcp_notebook.config import ServerConfig
+from mcp_notebook.exceptions import ServerConnectionError
 from mcp_notebook.ipython.forms import PromptForm, PromptService, create_form_input_handler
 from mcp_notebook.models import CompletionResult, PromptArgument, PromptSpec, RenderedPrompt, TextContent
 from mcp_notebook.runtime import BackgroundRuntime, get_runtime
@@ -360,8 +361,8 @@ def test_a_served_notebooks_titles_and_static_suggestions_reach_the_form(
 
     assert "Review code" in form.header.value
     assert "Code" in code.label.value and "*" in code.label.value
-    assert "The code to review" in code.help.value
-    assert "argument <code>code</code>" in code.help.value  # the title differs from the name, so both show
+    # The note under the field is its description, as for every field (not "· argument code").
+    assert code.help.value == '<small style="color: var(--jp-ui-font-color2, #666)">The code to review</small>'
     language.combobox.value = "t"
     wait_until(lambda: language.combobox.options == ("TypeScript",), "suggestions for 't' appear")
 
@@ -378,3 +379,54 @@ def test_rendering_a_served_notebook_keeps_its_chart_image(
     assert "image" in kinds
     texts = [m.content.text for m in result.messages if isinstance(m.content, TextContent)]
     assert any("Describe this chart for engineers" in text for text in texts)
+
+
+class FlakyService(RecordingService):
+    """The real client, behind a switch that makes the server unreachable for suggestions (a server going down)."""
+
+    def __init__(self, client: PromptClient) -> None:
+        super().__init__(client)
+        self.down = True
+
+    async def complete(
+        self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
+    ) -> CompletionResult:
+        if self.down:
+            raise ServerConnectionError("web", "cannot reach http://127.0.0.1:9/mcp (connection refused)")
+        return await super().complete(prompt, argument, value, context)
+
+
+def test_a_server_that_cannot_be_reached_is_said_in_the_forms_message_line_and_cleared_when_it_answers(
+    prompts: dict[str, PromptSpec], service: RecordingService, runtime: BackgroundRuntime
+) -> None:
+    flaky = FlakyService(service.client)
+    form = make_form(prompts["greet"], flaky, runtime)
+    lang = form.fields["lang"]
+    wait_until(lambda: "No suggestions" in form.notice.value, "the failure is shown")
+
+    assert "No suggestions for lang: web: cannot reach http://127.0.0.1:9/mcp" in form.notice.value
+    assert form.notice.layout.display == ""
+    assert lang.suggestions_status.value == ""  # the field's own note line keeps only its description
+    assert "who to greet" in form.fields["name"].help.value
+    flaky.down = False
+    lang.combobox.value = "r"
+    wait_until(lambda: lang.combobox.options == ("rust", "ruby"), "suggestions come back")
+    wait_until(lambda: form.notice.value == "", "the message goes")
+    assert form.notice.layout.display == "none"
+
+
+def test_a_magics_flag_is_a_checkbox_that_sends_true(runtime: BackgroundRuntime) -> None:
+    described = "--no-raise-error: If given, don't re-raise exceptions (true to pass it)"
+    spec = PromptSpec(
+        name="magic.time", arguments=(PromptArgument(name="no_raise_error", description=described, required=False),)
+    )
+    form = make_form(spec, RecordingService(None), runtime)  # type: ignore[arg-type]  # nothing is asked
+    flag = form.fields["no_raise_error"]
+
+    assert type(flag.typed_editor).__name__ == "Checkbox"
+    assert "--no-raise-error: If given, don&#x27;t re-raise exceptions" in flag.help.value
+    assert "true to pass it" not in flag.help.value
+    assert form.arguments() == {}  # left out until ticked
+    flag.typed_editor.value = True
+    assert form.arguments() == {"no_raise_error": "true"}
+    form.close()

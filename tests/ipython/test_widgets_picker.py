@@ -129,3 +129,21 @@ def test_a_closed_picker_no_longer_follows_changes(clients: dict[str, PromptClie
     wait_until(lambda: live.loads > live_loads, "the live picker reloads")
 
     assert closed.loads == closed_loads
+
+
+def test_enter_in_the_search_box_opens_the_only_match_and_nothing_when_several_match(
+    clients: dict[str, PromptClient],
+) -> None:
+    picker = make_picker(clients, get_runtime())
+
+    picker.search.value = "greeting"  # one prompt: the modern server's `greet`
+    picker._on_search_key({"event": "submit"})  # what the Text widget sends on Enter
+    assert picker.form is not None and (picker.form.server, picker.form.spec.name) == ("modern", "greet")
+    assert picker.form_area.children == (picker.form.widget,)
+
+    opened = picker.form
+    picker.search.value = "colour"  # `ask` of both servers
+    picker._on_search_key({"event": "submit"})
+    assert picker.form is opened  # two matches: Enter waits for a choice
+    assert "data-lm-suppress-shortcuts" in picker.scripts.outputs[0]["data"]["application/javascript"]
+    picker.close()

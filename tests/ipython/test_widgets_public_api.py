@@ -34,7 +34,13 @@ PUBLIC = {
     "mcp_notebook.ipython.forms.fields": ["ArgumentField", "needs_multiline"],
     "mcp_notebook.ipython.forms.input_form": ["InputRequestForm", "SchemaField", "to_schema_fields"],
     "mcp_notebook.ipython.forms.picker": ["ListedPromptService", "PromptPicker", "matches_query"],
-    "mcp_notebook.ipython.forms.prompt_form": ["PromptForm", "create_form_input_handler", "current_form"],
+    "mcp_notebook.ipython.forms.picker_script": ["PICKER_SCRIPT"],
+    "mcp_notebook.ipython.forms.prompt_form": [
+        "PromptForm",
+        "create_form_input_handler",
+        "current_form",
+        "javascript_output",
+    ],
     "mcp_notebook.ipython.forms.services": ["MimeBundle", "PromptService", "RenderedPromptDisplay", "TaskRunner"],
     "mcp_notebook.ipython.forms.suggestions": ["DEFAULT_DEBOUNCE_SECONDS", "SuggestionFetcher"],
     "mcp_notebook.ipython.forms.terminal": [

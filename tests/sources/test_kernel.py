@@ -280,8 +280,11 @@ def test_the_public_surface_is_pinned() -> None:
         "KernelPromptSource",
         "PromptCell",
         "PromptCellError",
+        "VariableArgumentError",
+        "VariableReference",
         "parse_argument_spec",
         "parse_prompt_cell",
+        "variable_references",
         "variable_types",
     ]
 

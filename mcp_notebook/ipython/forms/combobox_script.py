@@ -6,9 +6,15 @@ Firefox on a double click, headless browsers not at all). This script, shown
 once per form as a JavaScript output, gives every `.mcp-combobox` input of the
 form one behaviour everywhere: the suggestions open under the field as an
 overlay (so the form's layout never moves), all of them when it gets focus and
-those that match as you type; ↑/↓ move through them, Enter or a click takes one, Escape closes them. Enter
-with no suggestion chosen goes on to the widget, which tells the kernel (the
-form then moves to the next field, or renders from the last).
+those that match as you type, the first of them highlighted; ↑/↓ move
+through them, Enter or a click takes the highlighted one, Escape closes them.
+Enter with no suggestion highlighted closes the list and goes on to the
+widget, which tells the kernel (the form then moves to the next field, or
+renders from the last).
+
+Keys typed in the form stay in it: the form carries JupyterLab's
+`data-lm-suppress-shortcuts`, so ↑, Enter or Escape never move the
+notebook's active cell or switch its mode, as in JupyterLab's own dialogs.
 
 It reads the suggestions from the datalist that ipywidgets keeps up to date,
 so the kernel side stays plain ipywidgets. Where scripts do not run, the
@@ -22,7 +28,17 @@ __all__ = ["COMBOBOX_SCRIPT"]
 
 COMBOBOX_SCRIPT = r"""
 (function (scope) {
-  const root = (scope && scope.closest && scope.closest('.mcp-prompt-form')) || document.body;
+  const form = scope && scope.closest && scope.closest('.mcp-prompt-form');
+  const root = form || document.body;
+  // JupyterLab's keyboard shortcuts skip events from inside an element with this attribute. The output
+  // runs before the front end puts it on the page: the form is found once it is there.
+  let tries = 0;
+  const suppress = () => {
+    const placed = scope && scope.closest && scope.closest('.mcp-prompt-form');
+    if (placed) placed.setAttribute('data-lm-suppress-shortcuts', 'true');
+    else if (scope && tries++ < 300) requestAnimationFrame(suppress);
+  };
+  suppress();
   const css = (name, fallback) => 'var(' + name + ', ' + fallback + ')';
 
   function enhance(input) {
@@ -74,6 +90,7 @@ COMBOBOX_SCRIPT = r"""
       items = matches();
       if (quiet || !items.length || document.activeElement !== input) { close(); return; }
       if (active >= items.length) active = -1;
+      if (typed && active < 0) active = 0;  // what was typed narrows the list: Enter takes the first match
       popup.replaceChildren(...items.map((value, i) => {
         const option = document.createElement('div');
         option.id = popup.id + '-' + i;
@@ -124,6 +141,7 @@ COMBOBOX_SCRIPT = r"""
         quiet = true;
         close();
       } else {
+        if (event.key === 'Enter') { quiet = true; close(); }  // on to the widget: the next field, or render
         return;
       }
       event.preventDefault();

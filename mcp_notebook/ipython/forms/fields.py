@@ -103,9 +103,12 @@ class ArgumentField:
             if part is not None:
                 part.add_class("mcp-field-value")
         self.suggestions_status.add_class("mcp-suggestions-status")
+        self.help.add_class("mcp-field-help")
         self.error.add_class("mcp-field-error")
 
         # The notes line keeps its height whether or not it has something to say: the layout never jumps.
+        self.help.layout = widgets.Layout(flex="1 1 auto", min_width="0")
+        self.suggestions_status.layout = widgets.Layout(flex="0 0 auto", margin="0 0 0 1em")
         self.notes = widgets.HBox(
             [self.help, self.suggestions_status],
             layout=widgets.Layout(min_height="1.6em", justify_content="space-between", align_items="baseline"),
@@ -188,9 +191,10 @@ class ArgumentField:
         status = self._cut_status(len(values), result)
         self.suggestions_status.value = status if offered else ""
 
-    def show_suggestion_error(self, message: str) -> None:
+    def drop_suggestions(self) -> None:
+        """Offer nothing (the server could not be asked); the form says why in its message line."""
         self.combobox.options = ()
-        self.suggestions_status.value = f"<small><i>No suggestions: {html.escape(message)}</i></small>"
+        self.suggestions_status.value = ""
 
     def clear_suggestions(self) -> None:
         self.show_suggestions(CompletionResult(values=()))
@@ -325,7 +329,7 @@ class ArgumentField:
         return f"<b>{title}</b>{mark}"
 
     def _help_html(self) -> str:
-        """The description (without a schema note for machines), the type in words, the argument's own name."""
+        """The description (without a schema note for machines; the argument's own name when it has none), the type."""
         arg = self.argument
         description = help_text(arg)
         parts = [html.escape(description)] if description else []
@@ -333,8 +337,8 @@ class ArgumentField:
             parts.append(f"<i>{html.escape(self.type.describe())}</i>")
             if not arg.required and not self.touched and self.type.kind in ("boolean", "integer", "number"):
                 parts.append("left to the server unless you change it")
-        if arg.title and arg.title != arg.name:
-            parts.append(f"argument <code>{html.escape(arg.name)}</code>")
+        if not description and arg.title and arg.title != arg.name:
+            parts.insert(0, f"argument <code>{html.escape(arg.name)}</code>")  # no description: at least its name
         if not parts:
             return ""
         return f'<small style="color: var(--jp-ui-font-color2, #666)">{" · ".join(parts)}</small>'

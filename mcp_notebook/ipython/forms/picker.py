@@ -3,7 +3,8 @@
 The list is grouped by server, filtered as the user types (name, title,
 description), and reloads by itself when a server announces
 `notifications/prompts/list_changed`. Choosing a prompt opens its
-`PromptForm` under the list.
+`PromptForm` under the list: a click, or from the keyboard (`picker_script`:
+↑/↓ and Enter, Escape); Enter in the search box opens the only match.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any, Protocol
 import ipywidgets as widgets
 
 from ...models import PromptSpec
-from .prompt_form import PromptForm
+from .picker_script import PICKER_SCRIPT
+from .prompt_form import PromptForm, javascript_output
 from .services import PromptService, TaskRunner
 
 __all__ = ["ListedPromptService", "PromptPicker", "matches_query"]
@@ -137,6 +139,11 @@ class PromptPicker:
         self.status = widgets.HTML("<i>Loading prompts…</i>")
         self.sections = {server: _ServerSection(server, self.open) for server in self._services}
         self.form_area = widgets.VBox([])
+        # The keyboard behaviour of the lists, in front ends that run scripts (see picker_script).
+        self.scripts = widgets.Output(
+            layout=widgets.Layout(height="0px", overflow="hidden"), _dom_classes=("mcp-picker-scripts",)
+        )
+        self.scripts.outputs = (javascript_output(PICKER_SCRIPT),)
         empty = [widgets.HTML("<i>No MCP servers are connected. Connect one with <code>%mcp connect</code>.</i>")]
         self.widget = widgets.VBox(
             [
@@ -145,10 +152,12 @@ class PromptPicker:
                 self.status,
                 *([s.widget for s in self.sections.values()] or empty),
                 self.form_area,
+                self.scripts,
             ]
         )
         self.widget.add_class("mcp-prompt-picker")
         self.search.observe(lambda _: self._show(), names="value")
+        self.search.on_msg(lambda _widget, content, _buffers: self._on_search_key(content))
         self._unsubscribe = [
             service.add_list_changed_listener(self._on_list_changed) for service in self._services.values()
         ]
@@ -177,6 +186,23 @@ class PromptPicker:
             previous.close()
         return form
 
+    def open_only_match(self) -> PromptForm | None:
+        """Open the form of the one prompt the search leaves; None (nothing opened) when it leaves several or none."""
+        with self._lock:
+            query = self.search.value
+            found = [
+                (server, spec.name)
+                for server, section in self.sections.items()
+                for spec in section.prompts
+                if matches_query(spec, query, server)
+            ]
+        return self.open(*found[0]) if len(found) == 1 else None
+
+    def _on_search_key(self, content: Any) -> None:
+        # Enter in the search box (the widget's "submit"); the picker's script handles it first where scripts run.
+        if isinstance(content, Mapping) and content.get("event") == "submit":
+            self.open_only_match()
+
     def close(self) -> None:
         """Stop following list changes and remove the picker (and its open form)."""
         for unsubscribe in self._unsubscribe:
@@ -186,7 +212,7 @@ class PromptPicker:
             self.form.close()
         for section in self.sections.values():
             section.close()
-        for part in (self.search, self.status, self.form_area, self.widget):
+        for part in (self.search, self.status, self.form_area, self.scripts, self.widget):
             part.close()
 
     def _on_list_changed(self) -> None:

@@ -31,7 +31,7 @@ from .input_form import InputRequestForm
 from .services import PromptService, RenderedPromptDisplay, TaskRunner
 from .suggestions import DEFAULT_DEBOUNCE_SECONDS, SuggestionFetcher
 
-__all__ = ["PromptForm", "create_form_input_handler", "current_form"]
+__all__ = ["PromptForm", "create_form_input_handler", "current_form", "javascript_output"]
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def _error_html(message: str, details: str | None = None) -> str:
     )
 
 
-def _javascript(code: str) -> dict[str, Any]:
+def javascript_output(code: str) -> dict[str, Any]:
     """An output that runs `code` in front ends that run scripts, and shows nothing elsewhere."""
     return {"output_type": "display_data", "data": {"application/javascript": code, "text/plain": ""}, "metadata": {}}
 
@@ -142,6 +142,10 @@ class PromptForm:
         self.copy_button.add_class("mcp-copy-code")
         self.status = widgets.HTML("")
         self.status.add_class("mcp-form-status")
+        # The form's message line for what is not about one value (the server cannot be reached for
+        # suggestions): under the fields, at full width, so no field's layout changes when it comes or goes.
+        self.notice = widgets.HTML("", layout=widgets.Layout(display="none"))
+        self.notice.add_class("mcp-form-notice")
         self.input_area = widgets.VBox([])
         self.output = widgets.Output(_dom_classes=("mcp-form-output",))  # the class from the start: tests find it
         self.code = widgets.Textarea(value="", rows=1, layout=widgets.Layout(width="100%", display="none"))
@@ -151,7 +155,7 @@ class PromptForm:
         self.scripts = widgets.Output(
             layout=widgets.Layout(height="0px", overflow="hidden"), _dom_classes=("mcp-form-scripts",)
         )
-        self.scripts.outputs = (_javascript(COMBOBOX_SCRIPT),)
+        self.scripts.outputs = (javascript_output(COMBOBOX_SCRIPT),)
         if not spec.arguments:
             no_args = widgets.HTML("<i>This prompt takes no arguments.</i>")
             field_widgets = [no_args]
@@ -161,6 +165,7 @@ class PromptForm:
             [
                 self.header,
                 *field_widgets,
+                self.notice,
                 widgets.HBox([self.render_button, self.copy_button]),
                 self.status,
                 self.input_area,
@@ -191,7 +196,7 @@ class PromptForm:
             self.pending.cancel()
         for field in self.fields.values():
             field.close()
-        parts = (self.header, self.render_button, self.copy_button, self.status, self.code, self.code_note)
+        parts = (self.header, self.render_button, self.copy_button, self.status, self.notice, self.code, self.code_note)
         for part in (*parts, self.output, self.scripts):
             part.close()
         self.input_area.close()
@@ -242,7 +247,7 @@ class PromptForm:
                 {"output_type": "stream", "name": "stdout", "text": "The code is in a new cell below this one.\n"},
             )
         else:
-            self.code_note.outputs = (_javascript(_clipboard_script(code)),)
+            self.code_note.outputs = (javascript_output(_clipboard_script(code)),)
         self.code_note.layout.display = ""
         return code
 
@@ -259,14 +264,15 @@ class PromptForm:
             return result
 
         def on_error(value: str, error: BaseException) -> None:
-            field.show_suggestion_error(str(error) or type(error).__name__)
+            field.drop_suggestions()
+            self._set_notice(f"No suggestions for {field.argument.title or name}: {str(error) or type(error).__name__}")
+
+        def on_suggestions(value: str, result: CompletionResult) -> None:
+            field.show_suggestions(result)
+            self._set_notice(None)  # the server answers again
 
         return SuggestionFetcher(
-            self._runner,
-            complete,
-            on_suggestions=lambda value, result: field.show_suggestions(result),
-            on_error=on_error,
-            delay=debounce,
+            self._runner, complete, on_suggestions=on_suggestions, on_error=on_error, delay=debounce
         )
 
     def _on_field_edit(self, field: ArgumentField, picked: bool) -> None:
@@ -351,6 +357,7 @@ class PromptForm:
         self.error = None
         self.output.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
         self._set_status("")
+        self._set_notice(None)  # the server answered: what it could not do before is past
 
     def _show_error(self, error: BaseException) -> None:
         message = str(error) if isinstance(error, MCPNotebookError) else f"{type(error).__name__}: {error}"
@@ -367,6 +374,17 @@ class PromptForm:
 
     def _set_status(self, text: str) -> None:
         self.status.value = text
+
+    def _set_notice(self, message: str | None) -> None:
+        """Show `message` in the form's message line, or clear it."""
+        text = (
+            f'<small><i style="color: var(--jp-warn-color1, #b26500)">{html.escape(message)}</i></small>'
+            if message
+            else ""
+        )
+        if self.notice.value != text:
+            self.notice.value = text
+            self.notice.layout.display = "" if message else "none"
 
     # -- input requests ----------------------------------------------------------------------------
 
