@@ -10,9 +10,11 @@ their modules on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+# Not `typing.TYPE_CHECKING`: `mcp-notebook --help` imports this package, and typing would make it slower.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .api import connect
 
 __version__ = "0.1.0"

@@ -8,20 +8,19 @@ and the notebook sources are imported inside the command that needs them.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
-import shlex
-import shutil
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from . import __version__
 
+# Not `typing.TYPE_CHECKING`: importing typing (or json, shlex, shutil, pathlib) here would make `--help` slower.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from typing import Any, NoReturn
 
     from .asgi import ServeSettings
     from .models import PromptSpec
@@ -36,7 +35,8 @@ URL_LINE_PREFIX = "MCP_NOTEBOOK_URL="  # a machine-readable line on stderr once 
 EXIT_USAGE = 2
 _ARGUMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=")
 
-Command = Callable[[argparse.Namespace], int]
+if TYPE_CHECKING:
+    Command = Callable[[argparse.Namespace], int]
 
 
 class UsageProblem(Exception):
@@ -232,6 +232,8 @@ def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: C
 
 def _index_folder(args: argparse.Namespace) -> Path | None:
     """Where `serve` keeps its persistent notebook index, or None with --no-cache."""
+    from pathlib import Path
+
     if args.no_cache:
         return None
     if args.cache_dir is not None:
@@ -252,6 +254,8 @@ def _token(args: argparse.Namespace) -> str | None:
         )
         return args.token or None
     if args.token_file is not None:
+        from pathlib import Path
+
         return _read_token_file(Path(args.token_file).expanduser())
     return os.environ.get(TOKEN_ENV) or None
 
@@ -293,6 +297,8 @@ def _spec_record(spec: PromptSpec) -> dict[str, Any]:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    import json
+
     registry, source = _load_quietly(args.paths)
     snapshot = registry.snapshot()
     if args.json:
@@ -315,6 +321,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _call_line(paths: Sequence[str], spec: PromptSpec) -> str:
+    import shlex
+
     placeholders = [f"{a.name}=<{a.name}>" if a.required else f"[{a.name}=...]" for a in spec.arguments]
     return " ".join([shlex.join([PROG, "render", *paths, spec.name]), *placeholders])
 
@@ -332,6 +340,8 @@ def run_render(args: argparse.Namespace) -> int:
         values.setdefault(key, value)
     if len(items) < 2:
         raise UsageProblem("render needs at least one notebook or folder, then a prompt name (see --help)")
+    if (unsaid := _words_without_values(items)) is not None:
+        return unsaid
     *paths, name = items
     registry, source = _load_quietly(paths)
     snapshot = registry.snapshot()
@@ -360,8 +370,39 @@ def run_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _words_without_values(items: list[str]) -> int | None:
+    """`render PATH NAME lang`: the exit code after saying that `lang` needs `lang=…`; None if that is not it.
+
+    A word that is no path, followed by other words, is taken for the prompt name when the
+    paths before it serve such a prompt; the words after it are then arguments missing `=`.
+    """
+    from pathlib import Path
+
+    cut = next((i for i, item in enumerate(items[:-1]) if not Path(item).expanduser().exists()), None)
+    if not cut:  # every path exists (or the very first is missing: an error about that path)
+        return None
+    paths, name, words = items[:cut], items[cut], items[cut + 1 :]
+    spec = _load_quietly(paths)[0].snapshot().get(name)
+    if spec is None:
+        return None
+    known = [argument.name for argument in spec.arguments]
+    for word in words:
+        if _ARGUMENT.match(word):
+            continue
+        if word in known:
+            _say(f"{word} needs a value: {word}=…")
+        else:
+            takes = ", ".join(f"{k}=…" for k in known) or "no arguments"
+            _say(f"{word!r} is not NAME=VALUE: {name} takes {takes}")
+    _say(f"call it as: {_call_line(paths, spec)}")
+    return EXIT_USAGE
+
+
 def _launcher() -> list[str]:
     """How clients should start this very installation of mcp-notebook."""
+    import shutil
+    from pathlib import Path
+
     beside = Path(sys.executable).parent / PROG
     if beside.is_file() and os.access(beside, os.X_OK):
         return [str(beside)]
@@ -370,12 +411,18 @@ def _launcher() -> list[str]:
 
 
 def _default_name(paths: Sequence[str]) -> str:
+    from pathlib import Path
+
     first = Path(paths[0]).expanduser().resolve()
     stem = first.stem if first.suffix == ".ipynb" else first.name
     return re.sub(r"[^a-z0-9_-]+", "-", stem.lower()).strip("-") or "notebooks"
 
 
 def run_config(args: argparse.Namespace) -> int:
+    import json
+    import shlex
+    from pathlib import Path
+
     if args.jupyter is not None:
         return run_jupyter_config(args)
     if not args.paths:
@@ -424,6 +471,9 @@ def _jupyter_endpoint(url: str) -> tuple[str, str | None]:
 
 def run_jupyter_config(args: argparse.Namespace) -> int:
     """`config --jupyter URL`: clients that reach a Jupyter server's MCP endpoint with its token header."""
+    import json
+    import shlex
+
     url, url_token = _jupyter_endpoint(args.jupyter)
     name = args.name or "jupyter"
     if args.embed_token:
@@ -577,12 +627,47 @@ def _port(text: str) -> int:
     return value
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's layout, sized to the terminal without importing shutil (and with it bz2 and lzma) for `--help`."""
+
+    def __init__(self, prog: str) -> None:
+        try:  # as shutil.get_terminal_size does it; argparse then keeps 2 columns free
+            columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        super().__init__(prog, width=(columns if columns > 0 else 80) - 2)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's usage line and error, then a line saying what to type when a word is close to a known one."""
+
+    typed: Sequence[str] | None = None  # the command line being parsed, set by `main` (None: sys.argv)
+
+    def subcommands(self, name: str) -> list[argparse.ArgumentParser]:
+        """The parser of subcommand `name`, if there is one (a list of none or one)."""
+        return [
+            parser
+            for action in self._actions  # argparse lists no other way to a subcommand's parser
+            if isinstance(action, argparse._SubParsersAction) and (parser := action.choices.get(name)) is not None
+        ]
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        from .typos import correction_for
+
+        if (fix := correction_for(message, self.format_usage())) is not None:
+            import shlex
+
+            argv = fix.argv_with(sys.argv[1:] if _Parser.typed is None else _Parser.typed)
+            _say(f"did you mean {fix.meant}? type: {shlex.join([PROG, *argv])}")
+        raise SystemExit(EXIT_USAGE)
+
+
 def _add_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str, details: str, run: Command
+    commands: argparse._SubParsersAction[_Parser], name: str, summary: str, details: str, run: Command
 ) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        name, help=summary, description=details, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = commands.add_parser(name, help=summary, description=details, formatter_class=_Formatter)
     parser.set_defaults(run=run)
     return parser
 
@@ -630,13 +715,15 @@ def _add_http_serving_options(serve: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line; each subcommand's --help explains every option with examples."""
-    parser = argparse.ArgumentParser(
-        prog=PROG, description=_MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def build_parser(command: str | None = None) -> _Parser:
+    """The whole command line; each subcommand's --help explains every option with examples.
+
+    With `command`, the other subcommands may lack their options (`connect`'s come
+    from the kernel proxy's module): what `main` parses, `--help` included, costs less.
+    """
+    parser = _Parser(prog=PROG, description=_MAIN_HELP, formatter_class=_Formatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True, dest="command")
 
     serve = _add_command(commands, "serve", "serve notebooks as MCP prompts (stdio or HTTP)", _SERVE_HELP, run_serve)
     serve.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders to serve")
@@ -683,22 +770,28 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--name", help="server name in the client (default: the first path's name)")
     _add_jupyter_config_arguments(config)
 
-    from .kernel_proxy import add_connect_arguments  # standard library only until the proxy starts
-
     connect = _add_command(
         commands, "connect", "connect a stdio client to a running kernel's server", _CONNECT_HELP, run_connect
     )
-    add_connect_arguments(connect)
+    if command in (None, "connect"):
+        from .kernel_proxy import add_connect_arguments  # standard library only until the proxy starts
+
+        add_connect_arguments(connect)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
-    if not (sys.argv[1:] if argv is None else argv):
+    typed = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(next((word for word in typed if not word.startswith("-")), ""))
+    if not typed:
         parser.print_help(sys.stderr)  # a bare `mcp-notebook` is a request for help, not a mistake
         return EXIT_USAGE
-    args = parser.parse_args(argv)
+    _Parser.typed = typed
+    args, extras = parser.parse_known_args(typed)
+    if extras:  # as parse_args does, but under the subcommand's usage line, whose options the hint is chosen from
+        chosen = next(iter(parser.subcommands(args.command)), parser)
+        chosen.error(f"unrecognized arguments: {' '.join(extras)}")
     run: Command = args.run
     try:
         return run(args)
