@@ -37,10 +37,23 @@ examples:
 
 
 class _Parser(argparse.ArgumentParser):
-    """Errors in one line: editors show the server's stderr in a narrow log, if at all."""
+    """Errors in one line: editors show the server's stderr in a narrow log, if at all.
+
+    A misspelled option or choice ends that line with what to type (`mcp_notebook.typos`).
+    """
+
+    typed: Sequence[str] | None = None  # the command line being parsed (None: sys.argv)
 
     def error(self, message: str) -> NoReturn:
-        _fail(f"{message} (see {self.prog} --help)")
+        from mcp_notebook.typos import correction_for
+
+        hint = ""
+        if (fix := correction_for(message, self.format_usage())) is not None:
+            import shlex
+
+            argv = fix.argv_with(sys.argv[1:] if self.typed is None else self.typed)
+            hint = f"; did you mean {fix.meant}? type: {shlex.join([self.prog, *argv])}"
+        _fail(f"{message} (see {self.prog} --help){hint}")
 
 
 def _fail(message: str) -> NoReturn:
@@ -75,7 +88,7 @@ def _positive(value: str) -> float:
     return number
 
 
-def create_parser() -> argparse.ArgumentParser:
+def create_parser() -> _Parser:
     parser = _Parser(
         prog="mcp-notebook-lsp",
         description="MCP prompts as / slash commands in any LSP editor (completion, hover, diagnostics, render).",
@@ -187,7 +200,9 @@ def _check_config_files(paths: Sequence[Path]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = create_parser().parse_args(argv)
+    parser = create_parser()
+    parser.typed = None if argv is None else list(argv)
+    args = parser.parse_args(argv)
     settings = _settings(args)
     if args.config:
         _check_config_files(args.config)

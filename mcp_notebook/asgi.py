@@ -14,6 +14,7 @@ so any process accepts a cursor another one issued.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -136,6 +137,7 @@ def create_app(
     from .protocol.server import create_server
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
+    from .sources.start_report import StartReport, claim_the_report, summary_lines, then_for
     from .transports.hosts import HostAllowList
     from .transports.http import create_http_app
 
@@ -152,15 +154,16 @@ def create_app(
             _say(line)
 
     report = on_indexed or print_summary
+    # One summary, before the URL line: of `--workers N`, the first worker's; each problem in it once.
+    reporting, start = claim_the_report(settings.worker_dir), StartReport()
 
     async def index() -> None:
         await anyio.to_thread.run_sync(source.first_scan)
-        snapshot = registry.snapshot()
-        count, notebooks = len(snapshot.prompts), len(source.notebooks)
-        lines = [
-            f"{count} prompt{'s' * (count != 1)} from {notebooks} notebook{'s' * (notebooks != 1)} in {source.root}"
-        ]
-        report(lines + [f"warning: {warning}" for warning in snapshot.warnings])
+        if reporting:
+            report(summary_lines(registry, source, then=then_for(watching=settings.watch)))
+        start.summarized()
+        if not settings.watch:
+            start.end()
 
     async def close_at_shutdown() -> None:
         try:
@@ -179,7 +182,7 @@ def create_app(
         limits=settings.limits,
         stateless=settings.stateless,
         prepare=index,
-        tasks=[*([source.watch] if settings.watch else []), close_at_shutdown],
+        tasks=[*([functools.partial(source.watch, ready=start.end)] if settings.watch else []), close_at_shutdown],
         on_ready=on_ready,
         worker_dir=Path(settings.worker_dir) if settings.worker_dir else None,
     )

@@ -31,7 +31,7 @@ __all__ = ["main"]
 
 PROG = "mcp-notebook"
 TOKEN_ENV = "MCP_NOTEBOOK_TOKEN"
-URL_LINE_PREFIX = "MCP_NOTEBOOK_URL="  # a machine-readable line on stderr once HTTP is served
+URL_LINE_PREFIX = "MCP_NOTEBOOK_URL="  # a machine-readable line once HTTP is served: stdout, and stderr
 EXIT_USAGE = 2
 _ARGUMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=")
 
@@ -81,11 +81,10 @@ def _load(
     return registry, source
 
 
-def _summary(registry: PromptRegistry, source: NotebookFolderSource) -> list[str]:
-    count, notebooks = len(registry.snapshot().prompts), len(source.notebooks)
-    lines = [f"{count} prompt{'s' * (count != 1)} from {notebooks} notebook{'s' * (notebooks != 1)} in {source.root}"]
-    lines += [f"warning: {warning}" for warning in registry.snapshot().warnings]
-    return lines
+def _summary(registry: PromptRegistry, source: NotebookFolderSource, *, then: str = ".") -> list[str]:
+    from .sources.start_report import summary_lines
+
+    return summary_lines(registry, source, then=then)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -111,9 +110,15 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageProblem(
             "--host, --port, --token, --token-file, --allow-remote and the HTTP serving options need --http"
         )
+    from .sources.start_report import StartReport, then_for
+
+    report = StartReport()  # each notebook's problem said once, in the summary, before serving
     registry, source = _load(args.paths, index_folder=_index_folder(args), meanwhile=_import_stdio_server)
-    for line in _summary(registry, source):
+    for line in _summary(registry, source, then=then_for(watching=not args.no_watch)):
         _say(line)
+    report.summarized()
+    import functools
+
     import anyio
 
     from .protocol.server import create_server
@@ -122,7 +127,9 @@ def run_serve(args: argparse.Namespace) -> int:
     server = create_server(
         registry, resources=source, read_file=source.read_file, page_size=args.page_size, name=args.name
     )
-    tasks = [] if args.no_watch else [source.watch]
+    if args.no_watch:
+        report.end()
+    tasks = [] if args.no_watch else [functools.partial(source.watch, ready=report.end)]
     anyio.run(lambda: serve_stdio(server, tasks=tasks))
     source.close()
     return 0
@@ -191,7 +198,7 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
     def on_ready() -> None:
         workers = f" by {args.workers} workers" if args.workers > 1 else ""
         _say(f"serving over Streamable HTTP at {url}{workers}" + (" (bearer token required)" if token else ""))
-        print(f"{URL_LINE_PREFIX}{url}", file=sys.stderr, flush=True)
+        _print_url_line(url)
 
     if args.workers > 1:
         import tempfile
@@ -205,6 +212,18 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
                 return 1
         return 0
     return _serve_one_process(settings, sock, on_ready)
+
+
+def _print_url_line(url: str) -> None:
+    """`MCP_NOTEBOOK_URL=…` on stdout (with --http it carries no MCP), and beside the logs unless that is stdout too."""
+    line = f"{URL_LINE_PREFIX}{url}"
+    print(line, flush=True)
+    try:
+        same = os.path.samestat(os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno()))
+    except (AttributeError, OSError, ValueError):  # streams replaced by ones without a file (a test's capture)
+        same = False
+    if not same:
+        print(line, file=sys.stderr, flush=True)
 
 
 def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: Callable[[], None]) -> int:
@@ -530,8 +549,9 @@ _SERVE_HELP = """\
 Serve the prompts of notebooks (files or folders, searched recursively) over
 stdio, for an MCP client that starts this command, or over Streamable HTTP.
 Saving a notebook reloads it and tells connected clients (list_changed).
-Logs and the summary go to stderr; stdout carries only MCP messages. Over
-stdio, serving ends when stdin closes, once the requests read are answered.
+Logs and the summary go to stderr. Over stdio, stdout carries only MCP
+messages, and serving ends when stdin closes, once the requests read are
+answered.
 
 examples:
   mcp-notebook serve prompts/                   # stdio, for a client config
@@ -539,6 +559,11 @@ examples:
   mcp-notebook serve prompts/ --http            # http://127.0.0.1:<free port>/mcp
   mcp-notebook serve a.ipynb --http --port 8765 --token-file ~/.mcp-token
   mcp-notebook serve prompts/ --http --port 8765 --workers 4
+
+With --http, stdout carries no MCP messages: once serving, the line
+MCP_NOTEBOOK_URL=http://HOST:PORT/mcp is printed on stdout, for a script that
+starts the server and reads its first line (and on stderr, beside the logs,
+unless stdout and stderr are the same terminal or file).
 
 With --http, a bearer token keeps other local users (and, with --allow-remote,
 other machines) out: put it in a file only you can read (--token-file) or in
@@ -788,10 +813,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)  # a bare `mcp-notebook` is a request for help, not a mistake
         return EXIT_USAGE
     _Parser.typed = typed
-    args, extras = parser.parse_known_args(typed)
-    if extras:  # as parse_args does, but under the subcommand's usage line, whose options the hint is chosen from
-        chosen = next(iter(parser.subcommands(args.command)), parser)
-        chosen.error(f"unrecognized arguments: {' '.join(extras)}")
+    try:
+        args, extras = parser.parse_known_args(typed)
+        if extras:  # as parse_args does, but under the subcommand's usage line, whose options the hint is chosen from
+            chosen = next(iter(parser.subcommands(args.command)), parser)
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}")
+    finally:
+        _Parser.typed = None
     run: Command = args.run
     try:
         return run(args)
