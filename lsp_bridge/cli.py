@@ -45,10 +45,10 @@ class _Parser(argparse.ArgumentParser):
     typed: Sequence[str] | None = None  # the command line being parsed (None: sys.argv)
 
     def error(self, message: str) -> NoReturn:
-        from mcp_notebook.typos import correction_for
+        from mcp_notebook.typos import correction_for, options_of
 
         hint = ""
-        if (fix := correction_for(message, self.format_usage())) is not None:
+        if (fix := correction_for(message, options_of(self))) is not None:
             import shlex
 
             argv = fix.argv_with(sys.argv[1:] if self.typed is None else self.typed)

@@ -679,9 +679,9 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
-        from .typos import correction_for
+        from .typos import correction_for, options_of
 
-        if (fix := correction_for(message, self.format_usage())) is not None:
+        if (fix := correction_for(message, options_of(self))) is not None:
             import shlex
 
             argv = fix.argv_with(sys.argv[1:] if _Parser.typed is None else _Parser.typed)
@@ -748,7 +748,8 @@ def build_parser(command: str | None = None) -> _Parser:
     """
     parser = _Parser(prog=PROG, description=_MAIN_HELP, formatter_class=_Formatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True, dest="command")
+    # Required, but checked by `main`: argparse would say so before naming a misspelled option (`--hlep`).
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
 
     serve = _add_command(commands, "serve", "serve notebooks as MCP prompts (stdio or HTTP)", _SERVE_HELP, run_serve)
     serve.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders to serve")
@@ -818,6 +819,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extras:  # as parse_args does, but under the subcommand's usage line, whose options the hint is chosen from
             chosen = next(iter(parser.subcommands(args.command)), parser)
             chosen.error(f"unrecognized arguments: {' '.join(extras)}")
+        if args.command is None:
+            parser.error("the following arguments are required: COMMAND")
     finally:
         _Parser.typed = None
     run: Command = args.run

@@ -8,17 +8,17 @@ the error path imports this module: `--help` stays light.
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Sequence
 
 from .naming import suggest_names
 
-__all__ = ["Correction", "correction_for", "options_in_usage"]
+__all__ = ["Correction", "correction_for", "options_of"]
 
 # argparse's wording (3.11 quotes the value and each choice with repr; later versions may not).
 _INVALID_CHOICE = re.compile(r"invalid choice: (?P<typed>.*?) \(choose from (?P<choices>.*)\)$")
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (?P<words>.*)$")
-_OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z0-9][A-Za-z0-9_-]*)")
 
 
 def _unquoted(text: str) -> str:
@@ -45,17 +45,18 @@ class Correction:
         return fixed
 
 
-def options_in_usage(usage: str) -> list[str]:
-    """The option strings a parser's usage line names (`-h`, `--http`, ...), in order, each once."""
-    return list(dict.fromkeys(_OPTION.findall(usage)))
+def options_of(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of `parser` (`-h`, `--help`, `--http`, ...), hidden ones too, in order."""
+    # `_actions` is the one list argparse keeps of them (its usage line names `-h` but not `--help`).
+    return [option for action in parser._actions for option in action.option_strings]
 
 
-def correction_for(message: str, usage: str) -> Correction | None:
-    """What was meant, for argparse's error `message` about a parser whose usage line is `usage`.
+def correction_for(message: str, options: Sequence[str]) -> Correction | None:
+    """What was meant, for argparse's error `message` about a parser with these `options`.
 
     An invalid choice (a subcommand, or a value from a fixed set) is matched
-    against the choices the message lists; an unrecognized option against the
-    options of the usage line. None when nothing is close.
+    against the choices the message lists; an unrecognized option against
+    `options`. None when nothing is close.
     """
     if found := _INVALID_CHOICE.search(message):
         typed = _unquoted(found["typed"])
@@ -63,7 +64,6 @@ def correction_for(message: str, usage: str) -> Correction | None:
         meant = suggest_names(typed, choices, limit=1)
         return Correction(typed, meant[0]) if meant else None
     if found := _UNRECOGNIZED.search(message):
-        options = options_in_usage(usage)
         for word in found["words"].split():
             typed = word.partition("=")[0]
             if typed.startswith("-") and (meant := suggest_names(typed, options, limit=1)):

@@ -144,3 +144,26 @@ def test_tcp_serves_one_editor_on_loopback_and_ends_with_it() -> None:
             bridge.wait()
         if bridge.stderr is not None:
             bridge.stderr.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["--confg", "a.json"], "did you mean --config? type: mcp-notebook-lsp --config a.json"),
+        (["--log-levl=debug"], "did you mean --log-level? type: mcp-notebook-lsp --log-level=debug"),
+        (["--images", "data-url"], "did you mean data-uri? type: mcp-notebook-lsp --images data-uri"),
+    ],
+)
+def test_a_misspelled_option_or_choice_ends_the_one_line_with_what_to_type(argv: list[str], hint: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_bridge", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("mcp-notebook-lsp: error: ")
+    assert line.endswith(f"(see mcp-notebook-lsp --help); {hint}")
