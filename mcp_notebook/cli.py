@@ -13,6 +13,7 @@ import re
 import sys
 
 from . import __version__
+from .command_line import HelpFormatter
 
 # Not `typing.TYPE_CHECKING`: importing typing (or json, shlex, shutil, pathlib) here would make `--help` slower.
 TYPE_CHECKING = False
@@ -652,17 +653,6 @@ def _port(text: str) -> int:
     return value
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's layout, sized to the terminal without importing shutil (and with it bz2 and lzma) for `--help`."""
-
-    def __init__(self, prog: str) -> None:
-        try:  # as shutil.get_terminal_size does it; argparse then keeps 2 columns free
-            columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-        super().__init__(prog, width=(columns if columns > 0 else 80) - 2)
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse's usage line and error, then a line saying what to type when a word is close to a known one."""
 
@@ -679,7 +669,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
-        from .typos import correction_for, options_of
+        from .command_line import correction_for, options_of
 
         if (fix := correction_for(message, options_of(self))) is not None:
             import shlex
@@ -692,7 +682,7 @@ class _Parser(argparse.ArgumentParser):
 def _add_command(
     commands: argparse._SubParsersAction[_Parser], name: str, summary: str, details: str, run: Command
 ) -> argparse.ArgumentParser:
-    parser = commands.add_parser(name, help=summary, description=details, formatter_class=_Formatter)
+    parser = commands.add_parser(name, help=summary, description=details, formatter_class=HelpFormatter)
     parser.set_defaults(run=run)
     return parser
 
@@ -746,7 +736,7 @@ def build_parser(command: str | None = None) -> _Parser:
     With `command`, the other subcommands may lack their options (`connect`'s come
     from the kernel proxy's module): what `main` parses, `--help` included, costs less.
     """
-    parser = _Parser(prog=PROG, description=_MAIN_HELP, formatter_class=_Formatter)
+    parser = _Parser(prog=PROG, description=_MAIN_HELP, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     # Required, but checked by `main`: argparse would say so before naming a misspelled option (`--hlep`).
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from import_probe import ARGPARSE_HELP, new_modules
 
 from mcp_notebook.cli import build_parser, main
 
@@ -313,31 +314,14 @@ def test_serve_keeps_its_notebook_index_where_told(
 # --- every error says what to do (issue #25) -------------------------------------------------------------------------
 
 
-def _new_modules(code: str) -> set[str]:
-    """The modules `code` imports in a fresh interpreter, beyond those the interpreter starts with."""
-    probe = (
-        "import sys\nbefore = set(sys.modules)\n"
-        f"{code}\n"
-        "print('NEW=' + ','.join(sorted(set(sys.modules) - before)), file=sys.stderr)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    line = next(line for line in done.stderr.splitlines() if line.startswith("NEW="))
-    return {name for name in line.removeprefix("NEW=").split(",") if name}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"], ["render", "--help"]])
 def test_help_imports_nothing_but_what_argparse_itself_needs_to_print_help(argv: list[str]) -> None:
     # The imports are what made `--help` take 168 ms (the kernel proxy, logging, dataclasses, json,
     # shutil, typing): `--help` may import only the command and what argparse needs for any help.
-    argparse_alone = _new_modules(
-        "import argparse\n"
-        "parser = argparse.ArgumentParser(formatter_class=lambda prog: argparse.HelpFormatter(prog, width=78))\n"
-        "parser.add_subparsers().add_parser('x', help='y')\n"
-        "parser.format_help()"
-    )
-    ours = _new_modules(f"from mcp_notebook.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass")
-    assert ours - argparse_alone == {"mcp_notebook", "mcp_notebook.cli"}
+    argparse_alone = new_modules(ARGPARSE_HELP)
+    ours = new_modules(f"from mcp_notebook.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass")
+    assert ours - argparse_alone == {"mcp_notebook", "mcp_notebook.cli", "mcp_notebook.command_line"}
 
 
 def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:

@@ -1,24 +1,41 @@
-""" "Did you mean …?" for a mistyped command line, read from the error argparse gives it.
+"""What both command lines (`mcp-notebook`, `mcp-notebook-lsp`) share on top of argparse.
 
-Both commands (`mcp-notebook`, `mcp-notebook-lsp`) add this to argparse's own
-error, so a misspelled subcommand, option or choice comes with what to type.
-The close names are `naming.suggest_names`, the rule `%mcp` follows too. Only
-the error path imports this module: `--help` stays light.
+`correction_for` reads argparse's error for a misspelled subcommand, option or
+choice and says what was meant, so the error comes with what to type ("did you
+mean"); the close names are `naming.suggest_names`, the rule `%mcp` follows
+too. `HelpFormatter` is argparse's layout without argparse's import of shutil.
+Only argparse, os, re and sys are imported up front, so `--help` stays light;
+the suggestions are imported on the error path.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
-from collections.abc import Sequence
+import sys
 
-from .naming import suggest_names
+TYPE_CHECKING = False  # not typing's: importing typing would make `--help` slower
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-__all__ = ["Correction", "correction_for", "options_of"]
+__all__ = ["Correction", "HelpFormatter", "correction_for", "options_of"]
 
 # argparse's wording (3.11 quotes the value and each choice with repr; later versions may not).
 _INVALID_CHOICE = re.compile(r"invalid choice: (?P<typed>.*?) \(choose from (?P<choices>.*)\)$")
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (?P<words>.*)$")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's layout, sized to the terminal without importing shutil (and with it bz2 and lzma)."""
+
+    def __init__(self, prog: str) -> None:
+        try:  # as shutil.get_terminal_size does it; argparse then keeps 2 columns free
+            fileno = sys.__stdout__.fileno()  # type: ignore[union-attr]
+            columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(fileno).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        super().__init__(prog, width=(columns if columns > 0 else 80) - 2)
 
 
 def _unquoted(text: str) -> str:
@@ -58,6 +75,8 @@ def correction_for(message: str, options: Sequence[str]) -> Correction | None:
     against the choices the message lists; an unrecognized option against
     `options`. None when nothing is close.
     """
+    from .naming import suggest_names
+
     if found := _INVALID_CHOICE.search(message):
         typed = _unquoted(found["typed"])
         choices = [_unquoted(choice) for choice in found["choices"].split(",")]
