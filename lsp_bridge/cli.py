@@ -57,11 +57,9 @@ class _Parser(argparse.ArgumentParser):
         from mcp_notebook.command_line import correction_for, options_of
 
         hint = ""
-        if (fix := correction_for(message, options_of(self))) is not None:
-            import shlex
-
-            argv = fix.argv_with(sys.argv[1:] if self.typed is None else self.typed)
-            hint = f"; did you mean {fix.meant}? type: {shlex.join([self.prog, *argv])}"
+        typed = sys.argv[1:] if self.typed is None else self.typed
+        if (fix := correction_for(message, options_of(self), typed)) is not None:
+            hint = f"; {fix.hint(self.prog, typed)}"
         _fail(f"{message} (see {self.prog} --help){hint}")
 
 

@@ -671,11 +671,9 @@ class _Parser(argparse.ArgumentParser):
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         from .command_line import correction_for, options_of
 
-        if (fix := correction_for(message, options_of(self))) is not None:
-            import shlex
-
-            argv = fix.argv_with(sys.argv[1:] if _Parser.typed is None else _Parser.typed)
-            _say(f"did you mean {fix.meant}? type: {shlex.join([PROG, *argv])}")
+        typed = sys.argv[1:] if _Parser.typed is None else _Parser.typed
+        if (fix := correction_for(message, options_of(self), typed)) is not None:
+            _say(fix.hint(PROG, typed))
         raise SystemExit(EXIT_USAGE)
 
 

@@ -24,6 +24,7 @@ __all__ = ["Correction", "HelpFormatter", "correction_for", "options_of"]
 # argparse's wording (3.11 quotes the value and each choice with repr; later versions may not).
 _INVALID_CHOICE = re.compile(r"invalid choice: (?P<typed>.*?) \(choose from (?P<choices>.*)\)$")
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (?P<words>.*)$")
+_OPTION_WORD = re.compile(r"--?[A-Za-z]")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -44,12 +45,23 @@ def _unquoted(text: str) -> str:
 
 
 class Correction:
-    """`typed` was meant to be `meant`; `argv_with` is the command line with that one word changed."""
+    """`typed` was meant to be `meant`; `argv_with` is the command line with that one word changed.
 
-    __slots__ = ("meant", "typed")
+    `whole` says whether that change answers the error itself (else the error is about something else too).
+    """
 
-    def __init__(self, typed: str, meant: str) -> None:
-        self.typed, self.meant = typed, meant
+    __slots__ = ("meant", "typed", "whole")
+
+    def __init__(self, typed: str, meant: str, *, whole: bool = True) -> None:
+        self.typed, self.meant, self.whole = typed, meant, whole
+
+    def hint(self, prog: str, argv: Sequence[str]) -> str:
+        """The line to add to the error: `did you mean X? type: PROG ARGV…` (without `type:` unless `whole`)."""
+        if not self.whole:
+            return f"did you mean {self.meant}?"
+        import shlex
+
+        return f"did you mean {self.meant}? type: {shlex.join([prog, *self.argv_with(argv)])}"
 
     def argv_with(self, argv: Sequence[str]) -> list[str]:
         """`argv` with the first word `typed` (or `typed=VALUE`) replaced by `meant`."""
@@ -68,12 +80,14 @@ def options_of(parser: argparse.ArgumentParser) -> list[str]:
     return [option for action in parser._actions for option in action.option_strings]
 
 
-def correction_for(message: str, options: Sequence[str]) -> Correction | None:
+def correction_for(message: str, options: Sequence[str], argv: Sequence[str] = ()) -> Correction | None:
     """What was meant, for argparse's error `message` about a parser with these `options`.
 
     An invalid choice (a subcommand, or a value from a fixed set) is matched
     against the choices the message lists; an unrecognized option against
-    `options`. None when nothing is close.
+    `options`. For any other error (a missing PATH said before the unknown
+    option), an option word of `argv` that is none of `options` nor the start
+    of one is. None when nothing is close.
     """
     from .naming import suggest_names
 
@@ -82,9 +96,12 @@ def correction_for(message: str, options: Sequence[str]) -> Correction | None:
         choices = [_unquoted(choice) for choice in found["choices"].split(",")]
         meant = suggest_names(typed, choices, limit=1)
         return Correction(typed, meant[0]) if meant else None
-    if found := _UNRECOGNIZED.search(message):
-        for word in found["words"].split():
-            typed = word.partition("=")[0]
-            if typed.startswith("-") and (meant := suggest_names(typed, options, limit=1)):
-                return Correction(typed, meant[0])
+    found = _UNRECOGNIZED.search(message)
+    words = found["words"].split() if found else list(argv[: argv.index("--")] if "--" in argv else argv)
+    for word in words:
+        typed = word.partition("=")[0]
+        if not _OPTION_WORD.match(typed) or any(option.startswith(typed) for option in options):
+            continue  # a value (`-1`), a known option, or an abbreviation of one (argparse's allow_abbrev)
+        if meant := suggest_names(typed, options, limit=1):
+            return Correction(typed, meant[0], whole=found is not None)
     return None

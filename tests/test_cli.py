@@ -406,3 +406,20 @@ def test_a_missing_folder_before_the_prompt_name_is_still_named(
 ) -> None:
     assert main(["render", str(folder), str(folder / "nope"), "greet"]) == 2
     assert capsys.readouterr().err == f"mcp-notebook: No such notebook or folder: {folder / 'nope'}\n"
+
+
+def test_a_misspelled_option_is_named_even_when_argparse_stops_at_another_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = _usage_error(["serve", "--htp"], capsys)
+    assert lines[-2:] == [
+        "mcp-notebook serve: error: the following arguments are required: PATH",
+        "mcp-notebook: did you mean --http?",  # no line to type: PATH is still missing
+    ]
+
+
+@pytest.mark.parametrize("argv", [["serve", "x", "--port", "-1"], ["serve", "x", "--htt", "--workers", "0"], ["serve"]])
+def test_values_and_abbreviations_are_not_taken_for_typos(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _usage_error(argv, capsys)
+    assert "did you mean" not in lines[-1]
+    assert lines[-1].startswith("mcp-notebook serve: error: ")
