@@ -169,6 +169,7 @@ def create_app(
         try:
             await anyio.sleep_forever()
         finally:
+            start.end()  # if it stops before the watch was in place
             with anyio.CancelScope(shield=True):  # the index is written and closed before the worker exits
                 await anyio.to_thread.run_sync(source.close)
 

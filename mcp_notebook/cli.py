@@ -114,7 +114,11 @@ def run_serve(args: argparse.Namespace) -> int:
     from .sources.start_report import StartReport, then_for
 
     report = StartReport()  # each notebook's problem said once, in the summary, before serving
-    registry, source = _load(args.paths, index_folder=_index_folder(args), meanwhile=_import_stdio_server)
+    try:
+        registry, source = _load(args.paths, index_folder=_index_folder(args), meanwhile=_import_stdio_server)
+    except BaseException:
+        report.end()
+        raise
     for line in _summary(registry, source, then=then_for(watching=not args.no_watch)):
         _say(line)
     report.summarized()
@@ -131,7 +135,10 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.no_watch:
         report.end()
     tasks = [] if args.no_watch else [functools.partial(source.watch, ready=report.end)]
-    anyio.run(lambda: serve_stdio(server, tasks=tasks))
+    try:
+        anyio.run(lambda: serve_stdio(server, tasks=tasks))
+    finally:
+        report.end()  # if the client left before the watch was in place
     source.close()
     return 0
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,13 @@ from mcp_notebook.cli import build_parser, main
 
 NotebookFactory = Callable[..., Path]
 HEAVY = ("mcp", "mcp_types", "pydantic", "anyio", "uvicorn", "starlette")
+
+
+@pytest.fixture(autouse=True)
+def _thaw() -> Iterator[None]:
+    """Loading freezes what it built, as a long-lived server should; in a test process it is freed again later."""
+    yield
+    gc.unfreeze()  # else another test, counting frozen objects, sees this one's go
 
 
 @pytest.fixture

@@ -194,3 +194,14 @@ def test_notebooks_without_a_prompt_say_how_many_were_read_and_how_to_tag_a_cell
         f"mcp-notebook: 0 prompts: the one notebook read in {tmp_path} has no cell tagged prompt:NAME. "
         "Tag a cell prompt:NAME (docs/notebook-format.md), then start this server again."
     )
+
+
+def test_over_http_a_folder_without_prompts_says_so_before_the_url_line(
+    serve: Callable[..., Served], tmp_path: Path
+) -> None:
+    served = serve(str(tmp_path), "--http", "--no-watch")
+    served.wait_for("stdout", lambda line: line.startswith("MCP_NOTEBOOK_URL="))
+    assert served.seen("stderr")[0] == (
+        f"mcp-notebook: 0 prompts: no notebook (.ipynb) was found in {tmp_path}. Write one with a cell tagged "
+        "prompt:NAME (docs/notebook-format.md), then start this server again."
+    )
