@@ -1,20 +1,29 @@
-"""`mcp-notebook-lsp`: the language server, started by an editor over stdio."""
+"""`mcp-notebook-lsp`: the language server, started by an editor over stdio.
+
+Only the standard library's argparse and re are imported up front (not even
+typing, logging or pathlib): `--help` and a bad option stay instant; the
+settings, the configuration files, pygls and the MCP SDK come once the options
+are read.
+"""
 
 from __future__ import annotations
 
 import argparse
-import logging
 import re
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import NoReturn
 
 from mcp_notebook import __version__
-from mcp_notebook.config import ServerConfig
-from mcp_notebook.exceptions import ConfigError
+from mcp_notebook.command_line import HelpFormatter
 
-from .settings import ALL_FILE_TYPES, BridgeSettings, parse_setting, to_settings
+TYPE_CHECKING = False  # not typing's: importing typing would make `--help` slower
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+    from typing import NoReturn
+
+    from mcp_notebook.config import ServerConfig
+
+    from .settings import BridgeSettings
 
 __all__ = ["create_parser", "main", "to_command_server_names"]
 
@@ -37,10 +46,21 @@ examples:
 
 
 class _Parser(argparse.ArgumentParser):
-    """Errors in one line: editors show the server's stderr in a narrow log, if at all."""
+    """Errors in one line: editors show the server's stderr in a narrow log, if at all.
+
+    A misspelled option or choice ends that line with what to type (`mcp_notebook.command_line`).
+    """
+
+    typed: Sequence[str] | None = None  # the command line being parsed (None: sys.argv)
 
     def error(self, message: str) -> NoReturn:
-        _fail(f"{message} (see {self.prog} --help)")
+        from mcp_notebook.command_line import correction_for, options_of
+
+        hint = ""
+        typed = sys.argv[1:] if self.typed is None else self.typed
+        if (fix := correction_for(message, options_of(self), typed)) is not None:
+            hint = f"; {fix.hint(self.prog, typed)}"
+        _fail(f"{message} (see {self.prog} --help){hint}")
 
 
 def _fail(message: str) -> NoReturn:
@@ -75,19 +95,28 @@ def _positive(value: str) -> float:
     return number
 
 
-def create_parser() -> argparse.ArgumentParser:
+def _path(text: str) -> Path:
+    from pathlib import Path
+
+    return Path(text)
+
+
+_path.__name__ = "path"  # as argparse names the type in an error
+
+
+def create_parser() -> _Parser:
     parser = _Parser(
         prog="mcp-notebook-lsp",
         description="MCP prompts as / slash commands in any LSP editor (completion, hover, diagnostics, render).",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--config",
         action="append",
         default=[],
-        type=Path,
+        type=_path,
         metavar="PATH",
         help="an MCP configuration file (mcpServers / servers); repeat for several; later files win",
     )
@@ -97,11 +126,11 @@ def create_parser() -> argparse.ArgumentParser:
         help="read only --config files, not Claude Desktop, Cursor, VS Code, Claude Code or project mcp.json",
     )
     parser.add_argument(
-        "--cwd", type=Path, help="the project folder for project config files (default: the editor's workspace root)"
+        "--cwd", type=_path, help="the project folder for project config files (default: the editor's workspace root)"
     )
     parser.add_argument("--no-kernels", action="store_true", help="do not offer the prompts of running kernels")
     parser.add_argument(
-        "--runtime-dir", type=Path, help="where kernels leave connection files (default: Jupyter's runtime dir)"
+        "--runtime-dir", type=_path, help="where kernels leave connection files (default: Jupyter's runtime dir)"
     )
     parser.add_argument(
         "--kernel-poll", type=_positive, default=1.0, metavar="SECONDS", help="how often to look for kernels"
@@ -124,7 +153,7 @@ def create_parser() -> argparse.ArgumentParser:
         default=5.0,
         help="seconds between checks that HTTP servers (kernels) are still there; stdio servers are noticed at once",
     )
-    parser.add_argument("--log-file", type=Path, help="write logs here instead of stderr")
+    parser.add_argument("--log-file", type=_path, help="write logs here instead of stderr")
     parser.add_argument(
         "--log-level",
         default="WARNING",
@@ -157,6 +186,8 @@ def to_command_server_names(configs: Mapping[str, ServerConfig]) -> dict[str, Se
 
 def _settings(args: argparse.Namespace) -> BridgeSettings:
     """The settings the options give; a bad one ends the program with one line saying which and why."""
+    from .settings import ALL_FILE_TYPES, parse_setting, to_settings
+
     file_types: object = (
         ALL_FILE_TYPES
         if args.file_types.strip() == ALL_FILE_TYPES
@@ -179,6 +210,7 @@ def _settings(args: argparse.Namespace) -> BridgeSettings:
 def _check_config_files(paths: Sequence[Path]) -> None:
     """Read the files named with --config once at start: a bad one is one line on stderr, and exit 2."""
     from mcp_notebook.config import load_server_configs
+    from mcp_notebook.exceptions import ConfigError
 
     try:
         load_server_configs(paths, include_defaults=False)
@@ -187,10 +219,17 @@ def _check_config_files(paths: Sequence[Path]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = create_parser().parse_args(argv)
+    parser = create_parser()
+    parser.typed = None if argv is None else list(argv)
+    args = parser.parse_args(argv)
     settings = _settings(args)
     if args.config:
         _check_config_files(args.config)
+    import logging
+    from pathlib import Path
+
+    from mcp_notebook.exceptions import ConfigError
+
     # stdout carries the LSP messages: logs go to stderr (editors show it) or to a file.
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
     logging.basicConfig(

@@ -10,11 +10,13 @@ their modules on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .version import __version__
 
+# Not `typing.TYPE_CHECKING`: `mcp-notebook --help` imports this package, and typing would make it slower.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .api import connect
 
 __all__ = ["__version__", "connect", "load_ipython_extension", "unload_ipython_extension"]

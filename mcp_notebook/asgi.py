@@ -14,11 +14,11 @@ so any process accepts a cursor another one issued.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -147,6 +147,7 @@ def create_app(
     from .protocol.server import create_server
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
+    from .sources.start_report import StartReport, claim_the_report, summary_lines, then_for
     from .transports.hosts import HostAllowList
     from .transports.http import create_http_app
 
@@ -163,23 +164,26 @@ def create_app(
             _say(line)
 
     report = on_indexed or print_summary
+    # One summary, before the URL line: of `--workers N`, the first worker's; each problem in it once.
+    reporting, start = claim_the_report(settings.worker_dir), StartReport()
 
     async def index() -> None:
         await anyio.to_thread.run_sync(source.first_scan)
-        snapshot = registry.snapshot()
-        count, notebooks = len(snapshot.prompts), len(source.notebooks)
-        lines = [
-            f"{count} prompt{'s' * (count != 1)} from {notebooks} notebook{'s' * (notebooks != 1)} in {source.root}"
-        ]
-        report(lines + [f"warning: {warning}" for warning in snapshot.warnings])
+        if reporting:
+            report(summary_lines(registry, source, then=then_for(watching=settings.watch)))
+        start.summarized()
+        if not settings.watch:
+            start.end()
 
     async def close_at_shutdown() -> None:
         try:
             await anyio.sleep_forever()
         finally:
+            start.end()  # if it stops before the watch was in place
             with anyio.CancelScope(shield=True):  # the index is written and closed before the worker exits
                 await anyio.to_thread.run_sync(source.close)
 
+    watch = functools.partial(source.watch, ready=start.end, poll=settings.poll)
     known_port = settings.port is not None
     gate = create_http_app(
         server,
@@ -190,7 +194,7 @@ def create_app(
         limits=settings.limits,
         stateless=settings.stateless,
         prepare=index,
-        tasks=[*([partial(source.watch, poll=settings.poll)] if settings.watch else []), close_at_shutdown],
+        tasks=[*([watch] if settings.watch else []), close_at_shutdown],
         on_ready=on_ready,
         worker_dir=Path(settings.worker_dir) if settings.worker_dir else None,
     )

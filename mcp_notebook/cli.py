@@ -8,21 +8,20 @@ and the notebook sources are imported inside the command that needs them.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
-import shlex
-import shutil
 import sys
-from collections.abc import Callable, Sequence
-from functools import partial
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .command_line import HelpFormatter
 
+# Not `typing.TYPE_CHECKING`: importing typing (or json, shlex, shutil, pathlib) here would make `--help` slower.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from typing import Any, NoReturn
 
     from .asgi import ServeSettings
     from .models import PromptSpec
@@ -33,11 +32,12 @@ __all__ = ["main"]
 
 PROG = "mcp-notebook"
 TOKEN_ENV = "MCP_NOTEBOOK_TOKEN"
-URL_LINE_PREFIX = "MCP_NOTEBOOK_URL="  # a machine-readable line on stderr once HTTP is served
+URL_LINE_PREFIX = "MCP_NOTEBOOK_URL="  # a machine-readable line once HTTP is served: stdout, and stderr
 EXIT_USAGE = 2
 _ARGUMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=")
 
-Command = Callable[[argparse.Namespace], int]
+if TYPE_CHECKING:
+    Command = Callable[[argparse.Namespace], int]
 
 
 class UsageProblem(Exception):
@@ -82,11 +82,10 @@ def _load(
     return registry, source
 
 
-def _summary(registry: PromptRegistry, source: NotebookFolderSource) -> list[str]:
-    count, notebooks = len(registry.snapshot().prompts), len(source.notebooks)
-    lines = [f"{count} prompt{'s' * (count != 1)} from {notebooks} notebook{'s' * (notebooks != 1)} in {source.root}"]
-    lines += [f"warning: {warning}" for warning in registry.snapshot().warnings]
-    return lines
+def _summary(registry: PromptRegistry, source: NotebookFolderSource, *, then: str = ".") -> list[str]:
+    from .sources.start_report import summary_lines
+
+    return summary_lines(registry, source, then=then)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -113,9 +112,19 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageProblem(
             "--host, --port, --token, --token-file, --allow-remote and the HTTP serving options need --http"
         )
-    registry, source = _load(args.paths, index_folder=_index_folder(args), meanwhile=_import_stdio_server)
-    for line in _summary(registry, source):
+    from .sources.start_report import StartReport, then_for
+
+    report = StartReport()  # each notebook's problem said once, in the summary, before serving
+    try:
+        registry, source = _load(args.paths, index_folder=_index_folder(args), meanwhile=_import_stdio_server)
+    except BaseException:
+        report.end()
+        raise
+    for line in _summary(registry, source, then=then_for(watching=not args.no_watch)):
         _say(line)
+    report.summarized()
+    import functools
+
     import anyio
 
     from .protocol.server import create_server
@@ -124,8 +133,13 @@ def run_serve(args: argparse.Namespace) -> int:
     server = create_server(
         registry, resources=source, read_file=source.read_file, page_size=args.page_size, name=args.name
     )
-    tasks = [] if args.no_watch else [partial(source.watch, poll=args.poll)]
-    anyio.run(lambda: serve_stdio(server, tasks=tasks))
+    if args.no_watch:
+        report.end()
+    tasks = [] if args.no_watch else [functools.partial(source.watch, ready=report.end, poll=args.poll)]
+    try:
+        anyio.run(lambda: serve_stdio(server, tasks=tasks))
+    finally:
+        report.end()  # if the client left before the watch was in place
     source.close()
     return 0
 
@@ -209,7 +223,7 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
     def on_ready() -> None:
         workers = f" by {args.workers} workers" if args.workers > 1 else ""
         _say(f"serving over Streamable HTTP at {url}{workers}" + (" (bearer token required)" if token else ""))
-        print(f"{URL_LINE_PREFIX}{url}", file=sys.stderr, flush=True)
+        _print_url_line(url)
 
     if args.workers > 1:
         import tempfile
@@ -223,6 +237,18 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
                 return 1
         return 0
     return _serve_one_process(settings, sock, on_ready)
+
+
+def _print_url_line(url: str) -> None:
+    """`MCP_NOTEBOOK_URL=…` on stdout (with --http it carries no MCP), and beside the logs unless that is stdout too."""
+    line = f"{URL_LINE_PREFIX}{url}"
+    print(line, flush=True)
+    try:
+        same = os.path.samestat(os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno()))
+    except (AttributeError, OSError, ValueError):  # streams replaced by ones without a file (a test's capture)
+        same = False
+    if not same:
+        print(line, file=sys.stderr, flush=True)
 
 
 def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: Callable[[], None]) -> int:
@@ -250,6 +276,8 @@ def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: C
 
 def _index_folder(args: argparse.Namespace) -> Path | None:
     """Where `serve` keeps its persistent notebook index, or None with --no-cache."""
+    from pathlib import Path
+
     if args.no_cache:
         return None
     if args.cache_dir is not None:
@@ -270,6 +298,8 @@ def _token(args: argparse.Namespace) -> str | None:
         )
         return args.token or None
     if args.token_file is not None:
+        from pathlib import Path
+
         return _read_token_file(Path(args.token_file).expanduser())
     return os.environ.get(TOKEN_ENV) or None
 
@@ -311,6 +341,8 @@ def _spec_record(spec: PromptSpec) -> dict[str, Any]:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    import json
+
     registry, source = _load_quietly(args.paths)
     snapshot = registry.snapshot()
     if args.json:
@@ -333,6 +365,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _call_line(paths: Sequence[str], spec: PromptSpec) -> str:
+    import shlex
+
     placeholders = [f"{a.name}=<{a.name}>" if a.required else f"[{a.name}=...]" for a in spec.arguments]
     return " ".join([shlex.join([PROG, "render", *paths, spec.name]), *placeholders])
 
@@ -350,6 +384,8 @@ def run_render(args: argparse.Namespace) -> int:
         values.setdefault(key, value)
     if len(items) < 2:
         raise UsageProblem("render needs at least one notebook or folder, then a prompt name (see --help)")
+    if (unsaid := _words_without_values(items)) is not None:
+        return unsaid
     *paths, name = items
     registry, source = _load_quietly(paths)
     snapshot = registry.snapshot()
@@ -378,8 +414,39 @@ def run_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _words_without_values(items: list[str]) -> int | None:
+    """`render PATH NAME lang`: the exit code after saying that `lang` needs `lang=…`; None if that is not it.
+
+    A word that is no path, followed by other words, is taken for the prompt name when the
+    paths before it serve such a prompt; the words after it are then arguments missing `=`.
+    """
+    from pathlib import Path
+
+    cut = next((i for i, item in enumerate(items[:-1]) if not Path(item).expanduser().exists()), None)
+    if not cut:  # every path exists (or the very first is missing: an error about that path)
+        return None
+    paths, name, words = items[:cut], items[cut], items[cut + 1 :]
+    spec = _load_quietly(paths)[0].snapshot().get(name)
+    if spec is None:
+        return None
+    known = [argument.name for argument in spec.arguments]
+    for word in words:
+        if _ARGUMENT.match(word):
+            continue
+        if word in known:
+            _say(f"{word} needs a value: {word}=…")
+        else:
+            takes = ", ".join(f"{k}=…" for k in known) or "no arguments"
+            _say(f"{word!r} is not NAME=VALUE: {name} takes {takes}")
+    _say(f"call it as: {_call_line(paths, spec)}")
+    return EXIT_USAGE
+
+
 def _launcher() -> list[str]:
     """How clients should start this very installation of mcp-notebook."""
+    import shutil
+    from pathlib import Path
+
     beside = Path(sys.executable).parent / PROG
     if beside.is_file() and os.access(beside, os.X_OK):
         return [str(beside)]
@@ -388,12 +455,18 @@ def _launcher() -> list[str]:
 
 
 def _default_name(paths: Sequence[str]) -> str:
+    from pathlib import Path
+
     first = Path(paths[0]).expanduser().resolve()
     stem = first.stem if first.suffix == ".ipynb" else first.name
     return re.sub(r"[^a-z0-9_-]+", "-", stem.lower()).strip("-") or "notebooks"
 
 
 def run_config(args: argparse.Namespace) -> int:
+    import json
+    import shlex
+    from pathlib import Path
+
     if args.jupyter is not None:
         return run_jupyter_config(args)
     if not args.paths:
@@ -442,6 +515,9 @@ def _jupyter_endpoint(url: str) -> tuple[str, str | None]:
 
 def run_jupyter_config(args: argparse.Namespace) -> int:
     """`config --jupyter URL`: clients that reach a Jupyter server's MCP endpoint with its token header."""
+    import json
+    import shlex
+
     url, url_token = _jupyter_endpoint(args.jupyter)
     name = args.name or "jupyter"
     if args.embed_token:
@@ -498,8 +574,9 @@ _SERVE_HELP = """\
 Serve the prompts of notebooks (files or folders, searched recursively) over
 stdio, for an MCP client that starts this command, or over Streamable HTTP.
 Saving a notebook reloads it and tells connected clients (list_changed).
-Logs and the summary go to stderr; stdout carries only MCP messages. Over
-stdio, serving ends when stdin closes, once the requests read are answered.
+Logs and the summary go to stderr. Over stdio, stdout carries only MCP
+messages, and serving ends when stdin closes, once the requests read are
+answered.
 
 examples:
   mcp-notebook serve prompts/                   # stdio, for a client config
@@ -507,6 +584,11 @@ examples:
   mcp-notebook serve prompts/ --http            # http://127.0.0.1:<free port>/mcp
   mcp-notebook serve a.ipynb --http --port 8765 --token-file ~/.mcp-token
   mcp-notebook serve prompts/ --http --port 8765 --workers 4
+
+With --http, stdout carries no MCP messages: once serving, the line
+MCP_NOTEBOOK_URL=http://HOST:PORT/mcp is printed on stdout, for a script that
+starts the server and reads its first line (and on stderr, beside the logs,
+unless stdout and stderr are the same terminal or file).
 
 With --http, a bearer token keeps other local users (and, with --allow-remote,
 other machines) out: put it in a file only you can read (--token-file) or in
@@ -595,12 +677,34 @@ def _port(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's usage line and error, then a line saying what to type when a word is close to a known one."""
+
+    typed: Sequence[str] | None = None  # the command line being parsed, set by `main` (None: sys.argv)
+
+    def subcommands(self, name: str) -> list[argparse.ArgumentParser]:
+        """The parser of subcommand `name`, if there is one (a list of none or one)."""
+        return [
+            parser
+            for action in self._actions  # argparse lists no other way to a subcommand's parser
+            if isinstance(action, argparse._SubParsersAction) and (parser := action.choices.get(name)) is not None
+        ]
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        from .command_line import correction_for, options_of
+
+        typed = sys.argv[1:] if _Parser.typed is None else _Parser.typed
+        if (fix := correction_for(message, options_of(self), typed)) is not None:
+            _say(fix.hint(PROG, typed))
+        raise SystemExit(EXIT_USAGE)
+
+
 def _add_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str, details: str, run: Command
+    commands: argparse._SubParsersAction[_Parser], name: str, summary: str, details: str, run: Command
 ) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        name, help=summary, description=details, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = commands.add_parser(name, help=summary, description=details, formatter_class=HelpFormatter)
     parser.set_defaults(run=run)
     return parser
 
@@ -648,13 +752,16 @@ def _add_http_serving_options(serve: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line; each subcommand's --help explains every option with examples."""
-    parser = argparse.ArgumentParser(
-        prog=PROG, description=_MAIN_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def build_parser(command: str | None = None) -> _Parser:
+    """The whole command line; each subcommand's --help explains every option with examples.
+
+    With `command`, the other subcommands may lack their options (`connect`'s come
+    from the kernel proxy's module): what `main` parses, `--help` included, costs less.
+    """
+    parser = _Parser(prog=PROG, description=_MAIN_HELP, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    # Required, but checked by `main`: argparse would say so before naming a misspelled option (`--hlep`).
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
 
     serve = _add_command(commands, "serve", "serve notebooks as MCP prompts (stdio or HTTP)", _SERVE_HELP, run_serve)
     serve.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders to serve")
@@ -708,22 +815,33 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--name", help="server name in the client (default: the first path's name)")
     _add_jupyter_config_arguments(config)
 
-    from .kernel_proxy import add_connect_arguments  # standard library only until the proxy starts
-
     connect = _add_command(
         commands, "connect", "connect a stdio client to a running kernel's server", _CONNECT_HELP, run_connect
     )
-    add_connect_arguments(connect)
+    if command in (None, "connect"):
+        from .kernel_proxy import add_connect_arguments  # standard library only until the proxy starts
+
+        add_connect_arguments(connect)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
-    if not (sys.argv[1:] if argv is None else argv):
+    typed = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(next((word for word in typed if not word.startswith("-")), ""))
+    if not typed:
         parser.print_help(sys.stderr)  # a bare `mcp-notebook` is a request for help, not a mistake
         return EXIT_USAGE
-    args = parser.parse_args(argv)
+    _Parser.typed = typed
+    try:
+        args, extras = parser.parse_known_args(typed)
+        if extras:  # as parse_args does, but under the subcommand's usage line, whose options the hint is chosen from
+            chosen = next(iter(parser.subcommands(args.command)), parser)
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}")
+        if args.command is None:
+            parser.error("the following arguments are required: COMMAND")
+    finally:
+        _Parser.typed = None
     run: Command = args.run
     try:
         return run(args)

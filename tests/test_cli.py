@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
+import gc
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from import_probe import ARGPARSE_HELP, new_modules
 
-from mcp_notebook.cli import main
+from mcp_notebook.cli import build_parser, main
 
 NotebookFactory = Callable[..., Path]
 HEAVY = ("mcp", "mcp_types", "pydantic", "anyio", "uvicorn", "starlette")
+
+
+@pytest.fixture(autouse=True)
+def _thaw() -> Iterator[None]:
+    """Loading freezes what it built, as a long-lived server should; in a test process it is freed again later."""
+    yield
+    gc.unfreeze()  # else another test, counting frozen objects, sees this one's go
 
 
 @pytest.fixture
@@ -307,3 +317,117 @@ def test_serve_keeps_its_notebook_index_where_told(
     assert run.returncode == 0, run.stderr.decode()
     assert (cache / "notebook-index.sqlite3").exists() is expect
     assert not (cache / "notebook-index.sqlite3-wal").exists()  # closed on the way out: the log folded in
+
+
+# --- every error says what to do (issue #25) -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"], ["render", "--help"]])
+def test_help_imports_nothing_but_what_argparse_itself_needs_to_print_help(argv: list[str]) -> None:
+    # The imports are what made `--help` take 168 ms (the kernel proxy, logging, dataclasses, json,
+    # shutil, typing): `--help` may import only the command and what argparse needs for any help.
+    argparse_alone = new_modules(ARGPARSE_HELP)
+    ours = new_modules(f"from mcp_notebook.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass")
+    assert ours - argparse_alone == {"mcp_notebook", "mcp_notebook.cli", "mcp_notebook.command_line"}
+
+
+def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    return capsys.readouterr().err.splitlines()
+
+
+def test_a_misspelled_subcommand_keeps_the_usage_line_and_says_what_to_type(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _usage_error(["serv", str(folder), "--http"], capsys)
+    assert lines == [
+        "usage: mcp-notebook [-h] [--version] COMMAND ...",
+        "mcp-notebook: error: argument COMMAND: invalid choice: 'serv' "
+        "(choose from 'serve', 'list', 'render', 'config', 'connect')",
+        f"mcp-notebook: did you mean serve? type: mcp-notebook serve {folder} --http",
+    ]
+
+
+@pytest.mark.parametrize("command", ["serve", "list", "render", "config", "connect"])
+def test_every_subcommand_misspelled_is_suggested(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    typo = command[:2] + command[3:]  # one letter left out
+    lines = _usage_error([typo, "x"], capsys)
+    assert lines[-1] == f"mcp-notebook: did you mean {command}? type: mcp-notebook {command} x"
+
+
+def test_a_misspelled_option_is_suggested_under_the_subcommands_usage_line(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _usage_error(["serve", str(folder), "--htp", "--prot", "8765"], capsys)
+    assert lines[0].startswith("usage: mcp-notebook serve [-h] [--http]")
+    assert lines[-2:] == [
+        "mcp-notebook serve: error: unrecognized arguments: --htp --prot 8765",
+        f"mcp-notebook: did you mean --http? type: mcp-notebook serve {folder} --http --prot 8765",
+    ]
+
+
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    return [option for action in parser._actions for option in action.option_strings if option.startswith("--")]
+
+
+def _every_long_option() -> list[tuple[str, str]]:
+    parser = build_parser()
+    found = [("", option) for option in _options(parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += [(name, option) for option in _options(sub)]
+    return found
+
+
+@pytest.mark.parametrize(("command", "option"), _every_long_option())
+def test_every_option_misspelled_is_suggested(command: str, option: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # A letter left out in the middle: a prefix would be taken as an abbreviation (allow_abbrev).
+    middle = 2 + (len(option) - 2) // 2
+    typo = option[:middle] + option[middle + 1 :]
+    argv = [command, "x", typo] if command else [typo]
+    lines = _usage_error(argv, capsys)
+    assert (
+        lines[-1] == f"mcp-notebook: did you mean {option}? type: mcp-notebook {' '.join(argv).replace(typo, option)}"
+    )
+
+
+def test_a_word_without_a_value_after_the_prompt_name_says_it_needs_one(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["render", str(folder), "greet", "who"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "mcp-notebook: who needs a value: who=…",
+        f"mcp-notebook: call it as: mcp-notebook render {folder} greet who=<who> [style=...]",
+    ]
+    assert main(["render", str(folder), "greet", "style=formal", "Ada"]) == 2
+    assert (
+        capsys.readouterr().err.splitlines()[0] == "mcp-notebook: 'Ada' is not NAME=VALUE: greet takes who=…, style=…"
+    )
+
+
+def test_a_missing_folder_before_the_prompt_name_is_still_named(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["render", str(folder), str(folder / "nope"), "greet"]) == 2
+    assert capsys.readouterr().err == f"mcp-notebook: No such notebook or folder: {folder / 'nope'}\n"
+
+
+def test_a_misspelled_option_is_named_even_when_argparse_stops_at_another_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = _usage_error(["serve", "--htp"], capsys)
+    assert lines[-2:] == [
+        "mcp-notebook serve: error: the following arguments are required: PATH",
+        "mcp-notebook: did you mean --http?",  # no line to type: PATH is still missing
+    ]
+
+
+@pytest.mark.parametrize("argv", [["serve", "x", "--port", "-1"], ["serve", "x", "--htt", "--workers", "0"], ["serve"]])
+def test_values_and_abbreviations_are_not_taken_for_typos(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _usage_error(argv, capsys)
+    assert "did you mean" not in lines[-1]
+    assert lines[-1].startswith("mcp-notebook serve: error: ")

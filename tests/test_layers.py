@@ -29,7 +29,7 @@ PACKAGES = ("mcp_notebook", "lsp_bridge")
 # (layer, module prefixes under mcp_notebook/), in the order of the table: each may import only the ones before.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("models", "exceptions", "version")),
-    ("pure logic", ("naming", "rendering", "argument_types", "discovery", "resources", "transcript")),
+    ("pure logic", ("naming", "command_line", "rendering", "argument_types", "discovery", "resources", "transcript")),
     ("state", ("registry",)),
     ("sources", ("sources",)),
     ("protocol seam", ("protocol",)),
@@ -54,9 +54,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
 # What the editor bridge may use of mcp_notebook: the model, the client and its configuration, kernel discovery,
-# and the transcript that writes a rendered prompt out as every front end does.
+# the transcript that writes a rendered prompt out as every front end does, and the "did you mean" of its command line.
 BRIDGE_MAY_IMPORT = frozenset(
-    {"mcp_notebook", "models", "exceptions", "naming", "client", "config", "discovery", "transcript"},
+    {"mcp_notebook", "models", "exceptions", "naming", "command_line", "client", "config", "discovery", "transcript"},
 )
 BRIDGE_MAY_IMPORT_FROM_THE_PACKAGE = frozenset({"__version__"})  # `from mcp_notebook import …`
 # The bridge's pure modules (the table's "slashline.py and ranking.py (pure)"): no editor, no client, no I/O.

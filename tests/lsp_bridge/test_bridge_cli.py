@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from import_probe import ARGPARSE_HELP, new_modules
 
 from lsp_bridge.cli import create_parser, to_command_server_names
 from mcp_notebook.config import ServerConfig
@@ -144,3 +145,38 @@ def test_tcp_serves_one_editor_on_loopback_and_ends_with_it() -> None:
             bridge.wait()
         if bridge.stderr is not None:
             bridge.stderr.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["--confg", "a.json"], "did you mean --config? type: mcp-notebook-lsp --config a.json"),
+        (["--log-levl=debug"], "did you mean --log-level? type: mcp-notebook-lsp --log-level=debug"),
+        (["--images", "data-url"], "did you mean data-uri? type: mcp-notebook-lsp --images data-uri"),
+    ],
+)
+def test_a_misspelled_option_or_choice_ends_the_one_line_with_what_to_type(argv: list[str], hint: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_bridge", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("mcp-notebook-lsp: error: ")
+    assert line.endswith(f"(see mcp-notebook-lsp --help); {hint}")
+
+
+@pytest.mark.slow
+def test_help_imports_nothing_but_what_argparse_itself_needs_to_print_help() -> None:
+    # Not the settings, the configuration files, logging, pathlib or typing: those come after the options.
+    ours = new_modules("from lsp_bridge.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass")
+    assert ours - new_modules(ARGPARSE_HELP) == {
+        "lsp_bridge",
+        "lsp_bridge.cli",
+        "mcp_notebook",
+        "mcp_notebook.command_line",
+    }

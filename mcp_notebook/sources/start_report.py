@@ -1,0 +1,102 @@
+"""What a server says about its folder as it starts: one summary, each notebook's problem in it once.
+
+A notebook that fails to load is logged as the first scan meets it, listed
+again among the summary's warnings, and logged a third time by the watch's
+fresh look once it is in place (after the URL line, over HTTP). `StartReport`
+keeps the summary as the one place that says it: the folder's warnings of the
+first scan are held back, and the same words said again before the watch is in
+place are dropped. A problem that is new, or a later save, is logged as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..registry import PromptRegistry
+    from .folder import NotebookFolderSource
+
+__all__ = ["FORMAT_GUIDE", "StartReport", "claim_the_report", "summary_lines", "then_for"]
+
+FORMAT_GUIDE = "docs/notebook-format.md"  # how to write a prompt, for a folder that has none yet
+_FOLDER_LOG = __name__.rpartition(".")[0] + ".folder"  # the logger of sources/folder.py
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
+
+
+def then_for(*, watching: bool) -> str:
+    """How a server's summary ends its advice to a folder with no prompt: what makes a new one appear."""
+    return " and save; this server reloads on save." if watching else ", then start this server again."
+
+
+def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, then: str) -> list[str]:
+    """How many prompts from how many notebooks, then the warnings; with no prompt, how to write one.
+
+    `then` ends that advice: what makes the new prompt appear (a save, for a server that watches).
+    """
+    snapshot = registry.snapshot()
+    count, found = len(snapshot.prompts), len(source.notebooks)
+    read = found - len(source.errors)
+    if count:
+        head = f"{_plural(count, 'prompt')} from {_plural(found, 'notebook')} in {source.root}"
+    elif not found:
+        head = (
+            f"0 prompts: no notebook (.ipynb) was found in {source.root}. "
+            f"Write one with a cell tagged prompt:NAME ({FORMAT_GUIDE}){then}"
+        )
+    elif not read:
+        head = f"0 prompts: no notebook in {source.root} could be read (the warnings below say why)"
+    else:
+        which = "the one notebook read" if read == 1 else f"none of the {read} notebooks read"
+        has = "has no" if read == 1 else "has a"
+        head = (
+            f"0 prompts: {which} in {source.root} {has} cell tagged prompt:NAME. "
+            f"Tag a cell prompt:NAME ({FORMAT_GUIDE}){then}"
+        )
+    return [head, *(f"warning: {warning}" for warning in snapshot.warnings)]
+
+
+def claim_the_report(worker_dir: str | None) -> bool:
+    """Whether this process reports the start: always alone; of `serve --workers N`, the first worker only."""
+    if worker_dir is None:
+        return True
+    try:
+        os.close(os.open(Path(worker_dir) / "start-reported", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False
+    return True
+
+
+class StartReport(logging.Filter):
+    """From its creation to `end()`, the folder's load problems are left to the summary (module docstring).
+
+    Create it before the first scan, call `summarized()` once the summary is out
+    (or would be, in another worker), and `end()` once the watch is in place.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._said: set[str] = set()
+        self._summarized = False
+        self._logger = logging.getLogger(_FOLDER_LOG)
+        self._logger.addFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:  # errors with a traceback are the details the summary points to
+            return True
+        message = record.getMessage()
+        if not self._summarized:
+            self._said.add(message)  # the summary lists it among its warnings
+            return False
+        return message not in self._said
+
+    def summarized(self) -> None:
+        self._summarized = True
+
+    def end(self) -> None:
+        self._logger.removeFilter(self)
