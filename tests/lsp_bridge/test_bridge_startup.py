@@ -23,6 +23,7 @@ from lsprotocol import types
 pytestmark = pytest.mark.slow
 
 TINY = Path(__file__).with_name("tiny_mcp_server.py")
+STATIC = Path(__file__).with_name("static_catalog_server.py")
 URI = "file:///work/first.md"
 
 
@@ -51,6 +52,16 @@ async def test_the_first_completion_after_initialized_says_it_is_connecting(tmp_
             await bridge.client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
             later = await bridge.complete(URI, 0, 1, trigger="/")
         assert [item.label for item in later.items] == ["/tiny:hello"]
+
+
+async def test_before_the_servers_are_known_the_list_says_it_is_connecting(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"servers": {}, "starting": True}))
+    async with start_bridge([sys.executable, str(STATIC), str(catalog)]) as bridge:
+        bridge.open(URI, "/\n")
+        result = await bridge.complete(URI, 0, 1, trigger="/")
+    assert [(item.label, item.detail) for item in result.items] == [("connecting to MCP servers…", None)]
+    assert result.is_incomplete is True
 
 
 def _fresh(code: str) -> dict[str, object]:
