@@ -12,6 +12,16 @@ asks for completions and times each round trip:
   of an LSP round trip that does no work, so `ratio` shows what ranking adds.
 
 Targets: `/` median under 20 ms and p99 under 50 ms.
+
+Start-up, measured first, from fresh bridges (`--starts` of them) with one
+local `mcp-notebook serve` of 10 prompts, as an editor meets it: the time from
+spawning the bridge to its answer to `initialize`, then from that answer to
+the first `/` that lists something (the "connecting to 1 server…" item), and
+to the first `/` that lists the server's prompts. The client sends its first
+`/` right after `initialized`, and asks again after each status line the
+bridge logs (as an editor asks again while the user types). Target: prompts
+within 1 s of the answer to `initialize`.
+
 Example: `python -m benchmarks.bench_lsp_completion --servers 4 --prompts 10000 --requests 500`.
 """
 
@@ -37,6 +47,8 @@ __all__ = ["bridge_command", "main"]
 
 MEDIAN_TARGET_MS = 20.0
 P99_TARGET_MS = 50.0
+FIRST_PROMPTS_TARGET_MS = 1000.0  # after the answer to initialize
+STARTUP_PROMPTS = 10
 URI = "file:///bench/notes.md"
 # Line 0 is the slash line; the others are typed queries, then a plain line for the empty round trip.
 QUERIES = {
@@ -145,22 +157,86 @@ async def _measure(config: Path, servers: int, requests: int) -> tuple[FigureTab
     return table, {"prompts": float(total), "servers": float(servers), "requests": float(requests)}
 
 
+async def _start_once(config: Path) -> tuple[float, float, float]:
+    """One fresh bridge: seconds to `initialize` answered, then from there to the first item and the first prompt."""
+    client = make_test_lsp_client()
+    began = time.perf_counter()
+    await client.start_io(*bridge_command(config))
+    try:
+        await client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual-studio-code")))
+        initialized = time.perf_counter()
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=URI, language_id="markdown", version=1, text="/")
+            )
+        )
+        first_item: float | None = None
+        while True:
+            seen = len(client.log_messages)
+            _, count = await _complete(client, 0, 1)
+            answered = time.perf_counter()
+            if count and first_item is None:
+                first_item = answered
+            if count > 1 or (count == 1 and not _connecting_only(client)):
+                break
+            # Asked again once the bridge logs a status change (a server ready), as an editor asks while typing.
+            while len(client.log_messages) == seen:
+                await asyncio.wait_for(client.wait_for_notification(types.WINDOW_LOG_MESSAGE), 120)
+        await client.shutdown_session()
+    finally:
+        await client.stop()  # type: ignore[no-untyped-call]
+    assert first_item is not None
+    return initialized - began, first_item - initialized, answered - initialized
+
+
+def _connecting_only(client: LanguageClient) -> bool:
+    """Whether no server is ready yet (by the bridge's last status line)."""
+    lines = [m.message for m in client.log_messages if m.message.startswith("MCP servers:")]
+    return not lines or not _READY.search(lines[-1])
+
+
+async def _measure_startup(config: Path, starts: int) -> FigureTable:
+    initialize, first_item, first_prompts, total = [], [], [], []
+    await _start_once(config)  # unmeasured: bytecode and page cache warm, as after any earlier start
+    for _ in range(starts):
+        answered, item, prompts = await _start_once(config)
+        initialize.append(answered)
+        first_item.append(item)
+        first_prompts.append(prompts)
+        total.append(answered + prompts)
+    table = FigureTable(f"Editor start-up, one local server ({STARTUP_PROMPTS} prompts), median of {starts} starts")
+    table.add("spawn -> initialize answered", summarize(initialize).median)
+    table.add("initialize answered -> first `/` with an item", summarize(first_item).median)
+    table.add(
+        "initialize answered -> first `/` with prompts",
+        summarize(first_prompts).median,
+        target=FIRST_PROMPTS_TARGET_MS,
+    )
+    table.add("spawn -> first `/` with prompts", summarize(total).median)
+    return table
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Time slash-command completion in mcp-notebook-lsp.")
     parser.add_argument("--servers", type=int, default=4, help="mcp-notebook serve processes behind the bridge")
     parser.add_argument("--prompts", type=int, default=10_000, help="prompts in total, split between the servers")
     parser.add_argument("--requests", type=int, default=300, help="timed requests per query")
+    parser.add_argument("--starts", type=int, default=9, help="fresh bridges timed for the start-up figures")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: proves the script works")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     if args.quick:
-        args.servers, args.prompts, args.requests = 2, 40, 10
+        args.servers, args.prompts, args.requests, args.starts = 2, 40, 10, 1
     with tempfile.TemporaryDirectory(prefix="bench-lsp-") as scratch:
+        (Path(scratch) / "startup").mkdir()
+        startup_config = _write_config(Path(scratch) / "startup", 1, STARTUP_PROMPTS)
+        startup = asyncio.run(_measure_startup(startup_config, args.starts))
         config = _write_config(Path(scratch), args.servers, args.prompts)
         table, facts = asyncio.run(_measure(config, args.servers, args.requests))
+    print(startup)
     print(table)
     if args.json:
-        write_json(args.json, [table], {"environment": describe_environment(), **facts})
+        write_json(args.json, [table, startup], {"environment": describe_environment(), **facts})
 
 
 if __name__ == "__main__":

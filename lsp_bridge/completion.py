@@ -85,8 +85,13 @@ def to_command_list(
     limit: int,
     style: CompletionStyle,
     make_range: RangeMaker,
+    starting: bool = False,
 ) -> types.CompletionList:
-    """The best slash commands for what is typed after the trigger."""
+    """The best slash commands for what is typed after the trigger.
+
+    `starting`: the bridge has not yet set which servers to connect to (the
+    moments after `initialized`); the list then says it is connecting too.
+    """
     result = snapshot.index.search(context.query, limit)
     edit_range = make_range(context.start, context.end)
     typed = trigger + context.query
@@ -113,19 +118,20 @@ def to_command_list(
             )
         )
     connecting = sorted(name for name, s in snapshot.servers.items() if s.state is ServerState.CONNECTING)
-    if connecting:
+    if connecting or starting:
         items.append(_connecting_item(connecting, typed, trigger + context.command.name, edit_range))
     return types.CompletionList(is_incomplete=True, items=items)
 
 
 def _connecting_item(servers: list[str], typed: str, current: str, edit_range: types.Range) -> types.CompletionItem:
-    """Says that more prompts are on their way; accepting it leaves the text as typed."""
+    """Says that more prompts are on their way (from `servers`, or from servers not known yet);
+    accepting it leaves the text as typed."""
     count = len(servers)
     shown = ", ".join(servers[:5]) + (", …" if count > 5 else "")
     return types.CompletionItem(
-        label=f"connecting to {count} server{'s' if count != 1 else ''}…",
+        label=f"connecting to {count} server{'s' if count != 1 else ''}…" if servers else "connecting to MCP servers…",
         kind=types.CompletionItemKind.Text,
-        detail=shown,
+        detail=shown or None,
         sort_text="~",  # after every ranked item
         filter_text=typed,
         text_edit=types.TextEdit(range=edit_range, new_text=current),

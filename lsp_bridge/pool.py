@@ -183,17 +183,54 @@ class ClientPool:
         self._closed = False
         self._rebuild_task: asyncio.Task[None] | None = None
         self._dirty = False
+        # The SDK's import in a worker thread (default factory only), and the moment stdio servers may start.
+        self._importing: asyncio.Future[None] | None = None
+        self._transport_ready: asyncio.Event | None = None
 
     async def prepare(self) -> None:
-        """Import the MCP SDK in a worker thread before the first connection.
+        """Start importing the MCP SDK in a worker thread, and return at once.
 
-        It takes over a second; imported by the first connection instead, it
-        would stall the event loop, and with it every editor request.
+        It takes about a second; imported by the first connection instead, it
+        would stall the event loop, and with it every editor request. Servers
+        may be set meanwhile (they show as connecting): a stdio server is
+        started as soon as the stdio transport is imported, a third of the
+        way, so that it starts while the rest of the SDK imports.
         """
-        if self._default_factory:
+        self._start_import()
+
+    def _start_import(self) -> None:
+        if not self._default_factory or self._importing is not None:
+            return
+        loop = asyncio.get_running_loop()
+        transport_ready = self._transport_ready = asyncio.Event()
+
+        def stdio_first() -> None:
+            import mcp_notebook.client.prompt_client  # noqa: F401  # what the factory needs, off the loop too
+
+            loop.call_soon_threadsafe(transport_ready.set)
+
+        def run() -> None:
             from mcp_notebook.client import import_sdk
 
-            await asyncio.to_thread(import_sdk)
+            import_sdk(stdio_first=stdio_first)
+
+        def done(task: asyncio.Future[None]) -> None:
+            transport_ready.set()  # a failed import is for the first connection to report
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("importing the MCP SDK failed: %s", task.exception())
+
+        self._importing = asyncio.ensure_future(asyncio.to_thread(run))
+        self._importing.add_done_callback(done)
+
+    async def _until_importable(self, config: ServerConfig) -> None:
+        """Wait until connecting to `config` imports nothing on the loop (a stdio server needs only its transport)."""
+        self._start_import()
+        if self._importing is None or self._transport_ready is None:
+            return
+        if config.url is None:
+            await self._transport_ready.wait()
+        else:
+            await asyncio.wait([self._importing])
 
     # -- the catalog -------------------------------------------------------------------------------
 
@@ -262,7 +299,8 @@ class ClientPool:
         for members in self._groups.values():
             for name, config in members.items():
                 wanted.setdefault(name, config)
-        for name in [n for n in self._servers if n not in wanted or wanted[n] != self._servers[n].config]:
+        stopped = [n for n in self._servers if n not in wanted or wanted[n] != self._servers[n].config]
+        for name in stopped:
             self._stop(name)
         for name, config in wanted.items():
             if name not in self._servers and not self._closed:
@@ -271,7 +309,26 @@ class ClientPool:
                 supervised.task = asyncio.get_running_loop().create_task(
                     self._supervise(name, supervised), name=f"mcp-server-{name}"
                 )
-        self._changed()
+        if stopped or not self._publish_connecting():
+            self._changed()
+
+    def _publish_connecting(self) -> bool:
+        """Publish the servers just added, as connecting, at once; False when that must wait for a rebuild.
+
+        The editor's next request then tells that prompts are on their way
+        (its very first one, at start), instead of answering from the
+        snapshot before. Only when no other change waits: the snapshot's
+        index is then up to date, and servers that are connecting add nothing to it.
+        """
+        if self._dirty or (self._rebuild_task is not None and not self._rebuild_task.done()):
+            return False
+        current = self._snapshot
+        statuses = dict(current.servers)
+        for name, supervised in self._servers.items():
+            statuses.setdefault(name, ServerStatus(name, ServerState.CONNECTING, source=supervised.config.source))
+        if statuses != dict(current.servers):
+            self._publish(CatalogSnapshot(current.version + 1, MappingProxyType(statuses), current.index))
+        return True
 
     def _stop(self, name: str) -> None:
         supervised = self._servers.pop(name)
@@ -299,6 +356,7 @@ class ClientPool:
             started = time.monotonic()
             client: PromptClientLike | None = None
             try:
+                await self._until_importable(supervised.config)
                 client = self._factory(supervised.config)
                 await self._serve(name, supervised, client)
             except asyncio.CancelledError:
@@ -432,9 +490,12 @@ class ClientPool:
             ]
             # Building the index of thousands of prompts takes a while: off the loop, so requests go on.
             index = await asyncio.to_thread(CommandIndex, entries) if len(entries) > 500 else CommandIndex(entries)
-            self._snapshot = CatalogSnapshot(self._snapshot.version + 1, MappingProxyType(statuses), index)
-            for listener in list(self._listeners):
-                try:
-                    listener(self._snapshot)
-                except Exception:
-                    log.exception("catalog listener failed")
+            self._publish(CatalogSnapshot(self._snapshot.version + 1, MappingProxyType(statuses), index))
+
+    def _publish(self, snapshot: CatalogSnapshot) -> None:
+        self._snapshot = snapshot
+        for listener in list(self._listeners):
+            try:
+                listener(snapshot)
+            except Exception:
+                log.exception("catalog listener failed")

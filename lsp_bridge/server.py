@@ -114,6 +114,8 @@ class BridgeServer(LanguageServer):
         self._render_problems: dict[str, list[types.Diagnostic]] = {}
         self._remove_listener: Callable[[], None] | None = None
         self._startup_problems: tuple[str, ...] = ()
+        # From `initialize` until the start hook has set the servers: completion says it is connecting meanwhile.
+        self._starting = False
         # Set by the lifecycle that runs this server (lifecycle.py): how `exit` ends the process, and
         # whether the process's children are this server's to stop.
         self.on_exit: Callable[[int], None] | None = None
@@ -179,6 +181,7 @@ class BridgeServer(LanguageServer):
         self.settings, problems = to_settings(params.initialization_options, self.settings)
         self._startup_problems = problems  # shown once the editor is ready for messages
         self.style = CompletionStyle.of(params.capabilities)
+        self._starting = self._on_start is not None
         # Trigger characters are announced once, in the answer to initialize (built after this handler).
         self.protocol.fm.feature_options[types.TEXT_DOCUMENT_COMPLETION] = _completion_options(self.settings)
 
@@ -187,7 +190,10 @@ class BridgeServer(LanguageServer):
         for problem in self._startup_problems:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, problem))
         if self._on_start is not None:
-            await self._on_start()
+            try:
+                await self._on_start()
+            finally:
+                self._starting = False
 
     async def on_shutdown(self, params: None) -> None:
         self.shut_down = True
@@ -327,7 +333,13 @@ class BridgeServer(LanguageServer):
         if isinstance(context, CommandNameContext):
             limit = self.settings.max_items
             return to_command_list(
-                snapshot, context, trigger=trigger, limit=limit, style=self.style, make_range=cursor.range
+                snapshot,
+                context,
+                trigger=trigger,
+                limit=limit,
+                style=self.style,
+                make_range=cursor.range,
+                starting=self._starting,
             )
         entry = resolve_command(snapshot, context.command)
         if entry is None:

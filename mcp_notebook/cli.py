@@ -372,6 +372,8 @@ def _call_line(paths: Sequence[str], spec: PromptSpec) -> str:
 
 
 def run_render(args: argparse.Namespace) -> int:
+    import shlex
+
     from .exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
     from .naming import suggest_names
     from .rendering import render_prompt
@@ -394,7 +396,12 @@ def run_render(args: argparse.Namespace) -> int:
         if spec is None:
             raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
         rendered = render_prompt(spec, values, read_file=source.read_file)
-    except (MissingArgumentsError, UnknownArgumentsError) as error:
+    except MissingArgumentsError as error:
+        assert spec is not None
+        given = [f"{key}={value}" for key, value in reversed(values.items())]  # in the order typed
+        _say(error.how_to_call(spec.name, shlex.join([PROG, "render", *paths, spec.name, *given])))
+        return EXIT_USAGE
+    except UnknownArgumentsError as error:
         assert spec is not None
         _say(str(error))
         _say(f"call it as: {_call_line(paths, spec)}")

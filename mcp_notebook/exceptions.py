@@ -90,6 +90,26 @@ class MissingArgumentsError(PromptError):
     def data(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "missing": list(self.missing)}
 
+    def how_to_call(self, command: str, call: str) -> str:
+        """What a front end tells the user: only the missing arguments, and the call that gives them.
+
+        `command` names the prompt as the user wrote it (`mine:translate`);
+        `call` is the user's call so far, in the front end's syntax
+        (`%mcp get mine:translate lang=German`), to which the missing
+        arguments are added: `Missing required argument for mine:translate:
+        text. Call it as: %mcp get mine:translate lang=German text=…`.
+        """
+        plural = "s" if len(self.missing) != 1 else ""
+        additions = " ".join(f"{name}=…" for name in self.missing)
+        return (
+            f"Missing required argument{plural} for {command}: {', '.join(self.missing)}{self._note()}. "
+            f"Call it as: {call} {additions}"
+        )
+
+    def _note(self) -> str:
+        """Said after the missing names: why they are missing, when more than "not given" is known."""
+        return ""
+
 
 class DeclinedArgumentsError(MissingArgumentsError):
     """Required arguments the server asked the user for, and the user declined (or cancelled) to give.
@@ -102,8 +122,11 @@ class DeclinedArgumentsError(MissingArgumentsError):
         self.action = action
 
     def __str__(self) -> str:
+        return f"{super().__str__()}{self._note()}"
+
+    def _note(self) -> str:
         answer = "cancelled the question" if self.action == "cancel" else "declined to answer"
-        return f"{super().__str__()} (the user was asked and {answer})"
+        return f" (the user was asked and {answer})"
 
     def data(self) -> dict[str, Any]:
         return {**super().data(), "action": self.action}

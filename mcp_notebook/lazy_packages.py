@@ -27,10 +27,14 @@ import threading
 from types import ModuleType
 from typing import Final
 
-__all__ = ["SDK_PACKAGE_INITS", "defer_package_init", "is_deferred"]
+__all__ = ["CLIENT_PACKAGE_INITS", "SDK_PACKAGE_INITS", "defer_package_init", "is_deferred"]
 
 SDK_PACKAGE_INITS: Final = ("mcp", "mcp.server")
 """The SDK packages whose `__init__` imports the whole SDK (an SDK touchpoint: `protocol/sdk_seam.py`)."""
+
+CLIENT_PACKAGE_INITS: Final = ("mcp.client",)
+"""Deferred too where stdio servers are started before the SDK client is imported (`client.import_sdk`):
+`mcp.client`'s `__init__` imports the client, and with it most of the SDK, before any transport."""
 
 _lock = threading.RLock()
 

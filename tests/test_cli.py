@@ -193,10 +193,14 @@ def test_render_takes_values_with_spaces_and_equals_signs(folder: Path, capsys: 
 
 
 def test_render_with_a_missing_argument_says_how_to_call_it(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["render", str(folder), "greet"]) == 2
+    assert main(["render", str(folder), "greet", "style=very warm"]) == 2
     err = capsys.readouterr().err
-    assert "Missing required arguments for prompt 'greet': who" in err
-    assert f"call it as: mcp-notebook render {folder} greet who=<who> [style=...]" in err
+    # Only the missing argument, and the call given so far completed with it.
+    assert (
+        "Missing required argument for greet: who. "
+        f"Call it as: mcp-notebook render {folder} greet 'style=very warm' who=…" in err
+    )
+    assert "<who>" not in err
 
 
 def test_render_with_an_unknown_argument_exits_2(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:

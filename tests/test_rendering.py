@@ -9,6 +9,7 @@ import pytest
 import mcp_notebook.rendering
 from mcp_notebook.exceptions import (
     ArgumentTooLargeError,
+    DeclinedArgumentsError,
     MissingArgumentsError,
     PathOutsideRootError,
     ResourceError,
@@ -142,6 +143,23 @@ def test_missing_required_arguments_are_all_listed() -> None:
         render_prompt(spec, {"b": "x"})
     assert caught.value.missing == ("a", "c")
     assert caught.value.prompt == "p"
+
+
+def test_how_to_call_names_only_the_missing_arguments_and_completes_the_call() -> None:
+    spec = _text_prompt("{{a}} {{b}} {{c}}", PromptArgument(name="a"), PromptArgument(name="b"), PromptArgument("c"))
+    with pytest.raises(MissingArgumentsError) as caught:
+        render_prompt(spec, {"b": "x"})
+    assert caught.value.how_to_call("nb:p", "run nb:p b=x") == (
+        "Missing required arguments for nb:p: a, c. Call it as: run nb:p b=x a=… c=…"
+    )
+
+
+def test_how_to_call_says_when_the_user_declined_to_give_them() -> None:
+    error = DeclinedArgumentsError("review", ["context"], "decline")
+    assert error.how_to_call("nb:review", "run nb:review") == (
+        "Missing required argument for nb:review: context (the user was asked and declined to answer). "
+        "Call it as: run nb:review context=…"
+    )
 
 
 def test_no_arguments_at_all_is_the_same_as_an_empty_mapping() -> None:

@@ -40,23 +40,59 @@ CLOSE_GRACE = 10.0
 """Seconds a graceful close may take before the connection is torn down."""
 
 _sdk_import_lock = threading.Lock()
+# Set once `import_sdk` (or `import_stdio_transport`) has run: later calls need not take the lock.
+_sdk_imported = False
+_stdio_imported = False
 _tasks: set[Any] = set()  # the loop holds tasks weakly: connection tasks are held here until they end
 _in_connection_task: contextvars.ContextVar[bool] = contextvars.ContextVar("in_connection_task", default=False)
 
 
-def import_sdk() -> None:
+def import_sdk(*, stdio_first: Callable[[], None] | None = None) -> None:
     """Import the parts of the MCP SDK this client uses: once, and one thread at a time.
 
     The SDK's client and server packages import each other, so importing them
     from two threads at once can leave a module half initialised. Every
     import of the SDK made for the client (a background warm-up, a first
     connection) goes through here.
+
+    With `stdio_first` (a process whose first SDK import this is, such as the
+    editor bridge), the SDK's package `__init__`s are deferred, the stdio
+    transport is imported alone, `stdio_first()` is called (servers may start
+    now: see `import_stdio_transport`), and then the rest is imported.
     """
+    global _sdk_imported
+    if _sdk_imported:
+        return
+    if stdio_first is not None:
+        from ..lazy_packages import CLIENT_PACKAGE_INITS, SDK_PACKAGE_INITS, defer_package_init
+
+        defer_package_init(*SDK_PACKAGE_INITS, *CLIENT_PACKAGE_INITS)
+        import_stdio_transport()
+        stdio_first()
     with _sdk_import_lock:
         import mcp.client.client
         import mcp.client.sse
         import mcp.client.stdio
         import mcp.client.streamable_http  # noqa: F401
+        from mcp import Client  # noqa: F401  # runs a deferred `mcp` __init__ here, not on first use
+
+        _sdk_imported = True
+
+
+def import_stdio_transport() -> None:
+    """Import what starting a stdio server takes (through `import_sdk`'s lock), not the client itself.
+
+    Where the SDK's package `__init__`s are deferred (`lazy_packages`), this
+    is a third of the SDK: the server process can be started with it while
+    the rest imports in another thread, so the two starts overlap.
+    """
+    global _stdio_imported
+    if _stdio_imported or _sdk_imported:
+        return  # without the lock: it may be held for the rest of the SDK's import meanwhile
+    with _sdk_import_lock:
+        import mcp.client.stdio  # noqa: F401
+
+        _stdio_imported = True
 
 
 def in_connection_task() -> bool:
@@ -172,7 +208,11 @@ class ConnectionOwner:
     async def _own(self) -> None:
         """The connection's task: open the SDK client, keep it until asked to stop, close it here."""
         _in_connection_task.set(True)
-        import_sdk()
+        # A stdio server is started before the client part of the SDK is imported (`_open_and_hold`).
+        if self._config.url is None:
+            import_stdio_transport()
+        else:
+            import_sdk()
         import anyio
 
         try:
@@ -196,14 +236,20 @@ class ConnectionOwner:
 
     async def _open_and_hold(self) -> None:
         import anyio
-        from mcp import Client
-        from mcp_types import Implementation
 
         options = self._options
         async with contextlib.AsyncExitStack() as stack:
             transport = await open_transport(self._config, stack, server_log=self._server_log)
+            # Entered before the client is made: a stdio server starts now, while the rest of the SDK
+            # imports (in a worker thread, so the loop goes on), instead of after it.
+            streams = await stack.enter_async_context(_watched(transport, on_end=self.report_lost))
+            if not _sdk_imported:
+                await anyio.to_thread.run_sync(import_sdk)
+            from mcp import Client
+            from mcp_types import Implementation
+
             client = Client(
-                _watched(transport, on_end=self.report_lost),
+                _opened(streams),
                 mode=options.mode,
                 read_timeout_seconds=options.request_timeout,
                 message_handler=options.message_handler,
@@ -245,6 +291,12 @@ async def _watched(transport: Any, *, on_end: Callable[[], None]) -> AsyncIterat
     """`transport` (an SDK transport) whose read stream calls `on_end` when it ends."""
     async with transport as (read_stream, write_stream):
         yield _EndWatchingReadStream(read_stream, on_end), write_stream
+
+
+@contextlib.asynccontextmanager
+async def _opened(streams: tuple[Any, Any]) -> AsyncIterator[tuple[Any, Any]]:
+    """A transport over streams already open: whoever opened them closes them."""
+    yield streams
 
 
 class _EndWatchingReadStream:

@@ -83,8 +83,8 @@ async def open_transport(
 
         http = await stack.enter_async_context(create_http_client(headers=headers or None))
         return streamable_http_client(config.url, http_client=http)
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    # From their own module: `from mcp import …` would import the whole SDK first.
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     if config.command is None:
         raise ValueError("a stdio server needs a command")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import inspect
 import os
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +187,11 @@ class MCPMagics(Magics):
         connection, spec = self._resolve(reference)
         try:
             rendered = connection.get(spec.name, **arguments)
-        except (MissingArgumentsError, UnknownArgumentsError) as error:
+        except MissingArgumentsError as error:
+            command = f"{connection.name}:{spec.name}"
+            call = shlex.join(["%mcp", "get", command, *tokens])
+            raise UsageError(_with_descriptions(error.how_to_call(command, call), spec, error.missing)) from None
+        except UnknownArgumentsError as error:
             raise UsageError(f"{error}\n{_how_to_call(connection.name, spec)}") from None
         return PromptConversation.of(rendered)
 
@@ -254,6 +260,16 @@ def _how_to_call(server: str, spec: PromptSpec) -> str:
     for arg in spec.arguments:
         detail = arg.description or arg.title or ""
         lines.append(f"  {arg.name}{_optional_note(arg)}{': ' + detail if detail else ''}")
+    return "\n".join(lines)
+
+
+def _with_descriptions(message: str, spec: PromptSpec, names: Sequence[str]) -> str:
+    """`message`, then a line for each of `names` that the prompt describes."""
+    lines = [message]
+    for name in names:
+        arg = spec.argument(name)
+        if arg is not None and (detail := arg.description or arg.title):
+            lines.append(f"  {name}: {detail}")
     return "\n".join(lines)
 
 

@@ -8,11 +8,13 @@ CATALOG.json: {"servers": {"nb": {"state": "ready", "prompts": [{"name": ..., "t
 
 Rendering answers "<prompt>: k=v, ..." (or two messages for a prompt called "dialogue",
 a user's and an assistant's, and two user messages for "monologue"); a prompt called
-"broken" fails with -32602. A server's state may be "connecting".
+"broken" fails with -32602. A server's state may be "connecting". With "starting": true, the
+start hook never ends (a bridge that has not yet set which servers to connect to).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -78,12 +80,17 @@ class StaticCatalog:
 
 def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as handle:
-        catalog = StaticCatalog(json.load(handle))
+        raw = json.load(handle)
+    catalog = StaticCatalog(raw)
     settings = None
     if len(sys.argv) > 2:
         with open(sys.argv[2], encoding="utf-8") as handle:
             settings, _ = to_settings(json.load(handle))
-    create_server(catalog, settings).start_io()
+
+    async def never_started() -> None:
+        await asyncio.Event().wait()
+
+    create_server(catalog, settings, on_start=never_started if raw.get("starting") else None).start_io()
 
 
 if __name__ == "__main__":

@@ -26,7 +26,16 @@ def test_completion_benchmark_prints_its_table_and_json(tmp_path: Path) -> None:
     assert "Completion through a real LSP client, 40 prompts on 2 servers" in out.stdout
     assert "| `/`: median (40 items)" in out.stdout
     assert "| empty completion (no slash): median" in out.stdout
+    assert "Editor start-up, one local server (10 prompts), median of 1 starts" in out.stdout
     figures = json.loads((tmp_path / "b.json").read_text())
     assert figures["prompts"] == 40
     metrics = [row["metric"] for row in figures["tables"][0]["rows"]]
     assert "`/`: p99" in metrics
+    startup = {row["metric"]: row for row in figures["tables"][1]["rows"]}
+    assert startup["initialize answered -> first `/` with prompts"]["target"] == 1000
+    assert set(startup) == {
+        "spawn -> initialize answered",
+        "initialize answered -> first `/` with an item",
+        "initialize answered -> first `/` with prompts",
+        "spawn -> first `/` with prompts",
+    }

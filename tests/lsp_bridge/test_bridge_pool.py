@@ -159,6 +159,29 @@ async def test_servers_connect_in_the_background_and_fill_the_index(pool: Client
     assert snap.servers["a"].source == "/cfg/mcp.json"
 
 
+async def test_new_servers_show_as_connecting_before_the_loop_turns(pool: ClientPool) -> None:
+    told: list[CatalogSnapshot] = []
+    pool.add_listener(told.append)
+
+    pool.set_servers(_configs("a", "b"))  # no await: the editor's next request may come first
+
+    snapshot = pool.snapshot()
+    assert {name: s.state for name, s in snapshot.servers.items()} == {
+        "a": ServerState.CONNECTING,
+        "b": ServerState.CONNECTING,
+    }
+    assert told == [snapshot]
+
+
+async def test_a_server_added_while_another_change_waits_loses_no_prompt(pool: ClientPool) -> None:
+    pool.set_servers(_configs("a"))
+    await wait_until(pool, _state("a", ServerState.READY))
+    pool.set_servers(_configs("a", "b"), group="more")  # at once: connecting
+    assert pool.snapshot().servers["b"].state is ServerState.CONNECTING
+    snap = await wait_until(pool, lambda s: len(s.index) == 3)
+    assert [e.key for e in snap.index.entries] == ["a:greet", "a:plot", "b:summarize"]
+
+
 async def test_get_prompt_and_complete_go_to_the_named_server(pool: ClientPool) -> None:
     pool.set_servers(_configs("a"))
     await wait_until(pool, _state("a", ServerState.READY))
