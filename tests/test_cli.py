@@ -333,7 +333,12 @@ def test_help_imports_nothing_but_what_argparse_itself_needs_to_print_help(argv:
     # shutil, typing): `--help` may import only the command and what argparse needs for any help.
     argparse_alone = new_modules(ARGPARSE_HELP)
     ours = new_modules(f"from mcp_notebook.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass")
-    assert ours - argparse_alone == {"mcp_notebook", "mcp_notebook.cli", "mcp_notebook.command_line"}
+    assert ours - argparse_alone == {
+        "mcp_notebook",
+        "mcp_notebook.version",
+        "mcp_notebook.cli",
+        "mcp_notebook.command_line",
+    }
 
 
 def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
