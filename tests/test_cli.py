@@ -394,9 +394,10 @@ def _every_long_option() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("command", "option"), _every_long_option())
 def test_every_option_misspelled_is_suggested(command: str, option: str, capsys: pytest.CaptureFixture[str]) -> None:
-    # A letter left out in the middle: a prefix would be taken as an abbreviation (allow_abbrev).
-    middle = 2 + (len(option) - 2) // 2
-    typo = option[:middle] + option[middle + 1 :]
+    # A letter left out from the middle on: a prefix of an option would be taken as an abbreviation (allow_abbrev).
+    every = {known for _, known in _every_long_option()}
+    cuts = range(2 + (len(option) - 2) // 2, 2, -1)
+    typo = next(typo for cut in cuts if not any(k.startswith(typo := option[:cut] + option[cut + 1 :]) for k in every))
     argv = [command, "x", typo] if command else [typo]
     lines = _usage_error(argv, capsys)
     assert (
