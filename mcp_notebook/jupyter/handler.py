@@ -5,13 +5,19 @@ reaches MCP: its identity provider (the token, in the `Authorization: token …`
 header or the `?token=` parameter, the login cookie, JupyterHub's OAuth),
 its authorizer (reading contents), its Host and Origin rules, XSRF for
 cookie-authenticated posts. Refusals are Jupyter's own (403, 404 for a
-foreign origin). What passes is relayed to the MCP application, without the
-credentials, which are Jupyter's business.
+foreign origin), but for one: a request that carries no credential Jupyter
+accepts is answered 401 with what to send, where Jupyter would say "'_xsrf'
+argument missing" (its cookie login's check, for a client that never meant to
+log in) or a bare 403. What passes is relayed to the MCP application, without
+the credentials, which are Jupyter's business.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import json
+import os
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -23,7 +29,7 @@ from ..transports.http import MCP_PATH
 from .bridge import Relay
 from .host import NotebookHost
 
-__all__ = ["READY_SECONDS", "MCPHandler"]
+__all__ = ["READY_SECONDS", "MCPHandler", "token_advice"]
 
 READY_SECONDS = 30.0  # a request that comes while the notebooks are first read waits this long for them
 
@@ -35,6 +41,43 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 _reads_contents = cast(Callable[[_Method], _Method], authorized(action="read", resource="contents"))
 
 
+def _signed_in(method: Callable[[MCPHandler], Awaitable[None]]) -> Callable[[MCPHandler], Awaitable[None]]:
+    """`tornado.web.authenticated`'s rule (no user, no entry), answered with a 401 saying which token to send."""
+
+    @functools.wraps(method)
+    async def checked(self: MCPHandler) -> None:
+        if not self.current_user:
+            raise _TokenNeeded(self._token_advice())
+        await method(self)
+
+    return checked
+
+
+class _TokenNeeded(web.HTTPError):
+    """No credential Jupyter accepts: a 401 whose body says what to send (`advice`)."""
+
+    def __init__(self, advice: str) -> None:
+        super().__init__(401, "no credentials Jupyter accepts")
+        self.advice = advice
+
+
+def token_advice(endpoint: str, *, sent: bool, hub: bool) -> str:
+    """What a client refused for want of credentials must send, and where it finds them (the 401's message)."""
+    what = "the token sent is not accepted here" if sent else "no token was sent"
+    if hub:
+        where = "an API token of yours from the hub's token page (/hub/token); another user's token is refused (403)"
+    else:
+        where = (
+            "the server's token: the one after ?token= in the URL that 'jupyter server list' prints, "
+            "also in the server's log when it starts"
+        )
+    return (
+        f"This Jupyter server needs a token, and {what}. Send the header 'Authorization: token <token>' "
+        f"with {where}. 'mcp-notebook config --jupyter {endpoint}' prints the configuration "
+        "for Claude Code, VS Code and Cursor."
+    )
+
+
 class MCPHandler(APIHandler):
     """Relays each request to the host's MCP application, once Jupyter has let it in."""
 
@@ -44,6 +87,33 @@ class MCPHandler(APIHandler):
         self.host = host
         self.problem = problem
         self._relay: Relay | None = None
+
+    async def prepare(self) -> None:  # type: ignore[override]  # as APIHandler.prepare
+        try:
+            await super().prepare()
+        except web.HTTPError as refusal:
+            # Jupyter found no user (prepare() has set `current_user`): whatever check spoke
+            # (cookie XSRF, login redirect), the answer is the credential. A refused Host keeps its 403.
+            if refusal.status_code == 403 and self.current_user is None and self.check_host():
+                raise _TokenNeeded(self._token_advice()) from None
+            raise
+
+    def _token_advice(self) -> str:
+        request = self.request
+        sent = bool(request.headers.get("Authorization")) or "token" in request.query_arguments
+        endpoint = f"{request.protocol}://{request.host}{request.path}"
+        return token_advice(endpoint, sent=sent, hub="JUPYTERHUB_API_URL" in os.environ)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        refusal = kwargs.get("exc_info", (None, None, None))[1]
+        if not isinstance(refusal, _TokenNeeded):
+            super().write_error(status_code, **kwargs)
+            return
+        # RFC 9110: a 401 names its scheme; Jupyter's is "token" (it takes "Bearer" too). The body is
+        # shaped as Jupyter's API errors are, its message written as is (a URL may hold a '%').
+        self.set_header("WWW-Authenticate", 'token realm="Jupyter Server"')
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"message": refusal.advice, "reason": None}))
 
     async def _serve(self) -> None:
         problem = self.problem
@@ -57,19 +127,19 @@ class MCPHandler(APIHandler):
         self._relay = Relay(self, path=MCP_PATH, withheld=_WITHHELD)
         await self._relay.run(self.host.app)
 
-    @web.authenticated
+    @_signed_in
     @_reads_contents
     async def get(self) -> None:
         """The event stream of a handshake-era session (list_changed and other notifications)."""
         await self._serve()
 
-    @web.authenticated
+    @_signed_in
     @_reads_contents
     async def post(self) -> None:
         """One JSON-RPC message, answered as JSON or as an event stream."""
         await self._serve()
 
-    @web.authenticated
+    @_signed_in
     @_reads_contents
     async def delete(self) -> None:
         """The end of a handshake-era session."""
