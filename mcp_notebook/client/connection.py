@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..config import ServerConfig
-from .transport_choice import ServerLog, open_transport
+from .transport_choice import Refusals, ServerLog, open_transport
 
 if TYPE_CHECKING:
     import anyio
@@ -93,6 +93,7 @@ class ConnectionOwner:
         *,
         options: SessionOptions | None = None,
         server_log: ServerLog | None = None,
+        refusals: Refusals | None = None,
         on_lost: Callable[[], None] | None = None,
     ) -> None:
         import anyio
@@ -100,6 +101,7 @@ class ConnectionOwner:
         self._config = config
         self._options = options or SessionOptions()
         self._server_log = server_log
+        self._refusals = refusals
         self._on_lost = on_lost
         self._stop = anyio.Event()
         self._ready = anyio.Event()
@@ -201,7 +203,7 @@ class ConnectionOwner:
 
         options = self._options
         async with contextlib.AsyncExitStack() as stack:
-            transport = await open_transport(self._config, stack, server_log=self._server_log)
+            transport = await open_transport(self._config, stack, server_log=self._server_log, refusals=self._refusals)
             client = Client(
                 _watched(transport, on_end=self.report_lost),
                 mode=options.mode,
