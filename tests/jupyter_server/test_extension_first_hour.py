@@ -1,11 +1,12 @@
-"""What a user sees when the extension's endpoint refuses them, in every front end, and when its stream opens.
+"""The extension's first hour, as a user sees it: refusals in every front end, the stream's head, the menu text.
 
 A real `jupyter server`: a request with no token or a wrong one is a 401 whose
 body says which token to send and where it is (not Jupyter's "'_xsrf' argument
 missing"); `%mcp connect` and the Python API turn that refusal into one
 sentence naming the URL, the status and the server's words. A browser's
 cookie login keeps Jupyter's XSRF rule. A GET event stream sends its head at
-once, before any event.
+once, before any event. A cell tagged in JupyterLab is listed with a title and
+a description that name its argument, never its raw `{{…}}` template.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import httpx2
 import nbformat
 import pytest
 from e2e_checks import EXPECTED_NAMES
-from e2e_processes import ACCEPT, initialize_params, write_corpus
+from e2e_processes import ACCEPT, MODERN, RawHttpSession, initialize_params, write_corpus
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from jupyter_harness import DEADLINE, JupyterServer
@@ -167,11 +168,40 @@ async def test_a_get_stream_sends_its_head_before_any_event(jupyter: JupyterServ
             assert json.loads(data.removeprefix("data:"))["method"] == "notifications/prompts/list_changed"
 
 
-async def save_prompt_notebook(http: httpx2.AsyncClient, jupyter: JupyterServer, path: str, prompt: str) -> None:
-    """Save a notebook with one prompt through Jupyter's contents API, as JupyterLab does."""
+async def test_a_cell_tagged_in_jupyterlab_is_listed_without_its_raw_template(jupyter: JupyterServer) -> None:
+    async with httpx2.AsyncClient(timeout=DEADLINE) as http:
+        await save_prompt_notebook(
+            http, jupyter, "goodbye.ipynb", "goodbye", text="# Goodbye {{name}}\nSay goodbye to {{name}}.", tag=True
+        )
+        session = RawHttpSession(http, jupyter.url, MODERN, headers=jupyter.auth())
+        with anyio.fail_after(DEADLINE):
+            while True:  # the save reaches the listing within a second; the deadline only bounds a lost one
+                listed = await session.request("prompts/list")
+                found = [p for p in listed["result"]["prompts"] if p["name"] == "goodbye"]
+                if found:
+                    break
+                await anyio.sleep(0.05)
+    (goodbye,) = found
+    assert (goodbye["title"], goodbye["description"]) == ("Goodbye [name]", "Say goodbye to [name].")
+    assert [a["name"] for a in goodbye["arguments"]] == ["name"]
+
+
+async def save_prompt_notebook(
+    http: httpx2.AsyncClient,
+    jupyter: JupyterServer,
+    path: str,
+    prompt: str,
+    *,
+    text: str = "Say hello.",
+    tag: bool = False,
+) -> None:
+    """Save a notebook with one prompt through Jupyter's contents API, as JupyterLab does (a tag, or metadata)."""
     notebook = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_markdown_cell("Say hello.")
-    cell.metadata["mcp"] = {"prompt": prompt}
+    cell = nbformat.v4.new_markdown_cell(text)
+    if tag:
+        cell.metadata["tags"] = [f"prompt:{prompt}"]
+    else:
+        cell.metadata["mcp"] = {"prompt": prompt}
     notebook.cells.append(cell)
     saved = await http.put(
         f"{jupyter.base}api/contents/{path}",
