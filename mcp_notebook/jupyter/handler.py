@@ -47,18 +47,10 @@ def _signed_in(method: Callable[[MCPHandler], Awaitable[None]]) -> Callable[[MCP
     @functools.wraps(method)
     async def checked(self: MCPHandler) -> None:
         if not self.current_user:
-            raise _TokenNeeded(self._token_advice())
+            raise self._token_needed()
         await method(self)
 
     return checked
-
-
-class _TokenNeeded(web.HTTPError):
-    """No credential Jupyter accepts: a 401 whose body says what to send (`advice`)."""
-
-    def __init__(self, advice: str) -> None:
-        super().__init__(401, "no credentials Jupyter accepts")
-        self.advice = advice
 
 
 def token_advice(endpoint: str, *, sent: bool, hub: bool) -> str:
@@ -87,6 +79,7 @@ class MCPHandler(APIHandler):
         self.host = host
         self.problem = problem
         self._relay: Relay | None = None
+        self._advice: str | None = None  # what a client refused for want of a token must send (the 401's body)
 
     async def prepare(self) -> None:  # type: ignore[override]  # as APIHandler.prepare
         try:
@@ -95,25 +88,26 @@ class MCPHandler(APIHandler):
             # Jupyter found no user (prepare() has set `current_user`): whatever check spoke
             # (cookie XSRF, login redirect), the answer is the credential. A refused Host keeps its 403.
             if refusal.status_code == 403 and self.current_user is None and self.check_host():
-                raise _TokenNeeded(self._token_advice()) from None
+                raise self._token_needed() from None
             raise
 
-    def _token_advice(self) -> str:
+    def _token_needed(self) -> web.HTTPError:
+        """The 401 for a request with no credential Jupyter accepts; `write_error` writes what to send."""
         request = self.request
         sent = bool(request.headers.get("Authorization")) or "token" in request.query_arguments
         endpoint = f"{request.protocol}://{request.host}{request.path}"
-        return token_advice(endpoint, sent=sent, hub="JUPYTERHUB_API_URL" in os.environ)
+        self._advice = token_advice(endpoint, sent=sent, hub="JUPYTERHUB_API_URL" in os.environ)
+        return web.HTTPError(401, "no credentials Jupyter accepts")
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
-        refusal = kwargs.get("exc_info", (None, None, None))[1]
-        if not isinstance(refusal, _TokenNeeded):
+        if status_code != 401 or self._advice is None:
             super().write_error(status_code, **kwargs)
             return
         # RFC 9110: a 401 names its scheme; Jupyter's is "token" (it takes "Bearer" too). The body is
         # shaped as Jupyter's API errors are, its message written as is (a URL may hold a '%').
         self.set_header("WWW-Authenticate", 'token realm="Jupyter Server"')
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"message": refusal.advice, "reason": None}))
+        self.finish(json.dumps({"message": self._advice, "reason": None}))
 
     async def _serve(self) -> None:
         problem = self.problem
