@@ -23,6 +23,7 @@ from typing import Any, TypeVar, cast
 import anyio
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
 from tornado import web
 
 from ..transports.http import MCP_PATH
@@ -53,11 +54,14 @@ def _signed_in(method: Callable[[MCPHandler], Awaitable[None]]) -> Callable[[MCP
     return checked
 
 
-def token_advice(endpoint: str, *, sent: bool, hub: bool) -> str:
-    """What a client refused for want of credentials must send, and where it finds them (the 401's message)."""
+def token_advice(endpoint: str, *, sent: bool, token_page: str | None = None) -> str:
+    """What a client refused for want of credentials must send, and where it finds them (the 401's message).
+
+    `token_page` is the hub's token page under JupyterHub, where each user makes their own.
+    """
     what = "the token sent is not accepted here" if sent else "no token was sent"
-    if hub:
-        where = "an API token of yours from the hub's token page (/hub/token); another user's token is refused (403)"
+    if token_page is not None:
+        where = f"an API token of yours from the hub's token page ({token_page}); another user's is refused"
     else:
         where = (
             "the server's token: the one after ?token= in the URL that 'jupyter server list' prints, "
@@ -96,7 +100,10 @@ class MCPHandler(APIHandler):
         request = self.request
         sent = bool(request.headers.get("Authorization")) or "token" in request.query_arguments
         endpoint = f"{request.protocol}://{request.host}{request.path}"
-        self._advice = token_advice(endpoint, sent=sent, hub="JUPYTERHUB_API_URL" in os.environ)
+        # A single-user server of JupyterHub is told the hub's address in its environment.
+        under_hub = "JUPYTERHUB_API_URL" in os.environ
+        token_page = url_path_join(os.environ.get("JUPYTERHUB_BASE_URL") or "/", "hub/token") if under_hub else None
+        self._advice = token_advice(endpoint, sent=sent, token_page=token_page)
         return web.HTTPError(401, "no credentials Jupyter accepts")
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
