@@ -366,10 +366,9 @@ async def test_a_401_that_names_no_token_becomes_a_sentence_saying_which_token_t
     # The SDK test server answers a plain-text "unauthorized", as many a proxy does.
     with running_http_server("--token", "s3cret") as url, pytest.raises(ServerConnectionError) as refused:
         await PromptClient(http_config(url, headers=headers), connect_timeout=10).connect()
-    sent = "with the Authorization header given" if headers else "and no Authorization header was sent"
+    sent = "" if headers else " No Authorization header was sent."
     assert str(refused.value) == (
-        f"remote: {url} refused the connection: HTTP 401 Unauthorized, {sent}. The server says: unauthorized "
-        + WHICH_TOKEN
+        f"remote: {url} refused the connection (HTTP 401 Unauthorized): unauthorized.{sent} " + WHICH_TOKEN
     )
 
 
@@ -386,9 +385,9 @@ async def test_the_401_of_mcp_notebook_serve_is_told_in_its_own_words(
         with pytest.raises(ServerConnectionError) as refused:
             await PromptClient(config, connect_timeout=10).connect()
     assert str(refused.value) == (
-        f"remote: {url} refused the connection: HTTP 401 Unauthorized, with the Authorization header given "
-        "(from mcp.json). The server says: The token sent does not match this server's: send the header "
-        "'Authorization: Bearer <token>' with the token in $MCP_NOTEBOOK_TOKEN, which this server was started with"
+        f"remote: {url} refused the connection (HTTP 401 Unauthorized): The bearer token sent does not match "
+        "this server's: send the header 'Authorization: Bearer <token>' with the token in $MCP_NOTEBOOK_TOKEN, "
+        "which this server was started with. The Authorization header was given in mcp.json."
     )
 
 

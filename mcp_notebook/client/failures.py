@@ -26,13 +26,18 @@ _WHICH_TOKEN = (
 
 
 def refusal_message(config: ServerConfig, refusal: Refusal, *, during: str = "the connection") -> str:
-    """Why an HTTP server refused `during`: its status and words, and which token to send when it said none."""
-    sent = any(name.lower() == "authorization" for name in config.headers or {})
-    header = "with the Authorization header given" if sent else "and no Authorization header was sent"
-    where = f" (from {config.source})" if config.source else ""
-    text = f"{config.url} refused {during}: HTTP {refusal.status_line}, {header}{where}."
+    """Why an HTTP server refused `during`: its status and words first, then whose header it was, and which
+    token to send when the server said nothing about one."""
+    text = f"{config.url} refused {during} (HTTP {refusal.status_line})"
     if refusal.message:
-        text += f" The server says: {refusal.message}"
+        text += f": {refusal.message.rstrip('.')}."
+    else:
+        text += "."
+    sent = any(name.lower() == "authorization" for name in config.headers or {})
+    if not sent:
+        text += " No Authorization header was sent."
+    elif config.source:
+        text += f" The Authorization header was given in {config.source}."
     if not refusal.message or "token" not in refusal.message.lower():
         text += f" {_WHICH_TOKEN}"
     return text

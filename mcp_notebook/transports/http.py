@@ -230,7 +230,7 @@ class AccessGate:
         challenge = 'Bearer realm="mcp-notebook"'
         if presented:
             challenge += ', error="invalid_token", error_description="the bearer token does not match"'
-        problem = "The token sent does not match this server's" if presented else "No token was sent"
+        problem = "The bearer token sent does not match this server's" if presented else "No bearer token was sent"
         message = f"{problem}: send the header 'Authorization: Bearer <token>' with {self.token_hint}"
         data = {"reason": "wrong token" if presented else "missing token"}
         return 401, _error_body(message, data=data), [(b"www-authenticate", challenge.encode())]

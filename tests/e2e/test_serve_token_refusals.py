@@ -39,10 +39,14 @@ def test_a_token_file_server_names_its_file_and_tells_missing_from_wrong(tmp_pat
     token_file.chmod(0o600)
     where = f"the token in the file this server was started with (--token-file {token_file})"
     with HttpServer([str(tmp_path / "prompts"), "--token-file", str(token_file), "--workers", str(workers)]) as server:
-        assert _refusal(server.url, None) == (401, f"No token was sent: {BEARER} {where}", {"reason": "missing token"})
+        assert _refusal(server.url, None) == (
+            401,
+            f"No bearer token was sent: {BEARER} {where}",
+            {"reason": "missing token"},
+        )
         assert _refusal(server.url, "Bearer guess") == (
             401,
-            f"The token sent does not match this server's: {BEARER} {where}",
+            f"The bearer token sent does not match this server's: {BEARER} {where}",
             {"reason": "wrong token"},
         )
 
@@ -54,7 +58,7 @@ def test_an_environment_token_server_names_the_variable(tmp_path: Path, monkeypa
         status, message, _ = _refusal(server.url, "token guess")
     assert (status, message) == (
         401,
-        f"The token sent does not match this server's: {BEARER} "
+        f"The bearer token sent does not match this server's: {BEARER} "
         "the token in $MCP_NOTEBOOK_TOKEN, which this server was started with",
     )
 
@@ -63,4 +67,7 @@ def test_a_command_line_token_server_names_the_option(tmp_path: Path) -> None:
     write_corpus(tmp_path / "prompts")
     with HttpServer([str(tmp_path / "prompts"), "--token", TOKEN]) as server:
         status, message, _ = _refusal(server.url, None)
-    assert (status, message) == (401, f"No token was sent: {BEARER} the token given to this server's --token option")
+    assert (status, message) == (
+        401,
+        f"No bearer token was sent: {BEARER} the token given to this server's --token option",
+    )

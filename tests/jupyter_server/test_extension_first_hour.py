@@ -113,8 +113,9 @@ async def test_percent_connect_with_a_wrong_token_says_which_token_to_send(
     with pytest.raises(UsageError) as refused:
         await anyio.to_thread.run_sync(isolated_shell.run_line_magic, "mcp", line)
     assert str(refused.value) == (
-        f"jw: {jupyter.url} refused the connection: HTTP 401 Unauthorized, with the Authorization header given "
-        "(from %mcp connect). The server says: " + jupyter_advice(jupyter.url, "the token sent is not accepted here")
+        f"jw: {jupyter.url} refused the connection (HTTP 401 Unauthorized): "
+        + jupyter_advice(jupyter.url, "the token sent is not accepted here")
+        + " The Authorization header was given in %mcp connect."
     )
 
 
@@ -128,14 +129,15 @@ def test_the_python_api_says_it_is_lazy_and_its_first_call_names_the_url_and_the
         with pytest.raises(ServerConnectionError) as refused:
             connection.prompts()
     assert str(refused.value) == (
-        f"127.0.0.1: {jupyter.url} refused the connection: HTTP 401 Unauthorized, with the Authorization header "
-        "given. The server says: " + jupyter_advice(jupyter.url, "the token sent is not accepted here")
+        f"127.0.0.1: {jupyter.url} refused the connection (HTTP 401 Unauthorized): "
+        + jupyter_advice(jupyter.url, "the token sent is not accepted here")
     )
     with mcp_notebook.connect(jupyter.url) as anonymous, pytest.raises(ServerConnectionError) as missing:
         anonymous.prompts()
     assert str(missing.value) == (
-        f"127.0.0.1: {jupyter.url} refused the connection: HTTP 401 Unauthorized, and no Authorization header "
-        "was sent. The server says: " + jupyter_advice(jupyter.url, "no token was sent")
+        f"127.0.0.1: {jupyter.url} refused the connection (HTTP 401 Unauthorized): "
+        + jupyter_advice(jupyter.url, "no token was sent")
+        + " No Authorization header was sent."
     )
     with mcp_notebook.connect(jupyter.url, headers=jupyter.auth()) as allowed:
         assert [spec.name for spec in allowed.prompts()] == EXPECTED_NAMES
