@@ -11,6 +11,9 @@
     docs.complete("code_review", "language", "py")
     docs.close()
 
+`connect()` reaches nothing: the connection opens on first use (or at
+`.connect()`), and that call raises what went wrong, naming the URL or command.
+
 Every call runs on the process-wide background runtime, so this works the
 same in scripts, plain IPython and Jupyter (no "event loop is already
 running"); Ctrl-C cancels the request in flight.
@@ -129,7 +132,12 @@ class Connection:
         return self.client.connected
 
     def __repr__(self) -> str:
-        state = f"connected, {self.client.protocol_version}" if self.connected else "not connected"
+        # Nothing is reached until first use: say so, or a wrong URL or token looks accepted.
+        state = (
+            f"connected, {self.client.protocol_version}"
+            if self.connected
+            else "not connected yet: connects on first use"
+        )
         return f"<Connection {self.name!r} to {self.config.describe()} ({state})>"
 
     def __enter__(self) -> Connection:
@@ -218,7 +226,12 @@ def connect(
     timeout: float = 30.0,
     input_handler: InputHandler | None = None,
 ) -> Connection:
-    """Connect to an MCP server and return a `Connection` (the server starts on first use).
+    """A `Connection` to an MCP server, which connects on first use (`.prompts()`, `.get()`, …), not here.
+
+    So a wrong URL or token raises nothing here: the first call raises a
+    `ServerConnectionError` naming the URL and the cause (for a refused token,
+    the HTTP status and which token to send). Call `.connect()` on the result
+    to connect at once.
 
     `target` is a server name from your MCP configuration files (Claude
     Desktop, Cursor, VS Code, `.mcp.json`, `mcp.json`, or the files passed as

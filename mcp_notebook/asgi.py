@@ -58,6 +58,9 @@ def _poll_seconds(environ: Mapping[str, str]) -> float | None:
     return poll_interval_from_env(environ)
 
 
+_ENV_TOKEN_HINT: Final = f"the token in ${ENV_PREFIX}TOKEN, which this server was started with"
+
+
 @dataclass(frozen=True, slots=True)
 class ServeSettings:
     """What one HTTP server process serves and how; the CLI and the environment both fill it."""
@@ -66,6 +69,7 @@ class ServeSettings:
     host: str = "127.0.0.1"
     port: int | None = None  # None: the port each request arrived on
     token: str | None = None
+    token_hint: str | None = None  # how this server was given its token, in its 401's words (None: the environment)
     allowed_hosts: tuple[str, ...] = ()
     stateless: bool = False
     page_size: int = 500
@@ -90,6 +94,7 @@ class ServeSettings:
             host=environ.get(ENV_PREFIX + "HOST", "").strip() or "0.0.0.0",
             port=_number(environ, "PORT", 0) if port else None,
             token=environ.get(ENV_PREFIX + "TOKEN") or None,
+            token_hint=environ.get(ENV_PREFIX + "TOKEN_HINT") or None,
             allowed_hosts=tuple(h.strip() for h in hosts.split(",") if h.strip()),
             stateless=_flag(environ, "STATELESS", False),
             page_size=_number(environ, "PAGE_SIZE", 500),
@@ -119,6 +124,8 @@ class ServeSettings:
             env[ENV_PREFIX + "PORT"] = str(self.port)
         if self.token:
             env[ENV_PREFIX + "TOKEN"] = self.token
+        if self.token_hint:
+            env[ENV_PREFIX + "TOKEN_HINT"] = self.token_hint
         if self.worker_dir:
             env[ENV_PREFIX + "WORKER_DIR"] = self.worker_dir
         env[ENV_PREFIX + "CACHE"] = "1" if self.index_folder else "0"
@@ -191,6 +198,7 @@ def create_app(
         if known_port
         else None,
         token=settings.token,
+        token_hint=settings.token_hint or _ENV_TOKEN_HINT,  # without the CLI's word, it came from the environment
         limits=settings.limits,
         stateless=settings.stateless,
         prepare=index,

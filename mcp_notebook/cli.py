@@ -206,6 +206,7 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
         host=args.host,
         port=port,
         token=token,
+        token_hint=_token_hint(args) if token else None,
         allowed_hosts=tuple(args.allowed_host or ()),
         stateless=args.stateless,
         page_size=args.page_size,
@@ -302,6 +303,15 @@ def _token(args: argparse.Namespace) -> str | None:
 
         return _read_token_file(Path(args.token_file).expanduser())
     return os.environ.get(TOKEN_ENV) or None
+
+
+def _token_hint(args: argparse.Namespace) -> str:
+    """Where this server's token came from, as its 401 tells a client (the option, file or variable)."""
+    if args.token is not None:
+        return "the token given to this server's --token option"
+    if args.token_file is not None:
+        return f"the token in the file this server was started with (--token-file {args.token_file})"
+    return f"the token in ${TOKEN_ENV}, which this server was started with"
 
 
 def _read_token_file(path: Path) -> str:

@@ -17,6 +17,7 @@ from client_harness import (
     legacy_config,
     live_children,
     running_http_server,
+    running_url_process,
     sdk_config,
 )
 
@@ -349,6 +350,45 @@ async def test_headers_reach_an_http_server() -> None:
             assert (await client.list_prompts())[0].name == "greet"
         with pytest.raises(ServerConnectionError):
             await PromptClient(http_config(url), connect_timeout=10).connect()
+
+
+WHICH_TOKEN = (
+    "Send the server's token: a Jupyter server's as 'Authorization: token <token>' (the token after ?token= "
+    "in the URL 'jupyter server list' prints; 'mcp-notebook config --jupyter URL' prints the client "
+    "configuration), an 'mcp-notebook serve --http' server's as 'Authorization: Bearer <token>'."
+)
+
+
+@pytest.mark.parametrize("headers", [None, {"Authorization": "Bearer guess"}], ids=["no-header", "wrong-header"])
+async def test_a_401_that_names_no_token_becomes_a_sentence_saying_which_token_to_send(
+    headers: dict[str, str] | None,
+) -> None:
+    # The SDK test server answers a plain-text "unauthorized", as many a proxy does.
+    with running_http_server("--token", "s3cret") as url, pytest.raises(ServerConnectionError) as refused:
+        await PromptClient(http_config(url, headers=headers), connect_timeout=10).connect()
+    sent = "" if headers else " No Authorization header was sent."
+    assert str(refused.value) == (
+        f"remote: {url} refused the connection (HTTP 401 Unauthorized): unauthorized.{sent} " + WHICH_TOKEN
+    )
+
+
+async def test_the_401_of_mcp_notebook_serve_is_told_in_its_own_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nbformat
+
+    nbformat.write(nbformat.v4.new_notebook(), str(tmp_path / "empty.ipynb"))
+    monkeypatch.setenv("MCP_NOTEBOOK_TOKEN", "s3cret")
+    serve = [str(Path(sys.executable).with_name("mcp-notebook")), "serve", str(tmp_path), "--http", "--port", "0"]
+    with running_url_process(serve) as url:
+        config = http_config(url, headers={"Authorization": "token s3cret"}, source="mcp.json")
+        with pytest.raises(ServerConnectionError) as refused:
+            await PromptClient(config, connect_timeout=10).connect()
+    assert str(refused.value) == (
+        f"remote: {url} refused the connection (HTTP 401 Unauthorized): The bearer token sent does not match "
+        "this server's: send the header 'Authorization: Bearer <token>' with the token in $MCP_NOTEBOOK_TOKEN, "
+        "which this server was started with. The Authorization header was given in mcp.json."
+    )
 
 
 async def test_an_unreachable_url_says_so() -> None:

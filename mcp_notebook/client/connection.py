@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..config import ServerConfig
-from .transport_choice import ServerLog, open_transport
+from .transport_choice import Refusals, ServerLog, open_transport
 
 if TYPE_CHECKING:
     import anyio
@@ -129,6 +129,7 @@ class ConnectionOwner:
         *,
         options: SessionOptions | None = None,
         server_log: ServerLog | None = None,
+        refusals: Refusals | None = None,
         on_lost: Callable[[], None] | None = None,
     ) -> None:
         import anyio
@@ -136,6 +137,7 @@ class ConnectionOwner:
         self._config = config
         self._options = options or SessionOptions()
         self._server_log = server_log
+        self._refusals = refusals
         self._on_lost = on_lost
         self._stop = anyio.Event()
         self._ready = anyio.Event()
@@ -239,7 +241,7 @@ class ConnectionOwner:
 
         options = self._options
         async with contextlib.AsyncExitStack() as stack:
-            transport = await open_transport(self._config, stack, server_log=self._server_log)
+            transport = await open_transport(self._config, stack, server_log=self._server_log, refusals=self._refusals)
             # Entered before the client is made: a stdio server starts now, while the rest of the SDK
             # imports (in a worker thread, so the loop goes on), instead of after it.
             streams = await stack.enter_async_context(_watched(transport, on_end=self.report_lost))

@@ -2,7 +2,9 @@
 
 `translated_errors` wraps each request; `connect_failure` explains why a
 connection did not open, in terms of the configuration entry (a command
-not found, a URL not reached). The SDK is imported when a request fails.
+not found, a URL not reached, a credential refused). An HTTP server's 401 or
+403 always becomes `refusal_message`: the URL, the status, what the server
+said, and which token to send. The SDK is imported when a request fails.
 """
 
 from __future__ import annotations
@@ -12,8 +14,33 @@ from collections.abc import Callable, Iterator
 
 from ..config import ServerConfig
 from ..exceptions import ServerConnectionError, ServerError
+from .transport_choice import Refusal
 
-__all__ = ["connect_failure", "root_cause", "translated_errors"]
+__all__ = ["connect_failure", "refusal_message", "root_cause", "translated_errors"]
+
+_WHICH_TOKEN = (
+    "Send the server's token: a Jupyter server's as 'Authorization: token <token>' (the token after ?token= "
+    "in the URL 'jupyter server list' prints; 'mcp-notebook config --jupyter URL' prints the client "
+    "configuration), an 'mcp-notebook serve --http' server's as 'Authorization: Bearer <token>'."
+)
+
+
+def refusal_message(config: ServerConfig, refusal: Refusal, *, during: str = "the connection") -> str:
+    """Why an HTTP server refused `during`: its status and words first, then whose header it was, and which
+    token to send when the server said nothing about one."""
+    text = f"{config.url} refused {during} (HTTP {refusal.status_line})"
+    if refusal.message:
+        text += f": {refusal.message.rstrip('.')}."
+    else:
+        text += "."
+    sent = any(name.lower() == "authorization" for name in config.headers or {})
+    if not sent:
+        text += " No Authorization header was sent."
+    elif config.source:
+        text += f" The Authorization header was given in {config.source}."
+    if not refusal.message or "token" not in refusal.message.lower():
+        text += f" {_WHICH_TOKEN}"
+    return text
 
 
 @contextlib.contextmanager
@@ -24,11 +51,14 @@ def translated_errors(
     request_timeout: float,
     stderr_hint: Callable[[], str],
     on_broken: Callable[[], None],
+    refusal: Callable[[], Refusal | None] = lambda: None,
+    config: ServerConfig | None = None,
 ) -> Iterator[None]:
     """Turn SDK and transport errors raised by `method` on `server` into `ServerError` / `ServerConnectionError`.
 
     `on_broken` is called when the error shows the connection is gone;
-    `stderr_hint()` is what the server wrote on stderr, told with it.
+    `stderr_hint()` is what the server wrote on stderr, told with it;
+    `refusal()` the HTTP refusal behind an error, if there was one (told in terms of `config`).
     """
     from mcp import MCPError
     from mcp.client import InputRequiredRoundsExceededError
@@ -40,6 +70,9 @@ def translated_errors(
     try:
         yield
     except MCPError as error:
+        refused = refusal()
+        if refused is not None and config is not None:
+            raise ServerConnectionError(server, refusal_message(config, refused, during=method)) from error
         if error.code == CONNECTION_CLOSED:
             on_broken()
             raise ServerConnectionError(
@@ -61,10 +94,17 @@ def translated_errors(
         raise ServerConnectionError(server, f"the connection failed during {method}: {error}") from error
 
 
-def connect_failure(config: ServerConfig, error: BaseException | None, *, stderr_hint: str) -> ServerConnectionError:
-    """Why the connection to `config`'s server did not open: `error` ended it (None: it just closed)."""
+def connect_failure(
+    config: ServerConfig, error: BaseException | None, *, stderr_hint: str, refusal: Refusal | None = None
+) -> ServerConnectionError:
+    """Why the connection to `config`'s server did not open: `error` ended it (None: it just closed).
+
+    `refusal` is the server's 401 or 403 when there was one: that, not the SDK's stand-in error, is the cause.
+    """
     from mcp import MCPError
 
+    if refusal is not None and config.url is not None:
+        return ServerConnectionError(config.name, refusal_message(config, refusal))
     if error is None:
         return ServerConnectionError(config.name, f"the connection closed while it was being opened.{stderr_hint}")
     cause = root_cause(error)
@@ -74,7 +114,7 @@ def connect_failure(config: ServerConfig, error: BaseException | None, *, stderr
     elif isinstance(cause, PermissionError) and config.command is not None:
         message = f"cannot start {config.command!r}: permission denied{where}."
     elif isinstance(cause, MCPError):
-        message = f"the server refused to connect: {cause.message} (code {cause.code}).{stderr_hint}"
+        message = f"{config.describe()} refused to connect: {cause.message} (code {cause.code}).{stderr_hint}"
     elif config.url is not None:
         message = f"cannot reach {config.url}: {cause}. Is the server running, and are the URL and headers right?"
     else:

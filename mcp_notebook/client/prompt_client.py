@@ -21,7 +21,7 @@ from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from .connection import ConnectionOwner, SessionOptions, in_connection_task
 from .elicitation import InputHandler, ask_user
 from .failures import connect_failure, translated_errors
-from .transport_choice import ServerLog
+from .transport_choice import Refusals, ServerLog
 
 if TYPE_CHECKING:
     import anyio
@@ -66,6 +66,7 @@ class PromptClient:
         self._listeners: list[Callable[[], None]] = []
         self._lost_listeners: list[Callable[[], None]] = []
         self._server_log: ServerLog | None = None
+        self._refusals = Refusals()  # an HTTP server's 401s and 403s, to explain the failures they cause
         # Contexts of the prompts/get requests in flight, for server-sent elicitations (see _on_elicitation).
         self._requests_in_flight: list[contextvars.Context] = []
 
@@ -126,10 +127,15 @@ class PromptClient:
             if self._server_log is None:
                 self._server_log = ServerLog()
             owner = ConnectionOwner(
-                self._config, options=self._session_options(), server_log=self._server_log, on_lost=self._on_lost
+                self._config,
+                options=self._session_options(),
+                server_log=self._server_log,
+                refusals=self._refusals,
+                on_lost=self._on_lost,
             )
             self._owner = owner
             self._prompts = None
+            self._refusals.take()  # one left from an earlier connection explains nothing of this one
             try:
                 with anyio.fail_after(self._connect_timeout):
                     await owner.open()
@@ -147,7 +153,9 @@ class PromptClient:
                 raise
             if owner.error is not None or not owner.connected:
                 await self._close_owner()
-                failure = connect_failure(self._config, owner.error, stderr_hint=self._stderr_hint())
+                failure = connect_failure(
+                    self._config, owner.error, stderr_hint=self._stderr_hint(), refusal=self._refusals.take()
+                )
                 await self.close()
                 raise failure from owner.error
 
@@ -347,6 +355,8 @@ class PromptClient:
             request_timeout=self._request_timeout,
             stderr_hint=self._stderr_hint,
             on_broken=self._mark_broken,
+            refusal=self._refusals.take,
+            config=self._config,
         )
 
     def _mark_broken(self) -> None:

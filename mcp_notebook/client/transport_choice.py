@@ -1,23 +1,29 @@
 """Which SDK transport a configuration entry asks for: a stdio subprocess, Streamable HTTP, or legacy SSE.
 
 A `url` means HTTP (with the entry's headers, authorisation included), else
-`command` starts a stdio server whose stderr goes to a `ServerLog`. Only the
-standard library is imported here up front; the SDK when a transport is opened.
+`command` starts a stdio server whose stderr goes to a `ServerLog`. An HTTP
+server's refusals (401, 403) go to a `Refusals`: the SDK reports them only as
+"Server returned an error response", and the status and the server's own words
+are what tell the user which credential to send. Only the standard library is
+imported here up front; the SDK when a transport is opened.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, TextIO, cast
 
 from ..config import ServerConfig
 
-__all__ = ["ServerLog", "open_transport", "resolve_command"]
+__all__ = ["Refusal", "Refusals", "ServerLog", "open_transport", "resolve_command"]
 
 _STDERR_TAIL = 2000
 
@@ -63,13 +69,75 @@ class ServerLog:
         self._file = self._path = None
 
 
+_REFUSED = (401, 403)
+_MESSAGE_LIMIT = 2000  # a refusal's own words, as much as a person reads
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An HTTP server's refusal of a request: its status and, when its body said one, its message."""
+
+    status: int
+    message: str | None
+
+    @property
+    def status_line(self) -> str:
+        """`401 Unauthorized`, `403 Forbidden`."""
+        try:
+            return f"{self.status} {HTTPStatus(self.status).phrase}"
+        except ValueError:
+            return str(self.status)
+
+
+class Refusals:
+    """The last 401 or 403 an HTTP server answered, kept until a failure is explained with it (`take`)."""
+
+    def __init__(self) -> None:
+        self._last: Refusal | None = None
+
+    def take(self) -> Refusal | None:
+        """The refusal seen since the last `take`, if any."""
+        last, self._last = self._last, None
+        return last
+
+    async def record(self, response: Any) -> None:
+        """An HTTP client's response hook: keep a refusal, with the message its body says."""
+        if response.status_code not in _REFUSED:
+            return
+        body = await response.aread()
+        self._last = Refusal(response.status_code, _said(body, response.headers.get("content-type", "")))
+
+
+def _said(body: bytes, content_type: str) -> str | None:
+    """The message of an error body: Jupyter's `{"message": …}`, a JSON-RPC error's, or plain text."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind == "text/plain":
+        text = " ".join(body.decode("utf-8", errors="replace").split())
+        return text[:_MESSAGE_LIMIT] or None
+    if kind != "application/json":
+        return None  # an HTML login page says nothing a client can show
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(document, dict) and isinstance(document.get("error"), dict):
+        document = document["error"]
+    message = document.get("message") if isinstance(document, dict) else None
+    return message[:_MESSAGE_LIMIT] if isinstance(message, str) and message.strip() else None
+
+
 async def open_transport(
-    config: ServerConfig, stack: contextlib.AsyncExitStack, *, server_log: ServerLog | None = None
+    config: ServerConfig,
+    stack: contextlib.AsyncExitStack,
+    *,
+    server_log: ServerLog | None = None,
+    refusals: Refusals | None = None,
 ) -> Any:
     """The SDK transport (an async context manager of a read and a write stream) for `config`.
 
     What the transport needs beside it (the HTTP client) is entered on `stack`;
-    a stdio server's stderr goes to `server_log` (this process's stderr without one).
+    a stdio server's stderr goes to `server_log` (this process's stderr without one);
+    an HTTP server's 401s and 403s to `refusals`.
     """
     if config.url is not None:
         headers = dict(config.headers or {})
@@ -82,6 +150,9 @@ async def open_transport(
         from ..protocol.sdk_seam import create_http_client
 
         http = await stack.enter_async_context(create_http_client(headers=headers or None))
+        if refusals is not None:
+            hooks = http.event_hooks
+            http.event_hooks = {**hooks, "response": [*hooks.get("response", []), refusals.record]}
         return streamable_http_client(config.url, http_client=http)
     # From their own module: `from mcp import …` would import the whole SDK first.
     from mcp.client.stdio import StdioServerParameters, stdio_client

@@ -5,7 +5,8 @@ Jupyter Server is tornado; the MCP endpoint is the same ASGI application
 application's lifespan (startup before the first request, shutdown when the
 server stops); `relay` hands one tornado request to it and writes the
 response back chunk by chunk, flushing each one, so Server-Sent Event
-streams reach the client as they are produced. When the client goes away,
+streams reach the client as they are produced (a stream's head is flushed
+as soon as it starts, before any event). When the client goes away,
 the application is told (`http.disconnect`) and stops streaming.
 """
 
@@ -122,15 +123,16 @@ class Relay:
         kind = message["type"]
         if kind == "http.response.start":
             self._start(int(message["status"]), message.get("headers", ()))
+            if self.content_type.split(";", 1)[0].strip().lower() == "text/event-stream":
+                # A stream's head goes out now, as under uvicorn: its first event may be long in coming,
+                # and a client waits for the head before it counts the stream as open.
+                await self._flush()
         elif kind == "http.response.body" and not self.finished and not self.disconnected.is_set():
             body = message.get("body", b"")
             if body:
                 self.handler.write(body)
             if message.get("more_body", False):
-                try:
-                    await self.handler.flush()
-                except StreamClosedError:
-                    self.disconnected.set()
+                await self._flush()
             else:
                 self.finished = True
                 await self._finish()
@@ -156,6 +158,12 @@ class Relay:
             else:
                 handler.set_header(name, value)
                 seen.add(name.lower())
+
+    async def _flush(self) -> None:
+        try:
+            await self.handler.flush()
+        except StreamClosedError:
+            self.disconnected.set()
 
     async def _finish(self) -> None:
         try:

@@ -39,8 +39,8 @@ from ..exceptions import PromptCellError, PromptError
 from ..models import MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
 from ..naming import is_valid_name
 from ..registry import PromptRegistry
-from ..rendering import placeholders, substitute
-from .summaries import DESCRIPTION_LIMIT
+from ..rendering import placeholders
+from .summaries import DESCRIPTION_LIMIT, readable
 
 __all__ = [
     "KERNEL_GROUP",
@@ -276,17 +276,12 @@ def parse_prompt_cell(line: str, body: str) -> PromptCell:
 
 def _first_heading(text: str) -> str | None:
     match = _HEADING.search(text)
-    return _readable(match.group("text")) if match else None
-
-
-def _readable(text: str) -> str:
-    """`text` with each `{{name}}` written as `[name]`: a description is read, never filled in."""
-    return substitute(text, {name: f"[{name}]" for name in placeholders(text)})
+    return readable(match.group("text")) if match else None
 
 
 def _first_sentence(text: str) -> str | None:
     # Headings give the title and fences wrap code: neither is the prose a description wants.
-    lines = [ln.strip() for ln in _readable(text).splitlines()]
+    lines = [ln.strip() for ln in readable(text).splitlines()]
     prose = " ".join(ln for ln in lines if ln and not ln.startswith(("#", "```"))).strip()
     if not prose:
         return None

@@ -1,11 +1,19 @@
-"""Default titles and descriptions of notebook prompts, read from their markdown."""
+"""Default titles and descriptions of notebook prompts, read from their markdown.
+
+One rule for every source (the folder, the Jupyter extension, a kernel's
+`%%prompt`): a placeholder reads as its argument's name in brackets
+(`readable`), since clients show a title and a description as they are and
+never fill them in: "Say goodbye to [name]." rather than "{{name}}".
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
-__all__ = ["DESCRIPTION_LIMIT", "to_description", "to_title"]
+from ..rendering import placeholders, substitute
+
+__all__ = ["DESCRIPTION_LIMIT", "readable", "to_description", "to_title"]
 
 DESCRIPTION_LIMIT = 200
 
@@ -14,6 +22,11 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def readable(text: str) -> str:
+    """`text` with each `{{name}}` written as `[name]`: a title or a description is read, never filled in."""
+    return substitute(text, {name: f"[{name}]" for name in placeholders(text)})
 
 
 def _prose_lines(markdown: str) -> Iterable[tuple[str, bool]]:
@@ -31,7 +44,7 @@ def to_title(markdown: str) -> str | None:
     for line, is_heading in _prose_lines(markdown):
         heading = _HEADING.match(line) if is_heading else None
         if heading and heading.group(1):
-            return heading.group(1)
+            return readable(heading.group(1))
     return None
 
 
@@ -41,7 +54,7 @@ def to_description(texts: Iterable[str]) -> str | None:
     for text in texts:
         for line, is_heading in _prose_lines(text):
             if not is_heading:
-                plain = _LINK.sub(r"\1", _IMAGE.sub("", line))
+                plain = readable(_LINK.sub(r"\1", _IMAGE.sub("", line)))
                 lines.append(plain.strip().lstrip(">*-+ ").strip())
     text = " ".join(" ".join(lines).split())
     if not text:

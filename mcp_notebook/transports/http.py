@@ -148,8 +148,8 @@ class AccessGate:
         self.app = app
         self.allowed_hosts = allowed_hosts
         self.token = token
-        # Where the token comes from, in the 401's words; the server's own CLI by default.
-        self.token_hint = token_hint or "the token given to 'mcp-notebook serve --token' (or in MCP_NOTEBOOK_TOKEN)"
+        # Where the token comes from, in the 401's words: the CLI and the kernel say how they were given it.
+        self.token_hint = token_hint or "the token this server was started with"
         self.on_ready = on_ready
         self.limits = limits or HttpLimits()
         self.ready = ready  # None: ready from the start
@@ -245,9 +245,8 @@ class AccessGate:
         challenge = 'Bearer realm="mcp-notebook"'
         if presented:
             challenge += ', error="invalid_token", error_description="the bearer token does not match"'
-        message = (
-            f"This server needs a bearer token: send the header 'Authorization: Bearer <token>' with {self.token_hint}"
-        )
+        problem = "The bearer token sent does not match this server's" if presented else "No bearer token was sent"
+        message = f"{problem}: send the header 'Authorization: Bearer <token>' with {self.token_hint}"
         data = {"reason": "wrong token" if presented else "missing token"}
         return 401, _error_body(message, data=data), [(b"www-authenticate", challenge.encode())]
 

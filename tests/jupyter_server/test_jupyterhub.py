@@ -83,10 +83,17 @@ async def test_only_alices_token_opens_alices_endpoint(
     async with httpx2.AsyncClient() as http:
         post = await http.post(mcp_url(hub, "alice"), json=initialize_body(), headers=headers)
         get = await http.get(mcp_url(hub, "alice"), headers=headers, follow_redirects=False)
-    expected = {403} if who == "bob" else {401, 403}
-    assert post.status_code in expected, post.text
-    # Without credentials a GET may be sent to the hub's login, as a browser would be; bob is simply refused.
-    assert get.status_code in (expected if who == "bob" else expected | {302}), get.text
+    # The hub knows bob's token, but it opens only bob's own server: to alice's, it is a token not accepted.
+    problem = "no token was sent" if who is None else "the token sent is not accepted here"
+    assert post.status_code == 401, post.text
+    assert post.json()["message"] == (
+        f"This Jupyter server needs a token, and {problem}. Send the header 'Authorization: token <token>' with "
+        "an API token of yours from the hub's token page (/hub/token); another user's is refused. "
+        f"'mcp-notebook config --jupyter {mcp_url(hub, 'alice')}' prints the configuration for Claude Code, "
+        "VS Code and Cursor."
+    )
+    # Without credentials a GET may be sent to the hub's login, as a browser would be; a token is refused.
+    assert get.status_code in ({401} if who is not None else {401, 302}), get.text
     if get.status_code == 302:
         assert "/hub/" in get.headers["location"]
     assert "jsonrpc" not in post.text + get.text

@@ -39,7 +39,7 @@ SURFACE = {
         "worker_count",
     ],
     "mcp_notebook.sources.stored": ["Interned", "StoredBody", "body_of", "listing_of", "restore"],
-    "mcp_notebook.sources.summaries": ["DESCRIPTION_LIMIT", "to_description", "to_title"],
+    "mcp_notebook.sources.summaries": ["DESCRIPTION_LIMIT", "readable", "to_description", "to_title"],
     "mcp_notebook.sources.uris": [
         "NOTEBOOK_URI_SCHEME",
         "NotebookLocation",
