@@ -9,7 +9,8 @@
     │   ├── InvalidCursorError          .cursor
     │   ├── ArgumentTooLargeError       .prompt, .argument, .size, .limit
     │   ├── UnknownMagicError           the `magic` prompt asked for a magic the kernel lacks; .name, .suggestions
-    │   └── InvalidMagicArgumentError   a value a live magic does not accept (nothing ran); .prompt, .argument
+    │   ├── InvalidMagicArgumentError   a value a live magic does not accept (nothing ran); .prompt, .argument
+    │   └── VariableArgumentError       a `var[…]` argument naming no variable the prompt may read; .prompt, .argument
     ├── AmbiguousPromptError        a bare prompt name several servers offer; .name, .candidates
     ├── PromptCellError             a `%%prompt` first line that cannot be understood
     ├── PromptExecutionError        a prompt that runs something (a live magic) failed; -32603 with its message; .prompt
@@ -55,6 +56,7 @@ __all__ = [
     "UnknownArgumentsError",
     "UnknownMagicError",
     "UnknownPromptError",
+    "VariableArgumentError",
 ]
 
 
@@ -277,6 +279,18 @@ class InvalidMagicArgumentError(PromptError):
         self.prompt = prompt
         self.argument = argument
         super().__init__(f"{prompt}: argument {argument!r} {message}")
+
+    def data(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "argument": self.argument}
+
+
+class VariableArgumentError(PromptError):
+    """A `NAME:var` argument whose value names no variable the prompt may read (-32602 on the wire)."""
+
+    def __init__(self, prompt: str, argument: str, message: str) -> None:
+        self.prompt = prompt
+        self.argument = argument
+        super().__init__(f"Prompt {prompt!r}, argument {argument!r}: {message}")
 
     def data(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "argument": self.argument}

@@ -54,6 +54,7 @@ PUBLIC = {
         "UnknownArgumentsError",
         "UnknownMagicError",
         "UnknownPromptError",
+        "VariableArgumentError",
     ],
     "mcp_notebook.naming": [
         "NAME_PATTERN",

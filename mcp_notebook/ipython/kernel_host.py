@@ -45,11 +45,11 @@ from ..discovery import (
     remove_connection_file,
     write_connection_file,
 )
-from ..exceptions import ResourceError
+from ..exceptions import ResourceError, VariableArgumentError
 from ..models import CompletionResult, EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
-from ..sources.kernel import KernelPromptSource, VariableArgumentError, variable_references, variable_types
+from ..sources.kernel import KernelPromptSource, variable_references, variable_types
 from ..sources.live_policy import refusal_reason
 from ..sources.magics import (
     Listing,

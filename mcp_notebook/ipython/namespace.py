@@ -19,9 +19,10 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from ..exceptions import VariableArgumentError
 from ..models import CompletionResult
 from ..rendering import MAX_COMPLETIONS
-from ..sources.kernel import VariableArgumentError, VariableReference
+from ..sources.kernel import VariableReference
 
 __all__ = [
     "NamespaceSnapshot",

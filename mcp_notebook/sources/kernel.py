@@ -33,9 +33,9 @@ import shlex
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import NoReturn
 
-from ..exceptions import PromptCellError, PromptError
+from ..exceptions import PromptCellError, VariableArgumentError
 from ..models import MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
 from ..naming import is_valid_name
 from ..registry import PromptRegistry
@@ -48,7 +48,6 @@ __all__ = [
     "KernelPromptSource",
     "PromptCell",
     "PromptCellError",
-    "VariableArgumentError",
     "VariableReference",
     "parse_argument_spec",
     "parse_prompt_cell",
@@ -201,18 +200,6 @@ class VariableReference:
     argument: str
     variable: str
     types: tuple[str, ...]  # the type names it must have; empty: any type
-
-
-class VariableArgumentError(PromptError):
-    """A `NAME:var` argument whose value names no variable the prompt may read (-32602 on the wire)."""
-
-    def __init__(self, prompt: str, argument: str, message: str) -> None:
-        self.prompt = prompt
-        self.argument = argument
-        super().__init__(f"Prompt {prompt!r}, argument {argument!r}: {message}")
-
-    def data(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "argument": self.argument}
 
 
 def variable_references(spec: PromptSpec, arguments: Mapping[str, str]) -> tuple[VariableReference, ...]:

@@ -280,7 +280,6 @@ def test_the_public_surface_is_pinned() -> None:
         "KernelPromptSource",
         "PromptCell",
         "PromptCellError",
-        "VariableArgumentError",
         "VariableReference",
         "parse_argument_spec",
         "parse_prompt_cell",
