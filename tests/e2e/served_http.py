@@ -7,6 +7,7 @@ the slow-client cases.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx2
+import psutil
 from client_harness import stop_process
 from e2e_processes import DEADLINE, URL_PREFIX
 
@@ -106,7 +108,15 @@ class ServedHttp:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        try:
+            workers = psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            workers = []
         stop_process(self.process, timeout=DEADLINE)
+        # Should the server have been killed (a loaded machine, a hung drain), its workers go too.
+        for worker in psutil.wait_procs(workers, timeout=DEADLINE)[1]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                worker.kill()
         if self.process.stderr is not None:
             self.process.stderr.close()
 
