@@ -38,6 +38,8 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
+import anyio.lowlevel
 import httpx2
 import uvicorn
 from starlette.datastructures import Headers
@@ -194,9 +196,11 @@ class SessionRouter:
         first = await receive()
         if first["type"] != "http.request":
             return  # the client went away before its request began
+        # Cancelled when the body ends early (the client left) or outgrows the limit: nothing is answered.
+        abandon = anyio.CancelScope()
         content: bytes | AsyncIterator[bytes] = first.get("body", b"")
         if first.get("more_body", False):
-            content = self._body(first.get("body", b""), receive)
+            content = self._body(first.get("body", b""), receive, abandon)
         headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _NOT_RELAYED]
         headers.append((RELAY_HEADER, self.secret.encode()))
         target = f"http://worker{scope['path']}" + (
@@ -204,27 +208,25 @@ class SessionRouter:
         )
         async with httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(uds=str(path)), timeout=None) as client:
             try:
-                async with client.stream(scope["method"], target, headers=headers, content=content) as response:
-                    await self._stream_back(response, send)
-            except _BodyRefused:
-                return  # the client left, or sent more than the gate allows: nothing to answer
+                with abandon:
+                    async with client.stream(scope["method"], target, headers=headers, content=content) as response:
+                        await self._stream_back(response, send)
             except httpx2.TransportError:
                 log.warning("the worker of session %s did not answer", Headers(scope=scope).get("mcp-session-id"))
                 await _respond(send, 404, _NOT_FOUND)
 
-    async def _body(self, first: bytes, receive: Receive) -> AsyncIterator[bytes]:
+    async def _body(self, first: bytes, receive: Receive, abandon: anyio.CancelScope) -> AsyncIterator[bytes]:
         """The request body as it arrives, chunk by chunk, within the body limit."""
         sent = len(first)
         if first:
             yield first
         while True:
             message = await receive()
-            if message["type"] != "http.request":
-                raise _BodyRefused
             chunk = message.get("body", b"")
             sent += len(chunk)
-            if sent > self.max_body_bytes:
-                raise _BodyRefused
+            if message["type"] != "http.request" or sent > self.max_body_bytes:
+                abandon.cancel()
+                await anyio.lowlevel.checkpoint()  # the cancellation lands here, before a byte more is sent
             if chunk:
                 yield chunk
             if not message.get("more_body", False):
@@ -240,10 +242,6 @@ class SessionRouter:
         async for chunk in chunks:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-class _BodyRefused(Exception):
-    """The relayed body ended early (the client left) or outgrew the limit."""
 
 
 _NOT_FOUND: Final = b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Session not found"}}'
