@@ -10,6 +10,13 @@ indexes the folder during start-up (so it accepts requests only once it has
 prompts to serve) and watches the folder, so a save reaches the clients of
 every process. Cursors are derived from the listing (`protocol/paging.py`),
 so any process accepts a cursor another one issued.
+
+Under uvicorn the factory also puts the connection limits in place
+(`transports/limits.py`: header timeout, connection cap, absolute-form
+targets), which uvicorn's own protocol lacks; under other servers, their own
+timeouts apply. `MCP_NOTEBOOK_WORKER_DIR` must be a folder of this user's
+with mode 0700 (`transports/affinity.py`); anything else stops the worker
+with one line.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["ServeSettings", "create_app"]
 
 PROG: Final = "mcp-notebook"
+_STARTUP_FAILURE: Final = 3  # uvicorn's exit code for a worker that cannot start: it stops, not restarts
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off"})
 
@@ -155,10 +163,17 @@ def create_app(
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
     from .sources.start_report import StartReport, claim_the_report, summary_lines, then_for
+    from .transports.affinity import worker_dir_problem
     from .transports.hosts import HostAllowList
     from .transports.http import create_http_app
+    from .transports.limits import GuardedHttpToolsProtocol
+    from .transports.uvicorn_seam import protect_loading_config
 
     settings = settings or ServeSettings.from_env()
+    if settings.worker_dir and (problem := worker_dir_problem(Path(settings.worker_dir))) is not None:
+        _say(problem)
+        raise SystemExit(_STARTUP_FAILURE)
+    protect_loading_config(GuardedHttpToolsProtocol, mcp_limits=settings.limits)
     registry = PromptRegistry()
     index_folder = Path(settings.index_folder) if settings.index_folder else None
     source = NotebookFolderSource(list(settings.paths), registry, index_folder=index_folder)

@@ -171,7 +171,10 @@ _HTTP_DEFAULTS = {"workers": 1, "allowed_host": None, "stateless": False}
 
 
 def _http_only_options(args: argparse.Namespace) -> bool:
-    limits = ("header_timeout", "body_timeout", "drain_timeout", "max_connections", "max_sessions", "session_timeout")
+    limits = (
+        *("header_timeout", "body_timeout", "drain_timeout", "max_connections", "max_sessions", "session_timeout"),
+        "max_sessions_per_peer",
+    )
     return any(getattr(args, name) != default for name, default in _HTTP_DEFAULTS.items()) or any(
         getattr(args, name) is not None for name in limits
     )
@@ -192,6 +195,7 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
         "drain_timeout": args.drain_timeout,
         "max_connections": args.max_connections,
         "max_sessions": args.max_sessions,
+        "max_sessions_per_peer": args.max_sessions_per_peer,
         "session_idle_timeout": args.session_timeout,
     }
     limits = replace(limits, **{name: value for name, value in overrides.items() if value is not None})
@@ -757,6 +761,12 @@ def _add_http_serving_options(serve: argparse.ArgumentParser) -> None:
         "--session-timeout", type=_positive, metavar="S", help="end a handshake session idle this long (default 300)"
     )
     group.add_argument("--max-sessions", type=_page_size, metavar="N", help="open handshake sessions (default 1000)")
+    group.add_argument(
+        "--max-sessions-per-peer",
+        type=_page_size,
+        metavar="N",
+        help="handshake sessions one client address may hold (default: half of --max-sessions)",
+    )
     group.add_argument(
         "--max-connections", type=_page_size, metavar="N", help="open connections (default: below the file limit)"
     )

@@ -12,7 +12,9 @@ user instead of answering -32602:
   original arguments itself, so no `requestState` is minted (nothing the
   client could tamper with).
 * 2025-06-18 and 2025-11-25: the server sends its own `elicitation/create`
-  request while it serves `prompts/get` and renders with the answer.
+  request while it serves `prompts/get` and renders with the answer. Its
+  params say `"mode": "form"` from 2025-11-25 on, where the field was
+  introduced; 2025-06-18's schema has no modes, so there it is left out.
 
 The form is flat: one string property per missing argument (values are
 strings on the wire; static completions are suggestions, not a closed set,
@@ -39,6 +41,7 @@ __all__ = [
     "can_ask",
     "to_answers",
     "to_elicitation",
+    "to_elicitation_request",
     "to_input_required_result",
     "to_requested_schema",
 ]
@@ -98,6 +101,15 @@ def _message(questions: Sequence[PromptArgument]) -> str:
 def to_elicitation(questions: Sequence[PromptArgument]) -> types.ElicitRequestFormParams:
     """The `elicitation/create` params that ask the user for `questions`."""
     return types.ElicitRequestFormParams(message=_message(questions), requested_schema=to_requested_schema(questions))
+
+
+def to_elicitation_request(questions: Sequence[PromptArgument], revision: str) -> types.ElicitRequest:
+    """The `elicitation/create` request asking for `questions`, with the fields `revision` defines."""
+    params = to_elicitation(questions)
+    if not supports(revision, "elicitation_modes"):
+        # No `mode` before 2025-11-25: a None field is left out when the request is put on the wire.
+        params = types.ElicitRequestFormParams.model_construct(**{**dict(params), "mode": None})
+    return types.ElicitRequest(params=params)
 
 
 def to_input_required_result(questions: Sequence[PromptArgument]) -> types.InputRequiredResult:

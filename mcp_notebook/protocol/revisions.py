@@ -36,6 +36,7 @@ Feature = Literal[
     "last_modified",  # `annotations.lastModified`
     "cache_hints",  # `ttlMs` / `cacheScope` / `resultType` on results
     "elicitation",  # the client capability and `elicitation/create` (asking the user for input)
+    "elicitation_modes",  # `mode` ("form" / "url") in `elicitation/create` params
 ]
 
 _SINCE: Final[dict[Feature, str]] = {
@@ -47,6 +48,7 @@ _SINCE: Final[dict[Feature, str]] = {
     "last_modified": "2025-06-18",
     "elicitation": "2025-06-18",
     "icons": "2025-11-25",
+    "elicitation_modes": "2025-11-25",
     "cache_hints": "2026-07-28",
 }
 

@@ -37,6 +37,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 
 from .. import __version__
 from ..exceptions import UnknownPromptError
@@ -53,7 +54,7 @@ from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
 from ..rendering import FileReader, complete_argument, render_prompt
 from ..resources import ResourceListing, ResourceProvider
-from .asking import ANSWERS_KEY, arguments_to_ask, can_ask, to_answers, to_elicitation, to_input_required_result
+from .asking import ANSWERS_KEY, arguments_to_ask, can_ask, to_answers, to_elicitation_request, to_input_required_result
 from .changes import ChangeFeed, ConnectionTracker
 from .convert import (
     to_mcp_completion,
@@ -277,11 +278,11 @@ class PromptServer(Server[ChangeFeed]):
 
     async def _ask(self, ctx: Context, spec: PromptSpec, questions: Sequence[PromptArgument]) -> dict[str, str]:
         """Ask a handshake-era client's user for `questions` with our own `elicitation/create` request."""
-        elicitation = to_elicitation(questions)
+        request = to_elicitation_request(questions, ctx.protocol_version)
         try:
-            response = await ctx.session.elicit_form(
-                elicitation.message, elicitation.requested_schema, related_request_id=ctx.request_id
-            )
+            # Not `elicit_form`: it always says `mode`, a field 2025-06-18 does not have.
+            related = ServerMessageMetadata(related_request_id=ctx.request_id)
+            response = await ctx.session.send_request(request, types.ElicitResult, metadata=related)
         except MCPError as error:
             # The client could not ask after all: the request fails as it would have without asking.
             log.info("elicitation for prompt %r failed (%s); answering with the missing arguments", spec.name, error)

@@ -11,50 +11,141 @@ without a session (every 2026-07-28 request, every `initialize`) are served
 where they land. Behind a load balancer, with one worker per replica, use
 sticky routing on `Mcp-Session-Id` or `--stateless` instead
 (docs/deployment.md).
+
+The relay is no side door: the access gate has checked the request (Host,
+Origin, token, JSON, size, time) before it is relayed, so the siblings'
+sockets must take nothing else. So the folder must be this user's own,
+mode 0700 and no symlink (`worker_dir_problem`, else the worker refuses to
+start); each socket is 0600; and a relayed request carries the launch's
+secret (`RELAY_HEADER`), without which a sibling answers 403. The secret is
+made once per launch: `serve --workers N` hands it to its workers in their
+environment (`RELAY_SECRET_ENV`); under another process manager the first
+worker writes it to a 0600 file in the folder, named after the manager's
+process, where its siblings read it. The body is streamed to the sibling,
+never held whole (the gate has bounded it to 4 MiB already; the relay counts
+again).
 """
 
 from __future__ import annotations
 
-import contextlib
+import hmac
 import logging
+import os
 import secrets
 import socket
-from collections.abc import AsyncIterator
+import stat
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
+import anyio.lowlevel
 import httpx2
 import uvicorn
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["WORKER_ID_LENGTH", "SessionRouter", "new_worker_id"]
+from .uvicorn_seam import QuietServer
+
+__all__ = [
+    "RELAY_HEADER",
+    "RELAY_SECRET_ENV",
+    "WORKER_DIR_ENV",
+    "WORKER_ID_LENGTH",
+    "SessionRouter",
+    "launch_secret",
+    "new_worker_id",
+    "worker_dir_problem",
+]
 
 log = logging.getLogger(__name__)
 
 WORKER_ID_LENGTH: Final = 8
+WORKER_DIR_ENV: Final = "MCP_NOTEBOOK_WORKER_DIR"
+RELAY_SECRET_ENV: Final = "MCP_NOTEBOOK_RELAY_SECRET"
+RELAY_HEADER: Final = b"x-mcp-notebook-relay"
 _HOP_BY_HOP: Final = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"trailer"})
+_NOT_RELAYED: Final = _HOP_BY_HOP | {b"content-length", RELAY_HEADER}  # the relay sets these itself
+_REFUSED: Final = (
+    b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, '
+    b'"message": "Refused: this socket serves the other workers of this server only"}}'
+)
 
 
 def new_worker_id() -> str:
     return secrets.token_hex(WORKER_ID_LENGTH // 2)
 
 
-class _QuietServer(uvicorn.Server):
-    """A uvicorn server inside another one's process: the outer server owns the signals."""
+def worker_dir_problem(path: Path) -> str | None:
+    """Why `path` may not be where workers meet (it must be ours, 0700, not a symlink); None when it may."""
+    try:
+        info = os.lstat(path)
+    except OSError as error:
+        return f"{WORKER_DIR_ENV}={path} cannot be used: {error.strerror or error}"
+    what = None
+    if stat.S_ISLNK(info.st_mode):
+        what = "it is a symlink"
+    elif not stat.S_ISDIR(info.st_mode):
+        what = "it is not a folder"
+    elif hasattr(os, "getuid") and info.st_uid != os.getuid():
+        what = f"it belongs to user id {info.st_uid}, not to this user ({os.getuid()})"
+    elif info.st_mode & 0o077:
+        what = f"its mode is {stat.S_IMODE(info.st_mode):04o}"
+    if what is None:
+        return None
+    return f"{WORKER_DIR_ENV}={path} is refused: {what}; it must be a folder of this user's with mode 0700"
 
-    @contextlib.contextmanager
-    def capture_signals(self) -> Any:
-        yield
+
+def launch_secret(directory: Path, environ: Mapping[str, str] | None = None) -> str:
+    """The secret the workers of this launch relay with (module docstring): from the environment, else shared."""
+    environ = os.environ if environ is None else environ
+    given = environ.get(RELAY_SECRET_ENV, "")
+    if given:
+        return given
+    # Another process manager: its workers are siblings under one parent process; the first writes it.
+    path = directory / f"launch-{os.getppid()}.secret"
+    draft = directory / f".launch-{os.getpid()}.secret"
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(secrets.token_hex(32))
+    try:
+        os.link(draft, path)  # atomic: one secret per launch, whole when seen
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink()
+    return path.read_text().strip()
+
+
+class _SiblingsOnly:
+    """What a worker's socket serves: relayed requests bearing the launch's secret; 403 for anything else."""
+
+    def __init__(self, app: ASGIApp, secret: str) -> None:
+        self.app = app
+        self.secret = secret.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        presented = next((value for name, value in scope["headers"] if name == RELAY_HEADER), b"")
+        if not hmac.compare_digest(presented, self.secret):
+            log.warning("refused a request on the worker socket without the relay secret")
+            await _respond(send, 403, _REFUSED)
+            return
+        await self.app(scope, receive, send)
 
 
 class SessionRouter:
     """ASGI middleware: relays requests for a sibling worker's session to that worker (module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, directory: Path, worker_id: str) -> None:
+    def __init__(
+        self, app: ASGIApp, *, directory: Path, worker_id: str, secret: str, max_body_bytes: int = 4 * 1024 * 1024
+    ) -> None:
         self.app = app
         self.directory = directory
         self.worker_id = worker_id
+        self.secret = secret
+        self.max_body_bytes = max_body_bytes
         self._listening: socket.socket | None = None
 
     def socket_of(self, worker_id: str) -> Path:
@@ -75,8 +166,14 @@ class SessionRouter:
         """Bind this worker's Unix socket, before the worker opens its first session."""
         path = self.socket_of(self.worker_id)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(str(path))
-        sock.listen(128)
+        try:
+            sock.bind(str(path))
+            # The folder is 0700 already (worker_dir_problem), so no one else reaches it meanwhile.
+            os.chmod(path, 0o600)
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
         self._listening = sock
 
     async def serve_siblings(self) -> None:
@@ -84,9 +181,11 @@ class SessionRouter:
         if self._listening is None:
             self.listen()
         assert self._listening is not None
-        config = uvicorn.Config(self.app, lifespan="off", log_config=None, log_level="warning")
+        config = uvicorn.Config(
+            _SiblingsOnly(self.app, self.secret), lifespan="off", log_config=None, log_level="warning"
+        )
         config.access_log = False
-        server = _QuietServer(config)
+        server = QuietServer(config)
         try:
             await server.serve(sockets=[self._listening])
         finally:
@@ -94,25 +193,44 @@ class SessionRouter:
             self.socket_of(self.worker_id).unlink(missing_ok=True)
 
     async def _relay(self, path: Path, scope: Scope, receive: Receive, send: Send) -> None:
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away before its request was whole
-            body.extend(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _HOP_BY_HOP]
+        first = await receive()
+        if first["type"] != "http.request":
+            return  # the client went away before its request began
+        # Cancelled when the body ends early (the client left) or outgrows the limit: nothing is answered.
+        abandon = anyio.CancelScope()
+        content: bytes | AsyncIterator[bytes] = first.get("body", b"")
+        if first.get("more_body", False):
+            content = self._body(first.get("body", b""), receive, abandon)
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _NOT_RELAYED]
+        headers.append((RELAY_HEADER, self.secret.encode()))
         target = f"http://worker{scope['path']}" + (
             f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
         )
         async with httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(uds=str(path)), timeout=None) as client:
             try:
-                async with client.stream(scope["method"], target, headers=headers, content=bytes(body)) as response:
-                    await self._stream_back(response, send)
+                with abandon:
+                    async with client.stream(scope["method"], target, headers=headers, content=content) as response:
+                        await self._stream_back(response, send)
             except httpx2.TransportError:
                 log.warning("the worker of session %s did not answer", Headers(scope=scope).get("mcp-session-id"))
-                await _not_found(send)
+                await _respond(send, 404, _NOT_FOUND)
+
+    async def _body(self, first: bytes, receive: Receive, abandon: anyio.CancelScope) -> AsyncIterator[bytes]:
+        """The request body as it arrives, chunk by chunk, within the body limit."""
+        sent = len(first)
+        if first:
+            yield first
+        while True:
+            message = await receive()
+            chunk = message.get("body", b"")
+            sent += len(chunk)
+            if message["type"] != "http.request" or sent > self.max_body_bytes:
+                abandon.cancel()
+                await anyio.lowlevel.checkpoint()  # the cancellation lands here, before a byte more is sent
+            if chunk:
+                yield chunk
+            if not message.get("more_body", False):
+                return
 
     @staticmethod
     async def _stream_back(response: Any, send: Send) -> None:
@@ -126,11 +244,13 @@ class SessionRouter:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _not_found(send: Send) -> None:
-    body = b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Session not found"}}'
+_NOT_FOUND: Final = b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Session not found"}}'
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
     start: Message = {
         "type": "http.response.start",
-        "status": 404,
+        "status": status,
         "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
     }
     await send(start)

@@ -15,15 +15,19 @@ this order:
 4. with a token, `Authorization: Bearer <token>` must match (compared in
    constant time) → 401 with `WWW-Authenticate: Bearer` and a body saying
    what to send;
-5. a POST body must be one well-formed JSON-RPC message → 400 with its
+5. the body of any request, whatever its method, over 4 MiB (declared or
+   sent) → 413; not all there within the body timeout → 408 (`limits.py`);
+   it is read here, so whatever is behind the gate (the SDK, the relay to
+   a sibling worker) gets at most 4 MiB that have arrived in time;
+6. a POST body must be one well-formed JSON-RPC message → 400 with its
    JSON-RPC error (`-32700` for text that is not JSON), in either era,
-   whatever the other headers say; over 4 MiB (declared or sent) → 413;
-   not all there within the body timeout → 408 (`limits.py`).
-   `http_bodies` also checks the 2026-07-28 version header against the
-   body and serves 2025-03-26 batches.
+   whatever the other headers say. `http_bodies` also checks the
+   2026-07-28 version header against the body and serves 2025-03-26 batches.
 
-Error bodies are JSON-RPC error objects (steps 1-4: id null; step 5: the
-request's id when it can be read, `protocol.screening`). Handshake clients
+Error bodies are JSON-RPC error objects (steps 1-4: id null; after that the
+request's id whenever it can be read, `protocol.screening`, also in the
+SDK's own refusals such as "Missing session ID"). Every response says
+`X-Content-Type-Options: nosniff`. Handshake clients
 (no `MCP-Protocol-Version: 2026-07-28` header) get sessions
 (`Mcp-Session-Id`); 2026-07-28 clients are served statelessly.
 """
@@ -47,10 +51,11 @@ from mcp.server.lowlevel import Server
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .affinity import SessionRouter, new_worker_id
+from ..protocol.screening import readable_id
+from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
 from .http_bodies import RefusedBody, screen_post, serve_batch
-from .limits import GuardedHttpToolsProtocol, HttpLimits
+from .limits import NOSNIFF, GuardedHttpToolsProtocol, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
 from .ticks import SleepingServer
@@ -120,6 +125,57 @@ def _error_body(message: str, code: int = -32600, data: Any = None) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
 
 
+def _nosniff(send: Send) -> Send:
+    """`send`, saying `X-Content-Type-Options: nosniff` on every response: no body is ever taken for another type."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != NOSNIFF[0]]
+            message = {**message, "headers": [*headers, NOSNIFF]}
+        await send(message)
+
+    return sending
+
+
+def _echoing_id(send: Send, request: bytes) -> Send:
+    """`send`, putting the id of `request` into an error answer that says `"id": null` (the SDK's own refusals).
+
+    The request was screened (one JSON-RPC message); it is read again only when such an answer comes.
+    """
+    held: Message | None = None
+    chunks = bytearray()
+
+    async def sending(message: Message) -> None:
+        nonlocal held
+        if message["type"] == "http.response.start" and message.get("status", 200) >= 400:
+            held = message
+            return
+        if held is None or message["type"] != "http.response.body":
+            await send(message)
+            return
+        chunks.extend(message.get("body", b""))
+        if message.get("more_body", False):
+            return
+        body = _with_id(bytes(chunks), request)
+        headers = [(k, v) for k, v in held.get("headers", []) if k.lower() != b"content-length"]
+        await send({**held, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+        held = None
+        await send({"type": "http.response.body", "body": body})
+
+    return sending
+
+
+def _with_id(body: bytes, request: bytes) -> bytes:
+    try:
+        reply = json.loads(body)
+    except ValueError:
+        return body
+    if not (isinstance(reply, dict) and "error" in reply and reply.get("id") is None):
+        return body
+    request_id = readable_id(json.loads(request))
+    return body if request_id is None else json.dumps({**reply, "id": request_id}).encode()
+
+
 async def _respond(send: Send, status: int, body: bytes, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     await send(
         {
@@ -169,6 +225,7 @@ class AccessGate:
             return
         if scope["type"] != "http":
             return  # no websockets here
+        send = _nosniff(send)
         headers = Headers(scope=scope)
         rejection = self._reject(scope, headers)
         if rejection is not None:
@@ -179,10 +236,7 @@ class AccessGate:
         if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
             await self._answer_readiness(scope, send)
             return
-        if scope["method"] == "POST":
-            await self._check_json_then_forward(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
+        await self._read_body_then_forward(scope, receive, send)
 
     def _refusal_line(self, scope: Scope, headers: Headers, status: int) -> str:
         """The log line of a refused request: which client (User-Agent, address), and for a 401 what fixes it."""
@@ -259,7 +313,7 @@ class AccessGate:
             body = _error_body("Starting: the prompts are being indexed; retry shortly", code=-32603)
         await _respond(send, 200 if ready else 503, body, [] if ready else [(b"retry-after", b"1")])
 
-    async def _check_json_then_forward(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _read_body_then_forward(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = bytearray()
         trailing: list[Message] = []
         declared = Headers(scope=scope).get("content-length", "")
@@ -282,7 +336,7 @@ class AccessGate:
             late = f"Request timeout: the body did not arrive within {self.limits.body_timeout:g} s"
             await _respond(send, 408, _error_body(late), _CLOSE)
             return
-        if not trailing:
+        if not trailing and scope["method"] == "POST":
             verdict = screen_post(bytes(body), Headers(scope=scope))  # malformed bodies, header checks, batches
             if isinstance(verdict, RefusedBody):
                 await _respond(send, verdict.status, verdict.body)
@@ -290,6 +344,7 @@ class AccessGate:
             if verdict is not None:
                 await serve_batch(self.app, scope, verdict, send)
                 return
+            send = _echoing_id(send, bytes(body))
         replay: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}, *trailing])
 
         async def replayed() -> Message:
@@ -324,7 +379,16 @@ def create_http_app(
     ready = threading.Event()
     router: SessionRouter | None = None
     if worker_dir is not None:
-        router = SessionRouter(None, directory=worker_dir, worker_id=new_worker_id())  # type: ignore[arg-type]
+        problem = worker_dir_problem(worker_dir)
+        if problem is not None:
+            raise ValueError(problem)
+        router = SessionRouter(
+            None,  # type: ignore[arg-type]  # the session app, set below
+            directory=worker_dir,
+            worker_id=new_worker_id(),
+            secret=launch_secret(worker_dir),
+            max_body_bytes=MAX_BODY_BYTES,
+        )
         tasks = [*tasks, router.serve_siblings]
 
     async def run_tasks() -> None:

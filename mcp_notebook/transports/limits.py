@@ -18,11 +18,17 @@ reading a saved notebook fails). So:
   connections cannot lock real clients out; only when every connection is
   busy is the newcomer closed;
 * **handshake sessions** expire after `session_idle_timeout` without a request
-  (an open GET stream counts as one), and at `max_sessions` the least
-  recently used idle session makes room for the new one (`sessions.py`).
+  (an open GET stream counts as one); one peer (client address) holds at most
+  `max_sessions_per_peer` of them and the server `max_sessions`, and a new
+  session makes room only by ending one that has been idle for
+  `session_evict_after` or longer, so no client can end another's session
+  that is in use (`sessions.py`);
+* **an absolute-form request target** (`POST http://name/mcp`) stands for its
+  `Host` (RFC 9112 3.2.2), so its authority is checked as `Host` is.
 
 `GuardedHttpToolsProtocol` is uvicorn's httptools protocol with the header
-timeout and the connection cap; `HttpLimits.from_env()` reads the
+timeout, the connection cap and the absolute-form rule; every response it
+writes itself says `X-Content-Type-Options: nosniff`, as the gate's do; `HttpLimits.from_env()` reads the
 `MCP_NOTEBOOK_*` variables documented in docs/deployment.md.
 """
 
@@ -35,13 +41,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import httptools
 
-__all__ = ["ENV_PREFIX", "GuardedHttpToolsProtocol", "HttpLimits", "connection_cap"]
+from .uvicorn_seam import HttpToolsProtocol
+
+__all__ = ["ENV_PREFIX", "NOSNIFF", "GuardedHttpToolsProtocol", "HttpLimits", "connection_cap"]
 
 ENV_PREFIX: Final = "MCP_NOTEBOOK_"
+NOSNIFF: Final = (b"x-content-type-options", b"nosniff")
 _TIMEOUT_RESPONSE: Final = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"x-content-type-options: nosniff\r\n"
     b"content-length: 35\r\nconnection: close\r\n\r\nthe request did not arrive in time\n"
 )
 
@@ -56,6 +66,8 @@ class HttpLimits:
     max_connections: int | None = None  # None: derived from the descriptor limit
     session_idle_timeout: float = 300.0
     max_sessions: int = 1000
+    max_sessions_per_peer: int | None = None  # None: half of max_sessions (at least 1)
+    session_evict_after: float = 60.0
     drain_timeout: float = 10.0
 
     def __post_init__(self) -> None:
@@ -73,12 +85,19 @@ class HttpLimits:
             text = environ.get(ENV_PREFIX + field.name.upper(), "").strip()
             if not text:
                 continue
-            kind = int if field.name in ("keep_alive_timeout", "max_connections", "max_sessions") else float
+            kind = int if field.name in _WHOLE_NUMBERS else float
             try:
                 values[field.name] = kind(text)
             except ValueError:
                 raise ValueError(f"{ENV_PREFIX}{field.name.upper()} must be a number, got {text!r}") from None
         return cls(**values)
+
+    @property
+    def sessions_per_peer(self) -> int:
+        """How many handshake sessions one client address may hold."""
+        if self.max_sessions_per_peer is not None:
+            return min(self.max_sessions_per_peer, self.max_sessions)
+        return max(1, self.max_sessions // 2)
 
     def to_env(self) -> dict[str, str]:
         """The variables `from_env` reads back into these limits."""
@@ -87,6 +106,9 @@ class HttpLimits:
             for field in fields(self)
             if getattr(self, field.name) is not None
         }
+
+
+_WHOLE_NUMBERS: Final = frozenset({"keep_alive_timeout", "max_connections", "max_sessions", "max_sessions_per_peer"})
 
 
 def _descriptor_limit() -> int:
@@ -169,7 +191,37 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm_header_timer()
         self._book.busy(self)
+        self._authority_as_host()
         super().on_headers_complete()
+
+    def _authority_as_host(self) -> None:
+        """An absolute-form target names the host itself: it replaces `Host`, so the gate checks it (RFC 9112 3.2.2)."""
+        url = self.url
+        if url.startswith(b"/") or url == b"*":
+            return
+        try:
+            parsed = httptools.parse_url(url)
+        except httptools.HttpParserInvalidURLError:
+            return  # left to the parser's own answer
+        if parsed.host is None:
+            return
+        authority = parsed.host if parsed.port is None else parsed.host + b":" + str(parsed.port).encode()
+        if b":" in parsed.host:  # an IPv6 literal comes back without its brackets
+            authority = b"[" + parsed.host + b"]" + (b":" + str(parsed.port).encode() if parsed.port else b"")
+        self.headers[:] = [(name, value) for name, value in self.headers if name != b"host"]
+        self.headers.append((b"host", authority))
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn's own answer to bytes that are not HTTP, with the header every answer carries.
+        body = msg.encode("ascii", "replace")
+        self.transport.write(
+            b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            + b"x-content-type-options: nosniff\r\ncontent-length: "
+            + str(len(body)).encode()
+            + b"\r\nconnection: close\r\n\r\n"
+            + body
+        )
+        self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

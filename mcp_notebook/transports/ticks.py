@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from typing import Final
 
-import uvicorn
+import uvicorn  # Server.main_loop / on_tick / should_exit are private: watched in uvicorn_seam.py
 
 __all__ = ["TICK_SECONDS", "SleepingServer"]
 

@@ -8,20 +8,24 @@ start-up and only then takes connections from the shared socket, so no
 request reaches a worker that has nothing to serve. `on_ready` is called
 once every worker serves. SIGTERM (or Ctrl-C) stops the workers, each
 finishing the requests in flight within the drain timeout; a worker that
-dies is replaced.
+dies is replaced. The workers relay each other's sessions' requests with a
+secret made here for this launch (`affinity.py`).
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import socket
 from collections.abc import Callable
 from typing import Final
 
 from uvicorn.config import Config
-from uvicorn.supervisors.multiprocess import Multiprocess
 
+from .affinity import RELAY_SECRET_ENV
 from .http import uvicorn_config
 from .limits import HttpLimits
+from .uvicorn_seam import Multiprocess
 
 __all__ = ["APP_FACTORY", "run_workers"]
 
@@ -49,6 +53,8 @@ class _AnnouncingMultiprocess(Multiprocess):
 
 def run_workers(sock: socket.socket, workers: int, limits: HttpLimits, on_ready: Callable[[], None] | None) -> bool:
     """Serve with `workers` processes on `sock` until stopped; False if a worker could not start."""
+    # The relay secret of this launch: the workers inherit it, and it is never written anywhere.
+    os.environ[RELAY_SECRET_ENV] = secrets.token_hex(32)
     config = uvicorn_config(APP_FACTORY, limits, factory=True, workers=workers)
     manager = _AnnouncingMultiprocess(config, [sock], on_ready)
     try:

@@ -7,6 +7,7 @@ the slow-client cases.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -21,10 +22,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import httpx2
+import psutil
 from client_harness import stop_process
 from e2e_processes import DEADLINE, URL_PREFIX
 
-__all__ = ["ServedHttp", "json_post", "raw_exchange", "read_until_closed", "wait_until"]
+__all__ = ["ServedHttp", "Uvicorn", "json_post", "raw_exchange", "read_until_closed", "wait_until"]
 
 
 def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
@@ -105,9 +108,82 @@ class ServedHttp:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        try:
+            workers = psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            workers = []
         stop_process(self.process, timeout=DEADLINE)
+        # Should the server have been killed (a loaded machine, a hung drain), its workers go too.
+        for worker in psutil.wait_procs(workers, timeout=DEADLINE)[1]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                worker.kill()
         if self.process.stderr is not None:
             self.process.stderr.close()
+
+
+class Uvicorn:
+    """`uvicorn --factory mcp_notebook.asgi:create_app --workers N` on a port bound here, stderr kept."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        worker_dir: Path | None = None,
+        workers: int = 2,
+        umask: int | None = None,
+        **variables: str,
+    ) -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        self.port = int(sock.getsockname()[1])
+        env = {
+            **os.environ,
+            "MCP_NOTEBOOK_PATHS": str(folder),
+            "MCP_NOTEBOOK_CACHE": "0",
+            **({"MCP_NOTEBOOK_WORKER_DIR": str(worker_dir)} if worker_dir is not None else {}),
+            **variables,
+        }
+        argv = ["-m", "uvicorn", "--factory", "mcp_notebook.asgi:create_app", "--workers", str(workers)]
+        self.process = subprocess.Popen(
+            [sys.executable, *argv, "--fd", str(sock.fileno())],
+            env=env,
+            pass_fds=[sock.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=(lambda: os.umask(umask)) if umask is not None else None,
+        )
+        sock.close()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        assert self.process.stderr is not None
+        self._pump = threading.Thread(target=_pump, args=(self.process.stderr, self.lines), daemon=True)
+        self._pump.start()
+
+    def stderr_lines(self) -> list[str]:
+        """Every stderr line, once the process has exited."""
+        self._pump.join(timeout=DEADLINE)
+        return [line for line in iter(self.lines.get_nowait, None)]
+
+    def wait_ready(self) -> None:
+        def ready() -> bool:
+            assert self.process.poll() is None, f"the server exited: {self.stderr_lines()}"
+            try:
+                return httpx2.get(f"http://127.0.0.1:{self.port}/ready", timeout=2).status_code == 200
+            except httpx2.HTTPError:
+                return False
+
+        wait_until(ready, "the workers to be ready")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=DEADLINE)
+        self._pump.join(timeout=DEADLINE)  # it ends at the end of stderr, before the pipe is closed
+        assert self.process.stderr is not None
+        self.process.stderr.close()
 
 
 def wait_until(condition: Callable[[], bool], what: str, timeout: float = DEADLINE) -> None:

@@ -6,18 +6,20 @@ about a timeout, and every wait has a deadline.
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 from client_harness import ChangeWatcher
-from e2e_processes import DEADLINE, RawHttpSession, add_prompt, write_corpus
+from e2e_processes import DEADLINE, RawHttpSession, add_prompt, initialize_params, write_corpus
 from mcp import Client
-from served_http import ServedHttp, read_until_closed, wait_until
+from served_http import ServedHttp, Uvicorn, raw_exchange, read_until_closed, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -114,6 +116,77 @@ def test_a_body_sent_a_byte_a_second_is_a_408(strict: ServedHttp) -> None:
     assert _status(reply) == 408
 
 
+@pytest.mark.parametrize("method", ["DELETE", "GET", "PUT", "PATCH"])
+def test_a_body_of_any_method_sent_a_byte_a_second_is_a_408(strict: ServedHttp, method: str) -> None:
+    with _connect(strict) as sock:
+        started = time.monotonic()
+        head = _headers(strict, 60).replace(b"POST ", method.encode() + b" ", 1)
+        sock.sendall(head)
+        _trickle(sock, b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "padding": "..."}')
+        reply = read_until_closed(sock, DEADLINE)
+    assert _status(reply) == 408, reply
+    assert b"did not arrive within 1 s" in reply
+    assert time.monotonic() - started < DEADLINE
+
+
+def test_connections_that_never_send_a_byte_are_closed_under_uvicorn_too(folder: Path) -> None:
+    # uvicorn's own protocol has no header timeout; the factory puts ours in its place.
+    server = Uvicorn(folder, workers=2, MCP_NOTEBOOK_STATELESS="1", MCP_NOTEBOOK_HEADER_TIMEOUT="1")
+    idle: list[socket.socket] = []
+    try:
+        server.wait_ready()
+        idle = [socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE) for _ in range(200)]
+        replies = [read_until_closed(sock, DEADLINE) for sock in idle]
+        assert all(reply.startswith(b"HTTP/1.1 408") for reply in replies), {r[:40] for r in replies}
+    finally:
+        for sock in idle:
+            sock.close()
+        server.close()
+
+
+def test_an_absolute_form_target_is_checked_as_its_host(strict: ServedHttp) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params("2025-06-18")}
+    ping = json.dumps(message).encode()
+    port = strict.port
+
+    def exchange(target: str) -> bytes:
+        head = _headers(strict, len(ping)).replace(b"POST /mcp ", f"POST {target} ".encode(), 1)
+        return raw_exchange(port, head + ping)
+
+    for foreign in ("http://evil.example/mcp", f"http://evil.example:{port}/mcp", "http://127.0.0.2:1/mcp"):
+        reply = exchange(foreign)
+        assert _status(reply) == 421, reply
+        host = foreign.split("/")[2]
+        assert f"Refused: Host '{host}' is not this server".encode() in reply
+    assert _status(exchange(f"http://127.0.0.1:{port}/mcp")) == 200
+    assert _status(exchange(f"http://localhost:{port}/mcp")) == 200
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /ready HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n",
+        b"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n",
+        b"GET /ready HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 5\r\n\r\n{nope",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 99999999\r\n\r\n",
+        b"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nMcp-Session-Id: nope\r\n\r\n",
+        b"NOT HTTP AT ALL\r\n\r\n",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 10\r\n\r\n",
+    ],
+    ids=["ready", "404", "421", "400", "413", "delete", "not http", "408"],
+)
+def test_every_response_says_nosniff(strict: ServedHttp, request_bytes: bytes) -> None:
+    with _connect(strict) as sock:
+        sock.sendall(request_bytes.replace(b"{port}", str(strict.port).encode()))
+        reply = read_until_closed(sock, DEADLINE) if b"Content-Length: 10\r" in request_bytes else None
+    if reply is None:
+        reply = raw_exchange(strict.port, request_bytes.replace(b"{port}", str(strict.port).encode()))
+    head = reply.split(b"\r\n\r\n", 1)[0].lower()
+    assert head.startswith(b"http/1.1 "), reply
+    assert head.count(b"\r\nx-content-type-options: nosniff") == 1, head
+
+
 @pytest.mark.parametrize("declared", [100 * 1024**3, 2**63 - 1, 4 * 1024 * 1024 + 1, 10**30])
 def test_a_huge_content_length_without_a_body_is_refused_at_once_and_closed(strict: ServedHttp, declared: int) -> None:
     with _connect(strict) as sock:
@@ -162,30 +235,99 @@ async def test_a_flood_of_idle_connections_does_not_lock_out_clients_or_lose_sav
 # --- handshake sessions --------------------------------------------------------------------------------------------
 
 
-async def test_a_flood_of_sessions_ends_the_least_recently_used_and_locks_nobody_out(tmp_path: Path) -> None:
+def _from(address: str) -> httpx2.AsyncClient:
+    """A client whose connections come from `address` (another loopback address: another peer)."""
+    return httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(local_address=address))
+
+
+async def _try_open(http: httpx2.AsyncClient, url: str) -> tuple[RawHttpSession, int]:
+    session = RawHttpSession(http, url, "2025-06-18")
+    response = await session.post(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params("2025-06-18")}
+    )
+    session.session_id = response.headers.get("mcp-session-id")
+    if response.status_code == 200:
+        acknowledged = await session.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert acknowledged.status_code == 202
+    return session, response.status_code
+
+
+async def test_a_flood_of_sessions_from_one_client_ends_nobody_elses(tmp_path: Path) -> None:
     folder = tmp_path / "prompts"
     write_corpus(folder)
-    with ServedHttp([folder], "--max-sessions", "20") as server:
-        async with httpx2.AsyncClient() as http:
-            busy = RawHttpSession(http, server.url, "2025-06-18")
-            await busy.open()
-            assert busy.session_id is not None
-            stream_headers = {"Accept": "text/event-stream", "Mcp-Session-Id": busy.session_id}
-            stream_headers["MCP-Protocol-Version"] = "2025-06-18"
-            async with http.stream("GET", server.url, headers=stream_headers, timeout=DEADLINE) as stream:
+    with ServedHttp([folder], "--max-sessions", "50") as server:
+        async with _from("127.0.0.2") as victim_http, httpx2.AsyncClient() as flood_http:
+            victim = RawHttpSession(victim_http, server.url, "2025-06-18")
+            await victim.open()
+            statuses = [(await _try_open(flood_http, server.url))[1] for _ in range(60)]
+            # The flood fills its own share (half the cap) and is refused after that; the victim,
+            # idle all along (for well under a minute), keeps its session.
+            assert statuses == [200] * 25 + [503] * 35
+            kept = await victim.request("prompts/list")
+            assert len(kept["result"]["prompts"]) == 5
+            refused = await _try_open(flood_http, server.url)
+            assert refused[1] == 503
+        async with _from("127.0.0.3") as newcomer:
+            _, status = await _try_open(newcomer, server.url)
+            assert status == 200
+
+
+async def test_a_newcomer_is_served_while_another_client_holds_fifty_get_streams(tmp_path: Path) -> None:
+    folder = tmp_path / "prompts"
+    write_corpus(folder)
+    with ServedHttp([folder], "--max-sessions", "50") as server:
+        async with AsyncExitStack() as stack:
+            hog = await stack.enter_async_context(httpx2.AsyncClient(timeout=DEADLINE))
+            held = 0
+            for _ in range(50):
+                session, status = await _try_open(hog, server.url)
+                if status != 200:
+                    assert status == 503
+                    continue
+                assert session.session_id is not None
+                headers = {
+                    "Accept": "text/event-stream",
+                    "Mcp-Session-Id": session.session_id,
+                    "MCP-Protocol-Version": "2025-06-18",
+                }
+                streams = await stack.enter_async_context(httpx2.AsyncClient(timeout=DEADLINE))
+                stream = await stack.enter_async_context(streams.stream("GET", server.url, headers=headers))
                 assert stream.status_code == 200
-                first = RawHttpSession(http, server.url, "2025-06-18")
-                await first.open()
-                for _ in range(200):  # ten times the cap, from one client
-                    opened = await RawHttpSession(http, server.url, "2025-06-18").open()
-                    assert opened is not None and "result" in opened
-                # The oldest idle session made room; the one with an open stream was kept.
-                gone = await first.post({"jsonrpc": "2.0", "id": 9, "method": "prompts/list"})
-                assert gone.status_code == 404
-                kept = await busy.request("prompts/list")
-                assert len(kept["result"]["prompts"]) == 5
-        async with Client(server.url, mode="legacy") as client:
-            assert len((await client.list_prompts()).prompts) == 5
+                held += 1
+            assert held == 25  # its share: GET streams count
+            async with _from("127.0.0.2") as newcomer_http:
+                newcomer = RawHttpSession(newcomer_http, server.url, "2025-06-18")
+                opened = await newcomer.open()
+                assert opened is not None and "result" in opened
+                listed = await newcomer.request("prompts/list")
+                assert len(listed["result"]["prompts"]) == 5
+
+
+async def test_only_a_session_idle_past_the_eviction_age_makes_room(tmp_path: Path) -> None:
+    folder = tmp_path / "prompts"
+    write_corpus(folder)
+    limits = {"MCP_NOTEBOOK_MAX_SESSIONS": "2", "MCP_NOTEBOOK_SESSION_EVICT_AFTER": "1"}
+    server = Uvicorn(folder, workers=1, MCP_NOTEBOOK_MAX_SESSIONS_PER_PEER="2", **limits)
+    try:
+        server.wait_ready()
+        async with httpx2.AsyncClient() as http:
+            first, _ = await _try_open(http, server.url)
+            second, _ = await _try_open(http, server.url)
+            _, status = await _try_open(http, server.url)
+            assert status == 503  # both in their first second: neither may be ended
+            started = time.monotonic()
+            while (third := await _try_open(http, server.url))[1] != 200:
+                assert third[1] == 503
+                assert time.monotonic() - started < DEADLINE, "no session became evictable"
+                await anyio.sleep(0.2)  # the client retrying, as a 503 asks
+            assert time.monotonic() - started >= 0.5
+            # The least recently used one made room; the other is kept.
+            gone = await first.post({"jsonrpc": "2.0", "id": 9, "method": "prompts/list"})
+            assert gone.status_code == 404
+            kept = await second.request("prompts/list")
+            assert len(kept["result"]["prompts"]) == 5
+    finally:
+        server.close()
 
 
 async def test_an_idle_session_expires_after_the_session_timeout(tmp_path: Path) -> None:

@@ -197,31 +197,46 @@ def test_a_busy_port_is_one_line_and_nothing_is_indexed(workers: ServedHttp, fol
         ]
 
 
+def _refuses_new_connections(port: int) -> bool:
+    """Whether the server no longer takes connections: refused, or reset while it closes its listening socket."""
+    try:
+        probe = socket.create_connection(("127.0.0.1", port), timeout=1)
+    except (ConnectionRefusedError, ConnectionResetError, ConnectionAbortedError):
+        return True
+    except TimeoutError:
+        return False  # a loaded machine: ask again
+    try:
+        probe.settimeout(1)
+        # Accepted by the kernel before the listening socket closed: the server ends it unanswered.
+        probe.sendall(b"GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        return probe.recv(65536) == b""
+    except (ConnectionResetError, BrokenPipeError, ConnectionAbortedError):
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        probe.close()
+
+
 def test_sigterm_drains_a_request_in_flight_and_exits_0(folder: Path) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "prompts/list", "params": {"_meta": modern_meta()}})
     with ServedHttp([folder], "--drain-timeout", "15") as server:
         sock = socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE)
-        head = (
-            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
-            f"Accept: {ACCEPT}\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: prompts/list\r\n"
-            f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\n\r\n"
-        )
-        sock.sendall(head.encode())
-        # "100 Continue" comes once the application asks for the body: the request is in flight.
-        assert sock.recv(65536).startswith(b"HTTP/1.1 100")
-        server.process.send_signal(15)
-
-        def refuses_new_connections() -> bool:
-            try:
-                socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
-            except ConnectionRefusedError:
-                return True
-            return False
-
-        wait_until(refuses_new_connections, "the server to stop accepting")
-        sock.sendall(body.encode())
-        reply = sock.recv(65536)
-        sock.close()
+        try:
+            head = (
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+                f"Accept: {ACCEPT}\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: prompts/list\r\n"
+                f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\n\r\n"
+            )
+            sock.sendall(head.encode())
+            # "100 Continue" comes once the application asks for the body: the request is in flight.
+            assert sock.recv(65536).startswith(b"HTTP/1.1 100")
+            server.process.send_signal(15)
+            wait_until(lambda: _refuses_new_connections(server.port), "the server to stop accepting")
+            sock.sendall(body.encode())
+            reply = sock.recv(65536)
+        finally:
+            sock.close()
         assert reply.startswith(b"HTTP/1.1 200"), reply
         assert server.process.wait(timeout=DEADLINE) == 0
 

@@ -1,0 +1,113 @@
+"""Every reach into uvicorn's internals, in one place, each watched by a canary test.
+
+uvicorn's public API is `Config`, `Server.serve/run` and its command line;
+the limits need more than that, so these private parts are used, with the
+uvicorn versions they are tested with in pyproject.toml:
+
+* `HttpToolsProtocol` (`uvicorn.protocols.http.httptools_impl`): subclassed by
+  `limits.GuardedHttpToolsProtocol` for the header timeout, the connection cap
+  and the absolute-form rule (its `url`, `headers`, `transport`, `loop`,
+  `server_state`, `config` attributes and the parser callbacks);
+* `Server.main_loop`, `Server.on_tick` and the `should_exit` attribute:
+  `ticks.SleepingServer` wakes once a second instead of ten times;
+* `Server.capture_signals`: the sibling socket server of `affinity.py` leaves
+  the signals to the worker's own server (`QuietServer`);
+* `Multiprocess` (`uvicorn.supervisors.multiprocess`), its `init_processes`,
+  `processes`, `should_exit` and `Process.wait_until_ready`: `workers.py`;
+* `Config.load` calling the application factory (`protected_by`): under
+  `uvicorn --factory mcp_notebook.asgi:create_app`, the factory swaps uvicorn's
+  protocol for the guarded one, so the limits hold there too.
+
+`missing_touchpoints()` names whichever of these a uvicorn release moved; the
+canary tests (tests/transports/test_uvicorn_seam.py) fail on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Iterator
+from typing import Any, Final
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.supervisors.multiprocess import Multiprocess, Process
+
+__all__ = [
+    "TESTED_VERSIONS",
+    "HttpToolsProtocol",
+    "Multiprocess",
+    "QuietServer",
+    "missing_touchpoints",
+    "protect_loading_config",
+]
+
+TESTED_VERSIONS: Final = ">=0.31,<0.55"
+"""The uvicorn versions these touchpoints are tested with (kept equal to the pin in pyproject.toml)."""
+
+_PROTOCOL_PARTS: Final = (
+    "on_url",
+    "on_header",
+    "on_headers_complete",
+    "on_response_complete",
+    "connection_made",
+    "connection_lost",
+    "data_received",
+    "send_400_response",
+)
+
+
+class QuietServer(uvicorn.Server):
+    """A uvicorn server inside another one's process: the outer server owns the signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def missing_touchpoints() -> list[str]:
+    """The private parts of uvicorn this project uses that the installed uvicorn lacks (empty: all there)."""
+    missing = [
+        f"HttpToolsProtocol.{name}" for name in _PROTOCOL_PARTS if not callable(getattr(HttpToolsProtocol, name, None))
+    ]
+    for name in ("main_loop", "on_tick", "capture_signals"):
+        if not callable(getattr(uvicorn.Server, name, None)):
+            missing.append(f"Server.{name}")
+    if "should_exit" not in vars(uvicorn.Server(uvicorn.Config(app="unused:app"))):
+        missing.append("Server.should_exit")
+    if not callable(getattr(Multiprocess, "init_processes", None)):
+        missing.append("Multiprocess.init_processes")
+    if not callable(getattr(Process, "wait_until_ready", None)):
+        missing.append("Process.wait_until_ready")
+    if "http_protocol_class" not in inspect.getsource(uvicorn.Config.load):
+        missing.append("Config.load sets http_protocol_class before calling the factory")
+    return missing
+
+
+def protect_loading_config(protocol: type[Any], **attributes: Any) -> bool:
+    """When uvicorn's `Config.load` is calling our factory, serve its connections with `protocol`.
+
+    uvicorn picks the protocol class before it loads the application, and
+    its command line cannot name one of ours; so the factory, called from
+    `Config.load`, finds that `Config` on the call stack and replaces an
+    httptools protocol with `protocol` (and sets `attributes` on the config,
+    where the protocol reads its limits). False when not loaded by uvicorn
+    (gunicorn, hypercorn, a test) or when uvicorn was told to use h11.
+    """
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            candidate = frame.f_locals.get("self")
+            if isinstance(candidate, uvicorn.Config) and frame.f_code.co_name == "load":
+                current = getattr(candidate, "http_protocol_class", None)
+                # "auto" is httptools, a dependency of ours; h11, when asked for, is left alone.
+                if not (isinstance(current, type) and issubclass(current, HttpToolsProtocol)):
+                    return False
+                candidate.http_protocol_class = protocol
+                for name, value in attributes.items():
+                    setattr(candidate, name, value)
+                return True
+            frame = frame.f_back
+        return False
+    finally:
+        del frame
