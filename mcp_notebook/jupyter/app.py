@@ -56,6 +56,12 @@ class MCPNotebook(ExtensionApp):
         True, help="Reload a notebook when it is saved and tell connected clients (notifications/list_changed)."
     ).tag(config=True)
 
+    language_server = Bool(
+        True,
+        help="""Offer JupyterLab (through jupyter-lsp and jupyterlab-lsp) the prompts as / commands in Markdown
+        cells and files. False: jupyter-lsp does not list the mcp-notebook language server.""",
+    ).tag(config=True)
+
     @default("open_browser")
     def _default_open_browser(self) -> bool:
         return False  # `jupyter mcp-notebook` serves MCP clients, not a browser
