@@ -193,7 +193,8 @@ async def test_the_bridge_serves_the_jupyter_servers_notebooks_in_markdown_and_n
     jupyter: JupyterServer,
 ) -> None:
     async with lsp_socket(jupyter) as socket:
-        markdown = "file:///virtual/notebook.ipynb.md"
+        # What jupyterlab-lsp sends for a notebook's Markdown cells: one document of them all, language markdown.
+        markdown = "file:///virtual/notebook.ipynb.python-markdown.md"
         _open(socket, markdown, "markdown", "/\n/jupyter:greet style=\n")
         labels = await _wait_for_labels(socket, markdown, 0, 1, "/jupyter:greet")
         assert {"/jupyter:greet", "/jupyter:explain", "/jupyter:note0"} <= set(labels)
@@ -202,6 +203,11 @@ async def test_the_bridge_serves_the_jupyter_servers_notebooks_in_markdown_and_n
             "textDocument/hover", {"textDocument": {"uri": markdown}, "position": {"line": 1, "character": 5}}
         )
         assert "Greet" in hover["contents"]["value"]
+
+        # A Markdown file: JupyterLab names its language after its CodeMirror mode.
+        notes = "file:///virtual/notes.md"
+        _open(socket, notes, "ipythongfm", "# Notes\n\n/jupyter:ex\n")
+        assert await _labels(socket, notes, 2, len("/jupyter:ex")) == ["/jupyter:explain"]
 
         code = "file:///virtual/notebook.ipynb.py"
         _open(socket, code, "python", "/\n/jupyter:greet style=\n")
