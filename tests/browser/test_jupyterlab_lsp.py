@@ -2,14 +2,13 @@
 
 Lab runs with the `mcp_notebook` server extension on (it serves the fixture
 notebooks at `<base_url>mcp`) and nothing else configured: jupyter-lsp finds
-the bridge by its entry point. In a `.md` file, `/` then Tab opens Lab's
-completer with the served prompts; accepting one inserts its required
-arguments; Tab after `name=` lists the server's values; an unknown prompt is
-underlined as a diagnostic.
+the bridge by its entry point. In a `.md` file, `/` then Tab makes Lab ask the
+bridge, whose answer (read on the page's own websocket) lists the served
+prompts; an unknown prompt is underlined as a diagnostic.
 
-What jupyterlab-lsp 5.3 does not do (docs/jupyterlab.md): it never asks for
-completions in a notebook's Markdown cells, and has no code actions, so
-"Render prompt" is not offered in Lab.
+What jupyterlab-lsp 5.3 does not do (docs/jupyterlab.md): its completer
+stays closed for these answers, it never asks for completions in a
+notebook's Markdown cells, and it has no code actions ("Render prompt").
 """
 
 from __future__ import annotations

@@ -122,3 +122,12 @@ async def test_a_slow_server_gets_no_wait_beyond_the_deadline_and_answers_the_ne
 async def test_a_fast_server_answers_at_once() -> None:
     quick = QuickCompletions(_SlowCatalog(), 0.2)
     assert (await quick.complete("s", "p", "a", "x", {"b": "1"})).values == ("x-1", "x-2")
+
+
+def test_the_file_types_the_spec_passes_are_the_ones_the_bridge_serves() -> None:
+    from lsp_bridge.cli import _settings, create_parser
+
+    argv = lsp_spec.language_server_spec(None)["mcp-notebook"]["argv"][3:]
+    settings = _settings(create_parser().parse_args(argv))
+    assert settings.file_types == frozenset(lsp_spec.LANGUAGES)
+    assert settings.applies_to("ipythongfm") and not settings.applies_to("python")
