@@ -240,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from mcp_notebook.config import load_server_configs
 
+    from .jupyter_host import with_completion_deadline, with_host_server
     from .kernels import KernelWatcher
     from .pool import ClientPool
     from .server import create_server
@@ -255,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.config, cwd=root, include_defaults=not args.no_default_config, on_error=problems.append
             )
         )
+        configs = with_host_server(configs)  # started by jupyter-lsp: the Jupyter server's own prompts too
         await pool.prepare()
         pool.set_servers(configs)
         for problem in problems:
@@ -274,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             await watcher.aclose()
         await pool.aclose()
 
-    server = create_server(pool, settings, on_start=on_start, on_stop=on_stop)
+    server = create_server(with_completion_deadline(pool), settings, on_start=on_start, on_stop=on_stop)
     if args.tcp is not None:
         server.start_tcp(args.host, args.tcp)
     else:

@@ -57,7 +57,8 @@ def _trigger(value: Any) -> str:
 def _file_types(value: Any) -> frozenset[str]:
     if value == ALL_FILE_TYPES:
         return frozenset({ALL_FILE_TYPES})
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
+    # A set too: the command line hands over the ids already parsed.
+    if not isinstance(value, list | tuple | set | frozenset) or not all(isinstance(v, str) and v for v in value):
         raise ValueError('must be a list of language ids, or "*"')
     return frozenset(value)
 

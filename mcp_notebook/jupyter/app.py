@@ -62,6 +62,12 @@ class MCPNotebook(ExtensionApp):
         0: only where the kernel cannot tell (network file systems such as NFS, CIFS, FUSE), every 2 s.""",
     ).tag(config=True)
 
+    language_server = Bool(
+        True,
+        help="""Offer JupyterLab (through jupyter-lsp and jupyterlab-lsp) the prompts as / commands in Markdown
+        cells and files. False: jupyter-lsp does not list the mcp-notebook language server.""",
+    ).tag(config=True)
+
     @default("open_browser")
     def _default_open_browser(self) -> bool:
         return False  # `jupyter mcp-notebook` serves MCP clients, not a browser
