@@ -128,10 +128,14 @@ class RawStdioClient:
         """
         total = 0
         try:
-            for task in Path(f"/proc/{self._process.pid}/task").iterdir():
-                total += int((task / "schedstat").read_text().split()[0])  # nanoseconds on the CPU
-        except (OSError, ValueError, IndexError):
+            tasks = list(Path(f"/proc/{self._process.pid}/task").iterdir())
+        except OSError:
             return None
+        for task in tasks:
+            try:
+                total += int((task / "schedstat").read_text().split()[0])  # nanoseconds on the CPU
+            except (OSError, ValueError, IndexError):
+                continue  # a thread that ended meanwhile (a worker thread, an index writer)
         return total / 1e9
 
     def stderr_tail(self, limit: int = 2000) -> str:
