@@ -200,8 +200,12 @@ def test_over_http_a_folder_without_prompts_says_so_before_the_url_line(
     serve: Callable[..., Served], tmp_path: Path
 ) -> None:
     served = serve(str(tmp_path), "--http", "--no-watch")
-    served.wait_for("stdout", lambda line: line.startswith("MCP_NOTEBOOK_URL="))
-    assert served.seen("stderr")[0] == (
+    url_line = served.wait_for("stdout", lambda line: line.startswith("MCP_NOTEBOOK_URL="))
+    # The two streams are read apart: the order is the one stderr shows, where the URL line comes too.
+    served.wait_for("stderr", lambda line: line == url_line)
+    lines = served.seen("stderr")
+    assert lines[0] == (
         f"mcp-notebook: 0 prompts: no notebook (.ipynb) was found in {tmp_path}. Write one with a cell tagged "
         "prompt:NAME (docs/notebook-format.md), then start this server again."
     )
+    assert lines.index(url_line) > 0
