@@ -18,7 +18,6 @@ import functools
 import gc
 import hashlib
 import logging
-import math
 import mimetypes
 import os
 import pickle
@@ -512,9 +511,8 @@ class NotebookFolderSource:
         """Reload notebooks as they change on disk, until `stop_event` is set or the task is cancelled.
 
         `ready` is called once the watch is in place, after a fresh look at every
-        notebook so that nothing saved before then is missed. Every reload reads,
-        parses and builds in a worker thread, one batch after the other, so the
-        event loop only switches; registry listeners are called on that thread.
+        notebook so that nothing saved before then is missed. Registry listeners
+        are called on the thread running this coroutine, except after a swap (below).
 
         A symlink on the way to a served path that is swapped to a new target
         (git-sync renames a new `current` over the old one, then deletes the old
@@ -546,45 +544,26 @@ class NotebookFolderSource:
         swapped = anyio.Event()
         links = frozenset(link for path in self._spelled for link in symlinks_on_the_way(path))
         held: set[Path] | None = None if first else set()
-        # Reading, parsing and building run in a worker thread, one batch after the other; the loop only
-        # queues what changed and swaps in what was built (the registry publishes it from that thread).
-        reloads, queued = anyio.create_memory_object_stream[tuple[set[Path], Callable[[], None] | None]](math.inf)
 
         def on_changes(paths: set[Path]) -> None:
             if swapped.is_set():
                 return
             if held is not None:
                 held.update(paths)
+            elif self._follow_swap():  # before a batch: a swap's deletions never empty what is served
+                swapped.set()
             else:
-                reloads.send_nowait((paths, None))
-
-        async def reload_in_turn() -> None:
-            async for paths, then in queued:
-                batch, thens = set(paths), [then]
-                while True:  # what queued up meanwhile goes in the same look
-                    try:
-                        more, then = queued.receive_nowait()
-                    except anyio.WouldBlock:
-                        break
-                    batch |= more
-                    thens.append(then)
-                try:
-                    # Before a batch: a swap's deletions never empty what is served.
-                    if await anyio.to_thread.run_sync(self._follow_swap):
-                        swapped.set()
-                    elif batch - links:
-                        await anyio.to_thread.run_sync(self.reload, batch - links)
-                except Exception:  # one failed reload must not end the watch
-                    log.exception("reloading changed notebooks failed")
-                for call in thens:
-                    if call is not None:
-                        call()
+                self.reload(paths - links)
 
         async def read_again() -> None:
             nonlocal held
             await anyio.to_thread.run_sync(self._rescan)
             changed, held = held or set(), None
-            reloads.send_nowait((changed, ready))
+            ready()
+            if self._follow_swap():
+                swapped.set()
+            elif changed:
+                self.reload(changed - links)
 
         def accept(path: Path) -> bool:
             return path in links or self._accepts(path)
@@ -594,13 +573,16 @@ class NotebookFolderSource:
         def wanted(name: str) -> bool:
             return (name.endswith(".ipynb") and not name.startswith(".")) or name in names
 
-        async with reloads, queued, anyio.create_task_group() as group:
+        async with anyio.create_task_group() as group:
 
             def on_ready() -> None:
-                if first:  # a fresh look at everything, so that nothing saved before the watch is missed
-                    reloads.send_nowait(({*self._folders, *self._files}, ready))
-                else:
+                if not first:
                     group.start_soon(read_again)
+                    return
+                try:
+                    self.reload([*self._folders, *self._files])
+                finally:
+                    ready()
 
             async def watch_then_end() -> None:
                 flat = {f.parent for f in self._files if not any(f.parent.is_relative_to(d) for d in self._folders)}
@@ -621,7 +603,6 @@ class NotebookFolderSource:
                 await swapped.wait()
                 group.cancel_scope.cancel()
 
-            group.start_soon(reload_in_turn)
             group.start_soon(watch_then_end)
             group.start_soon(end_on_swap)
         return swapped.is_set()
