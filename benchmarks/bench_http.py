@@ -1,11 +1,15 @@
-"""HTTP throughput: `mcp-notebook serve --http --workers W` vs the bare SDK server under `uvicorn --workers W`.
+"""HTTP throughput: `mcp-notebook serve --http --workers W` vs the bare SDK server and the HTTP floor.
 
 Stateless 2026-07-28 `prompts/get` and `prompts/list` requests (each one stands alone, so any
 worker can answer it) from C concurrent clients, each on its own keep-alive
 connection, for a fixed time; the figure is requests per second, for W = 1
 and 2 workers and C = 1, 8 and 32 clients. Both servers run the same HTTP
-stack (uvicorn, httptools, uvloop) on the same corpus; the two take turns
-per cell of the table. The load generator is one process of raw asyncio
+stack (uvicorn, httptools, uvloop) on the same corpus. The floor
+(`http_floor.py`) is a raw ASGI app under that same stack answering with
+our exact response bytes, captured from ours in the same run: what HTTP
+alone costs here. The three take turns, one after the other, per worker
+count, and every figure is printed as a ratio too (ours/floor, ours/SDK),
+which is what counts on a loaded machine. The load generator is one process of raw asyncio
 sockets on uvloop (pre-built requests, a minimal response reader), so it
 costs the servers as little CPU as a client can. Example:
 `python -m benchmarks.bench_http --notebooks 50 --prompts 10 --seconds 5`.
@@ -31,7 +35,7 @@ from typing import Any
 from .corpus import create_corpus, prompt_arguments_for
 from .servers import ROOT, describe_environment, ours_command
 
-__all__ = ["Cell", "main", "measure", "run"]
+__all__ = ["Cell", "capture", "main", "measure", "run"]
 
 MODERN = "2026-07-28"
 STARTUP = 60.0
@@ -68,7 +72,7 @@ def _request(port: int, name: str, method: str = "prompts/get") -> bytes:
     return head.encode() + body
 
 
-async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+async def _read_response(reader: Any) -> tuple[int, bytes]:
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
     lines = head.lower().split(b"\r\n")
@@ -117,6 +121,45 @@ def measure(port: int, name: str, clients: int, seconds: float, method: str = "p
     return result
 
 
+_HOP_HEADERS = (b"date", b"server", b"content-length", b"transfer-encoding")
+
+
+def capture(port: int, name: str, method: str) -> dict[str, Any]:
+    """One response of the server on `port` to `method`: status, headers (less uvicorn's own) and body."""
+
+    async def once() -> dict[str, Any]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            writer.write(_request(port, name, method))
+            head = await reader.readuntil(b"\r\n\r\n")
+            status, body = await _read_response(_Replay(head, reader))
+        finally:
+            writer.close()
+        fields = [line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line]
+        pairs = [(k.strip().decode("latin-1"), v.strip().decode("latin-1")) for k, v in fields]
+        headers = [[k, v] for k, v in pairs if k.lower().encode() not in _HOP_HEADERS]  # as JSON has them
+        return {"status": status, "headers": headers, "body": body.decode()}
+
+    return asyncio.run(once())
+
+
+class _Replay:
+    """A reader that gives `head` once more before reading on from `reader`."""
+
+    def __init__(self, head: bytes, reader: asyncio.StreamReader) -> None:
+        self._head: bytes | None = head
+        self._reader = reader
+
+    async def readuntil(self, separator: bytes) -> bytes:
+        if self._head is not None:
+            head, self._head = self._head, None
+            return head
+        return await self._reader.readuntil(separator)
+
+    async def readexactly(self, size: int) -> bytes:
+        return await self._reader.readexactly(size)
+
+
 def _bound_socket() -> socket.socket:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -140,22 +183,21 @@ def _wait_until_serving(port: int, name: str, process: subprocess.Popen[bytes]) 
 
 
 @contextmanager
-def _serving(server: str, folder: Path, workers: int, name: str) -> Iterator[int]:
+def _serving(server: str, folder: Path, workers: int, name: str, canned: Path | None = None) -> Iterator[int]:
+    # Every server binds the port it is given, as a TCP socket: uvicorn's `--fd` takes a socket for a Unix
+    # one, so its connections would go without TCP_NODELAY and wait on delayed ACKs.
     sock = _bound_socket()
     port = int(sock.getsockname()[1])
-    env = {**os.environ, "BASELINE_FOLDERS": str(folder)}
+    sock.close()
+    env = {**os.environ, "BASELINE_FOLDERS": str(folder), "HTTP_FLOOR_RESPONSES": str(canned or "")}
     if server == "ours":
-        # Ours binds its own port (it refuses a busy one before indexing); give it this one.
-        sock.close()
         argv = ours_command("serve", str(folder), "--http", "--port", str(port), "--workers", str(workers))
-        process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     else:
-        argv = [sys.executable, "-m", "uvicorn", "--factory", "benchmarks.baseline_server:create_baseline_http_app"]
-        argv += ["--workers", str(workers), "--fd", str(sock.fileno()), "--log-level", "warning", "--no-access-log"]
-        process = subprocess.Popen(
-            argv, cwd=ROOT, env=env, pass_fds=[sock.fileno()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        sock.close()
+        factory = "benchmarks.http_floor:create_floor_app" if server == "floor" else _BASELINE
+        argv = [sys.executable, "-m", "uvicorn", "--factory", factory, "--loop", "uvloop", "--http", "httptools"]
+        argv += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
+        argv += ["--log-level", "warning", "--no-access-log"]
+    process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_until_serving(port, name, process)
         yield port
@@ -168,19 +210,36 @@ def _serving(server: str, folder: Path, workers: int, name: str) -> Iterator[int
             process.wait()
 
 
+_BASELINE = "benchmarks.baseline_server:create_baseline_http_app"
 METHODS = ("prompts/get", "prompts/list")
+SERVERS = ("ours", "sdk", "floor")
 
 
 def run(folder: Path, name: str, workers: Sequence[int], clients: Sequence[int], seconds: float) -> list[Cell]:
+    """Every cell, the servers taking turns per worker count; the floor answers with the bytes ours gave."""
     cells: list[Cell] = []
+    canned = folder.parent / "floor-responses.json"
     for count in workers:
-        for server in ("ours", "sdk") if count % 2 else ("sdk", "ours"):
-            with _serving(server, folder, count, name) as port:
+        # The floor needs our bytes first; the SDK goes first or between, turn about.
+        for server in ("ours", "sdk", "floor") if count % 2 else ("sdk", "ours", "floor"):
+            with _serving(server, folder, count, name, canned) as port:
+                if server == "ours":
+                    canned.write_text(json.dumps({method: capture(port, name, method) for method in METHODS}))
+                elif server == "floor":
+                    _check_floor(port, name, canned)
                 for method in METHODS:
                     for concurrency in clients:
                         answered, errors, spent = measure(port, name, concurrency, seconds, method)
                         cells.append(Cell(method, server, count, concurrency, answered, errors, spent))
     return cells
+
+
+def _check_floor(port: int, name: str, canned: Path) -> None:
+    """Stop unless the floor on `port` answers every method with exactly the bytes ours gave."""
+    ours = json.loads(canned.read_text())
+    for method in METHODS:
+        if capture(port, name, method) != ours[method]:
+            raise RuntimeError(f"the floor does not answer {method} with our bytes")
 
 
 def render(all_cells: Sequence[Cell]) -> str:
@@ -192,29 +251,36 @@ def render(all_cells: Sequence[Cell]) -> str:
 
 def _render_method(cells: Sequence[Cell]) -> str:
     def rate(server: str, workers: int, clients: int) -> float:
-        return next(c.rate for c in cells if (c.server, c.workers, c.clients) == (server, workers, clients))
+        return next((c.rate for c in cells if (c.server, c.workers, c.clients) == (server, workers, clients)), 0.0)
+
+    def ratio(top: float, bottom: float) -> str:
+        return f"{top / bottom:.2f}" if bottom > 0 else "-"
 
     clients = sorted({c.clients for c in cells})
     workers = sorted({c.workers for c in cells})
-    lines = [
-        "| clients | "
-        + " | ".join(f"ours, {w} worker{'s' * (w > 1)} | SDK, {w}" for w in workers)
-        + " | "
-        + " | ".join(f"ours/SDK, {w}" for w in workers)
-        + (" | ours 2 workers / 1 | SDK 2 / 1 |" if {1, 2} <= set(workers) else " |"),
-    ]
-    lines.append("|" + "---|" * (1 + 3 * len(workers) + (2 if {1, 2} <= set(workers) else 0)))
+    scaling = {1, 2} <= set(workers)
+    heads = ["clients"]
+    heads += [f"{s}, {w}" for w in workers for s in ("ours", "SDK", "floor")]
+    heads += [f"ours/floor, {w}" for w in workers] + [f"ours/SDK, {w}" for w in workers]
+    if scaling:
+        heads += ["ours 2 workers / 1", "SDK 2 / 1", "floor 2 / 1"]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for count in clients:
         row = [str(count)]
-        row += [f"{rate(s, w, count):.0f}" for w in workers for s in ("ours", "sdk")]
-        row += [f"{rate('ours', w, count) / max(rate('sdk', w, count), 1e-9):.2f}" for w in workers]
-        if {1, 2} <= set(workers):
-            row.append(f"{rate('ours', 2, count) / max(rate('ours', 1, count), 1e-9):.2f}")
-            row.append(f"{rate('sdk', 2, count) / max(rate('sdk', 1, count), 1e-9):.2f}")
+        row += [f"{rate(s, w, count):.0f}" for w in workers for s in SERVERS]
+        row += [ratio(rate("ours", w, count), rate("floor", w, count)) for w in workers]
+        row += [ratio(rate("ours", w, count), rate("sdk", w, count)) for w in workers]
+        if scaling:
+            row += [ratio(rate(s, 2, count), rate(s, 1, count)) for s in SERVERS]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     lines.append(f"errors: {sum(c.errors for c in cells)}")
     return "\n".join(lines)
+
+
+def _load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
 
 
 def create_parser() -> argparse.ArgumentParser:
@@ -233,7 +299,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="mcp-notebook-bench-") as scratch:
         corpus = create_corpus(Path(scratch) / "corpus", notebooks=args.notebooks, prompts=args.prompts)
         cells = run(corpus.folder, corpus.prompt_names[0], args.workers, args.clients, args.seconds)
-    print(f"### HTTP throughput ({corpus.size} prompts, {args.seconds:g} s per cell)\n")
+    print(f"### HTTP throughput ({corpus.size} prompts, {args.seconds:g} s per cell, load: {_load_average()})\n")
     print(render(cells))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
