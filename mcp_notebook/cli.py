@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from . import __version__
+from . import __version__, settings
 from .command_line import HelpFormatter
 
 # Not `typing.TYPE_CHECKING`: importing typing (or json, shlex, shutil, pathlib) here would make `--help` slower.
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .asgi import ServeSettings
     from .models import PromptSpec
     from .registry import PromptRegistry
+    from .service import ServiceSettings
     from .sources.folder import NotebookFolderSource
 
 __all__ = ["main"]
@@ -99,64 +100,63 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING, format=f"{PROG}: %(message)s"
     )
-    args.poll = _poll(args)
     if args.http:
+        wanted, http = _serve_settings(args)
         from .transports.http import is_loopback
 
-        if not is_loopback(args.host) and not args.allow_remote:
-            raise UsageProblem(f"refusing to listen on {args.host!r}: add --allow-remote to serve other machines")
-        return _run_serve_http(args, _token(args))
-    if any(option is not None for option in (args.token, args.token_file, args.port)) or (
-        args.allow_remote or args.host != "127.0.0.1" or _http_only_options(args)
-    ):  # $MCP_NOTEBOOK_TOKEN is not among them: it is for --http, and a stdio server ignores it
+        if not is_loopback(http["host"]) and not args.allow_remote:
+            raise UsageProblem(f"refusing to listen on {http['host']!r}: add --allow-remote to serve other machines")
+        return _run_serve_http(args, wanted, http, _token(args))
+    if args.token_file is not None or args.allow_remote or any(getattr(args, name) is not None for name in _HTTP_ONLY):
+        # $MCP_NOTEBOOK_TOKEN is not among them: it is for --http, and a stdio server ignores it
         raise UsageProblem(
             "--host, --port, --token, --token-file, --allow-remote and the HTTP serving options need --http"
         )
-    from .sources.start_report import StartReport, then_for
+    service_settings, _ = _serve_settings(args)
+    from .service import NotebookService
 
-    report = StartReport()  # each notebook's problem said once, in the summary, before serving
     try:
-        registry, source = _load(args.paths, index_folder=_index_folder(args), meanwhile=_import_stdio_server)
-    except BaseException:
-        report.end()
-        raise
-    for line in _summary(registry, source, then=then_for(watching=not args.no_watch)):
+        service = NotebookService(service_settings)
+    except (FileNotFoundError, ValueError) as error:
+        raise UsageProblem(str(error)) from None
+    for line in service.start(meanwhile=_import_stdio_server):
         _say(line)
-    report.summarized()
-    import functools
-
     import anyio
 
-    from .protocol.server import create_server
     from .transports.stdio import serve_stdio
 
-    server = create_server(
-        registry, resources=source, read_file=source.read_file, page_size=args.page_size, name=args.name
-    )
-    if args.no_watch:
-        report.end()
-    tasks = [] if args.no_watch else [functools.partial(source.watch, ready=report.end, poll=args.poll)]
     try:
-        anyio.run(lambda: serve_stdio(server, tasks=tasks))
+        anyio.run(lambda: serve_stdio(service.server, tasks=[service.watch]))
     finally:
-        report.end()  # if the client left before the watch was in place
-    source.close()
+        service.close()
     return 0
 
 
-def _poll(args: argparse.Namespace) -> float | None:
-    """How often `serve` looks for changes instead of asking the kernel: --poll, else $MCP_NOTEBOOK_POLL."""
-    if args.poll is not None and args.no_watch:
-        raise UsageProblem("--poll says how to watch, --no-watch not to: give one of them")
-    given: float | None = args.poll
-    if given is not None or args.no_watch:
-        return given
-    from .sources.polling import poll_interval_from_env
+def _serve_settings(args: argparse.Namespace) -> tuple[ServiceSettings, dict[str, Any]]:
+    """The settings `serve` was given: each flag, else (where declared so) its variable, else its default.
 
-    try:
-        return poll_interval_from_env()
-    except ValueError as error:
-        raise UsageProblem(str(error)) from None
+    Returns the service's settings and the values of the HTTP options.
+    """
+    from .service import ServiceSettings
+
+    if args.poll is not None and args.watch is False:
+        raise UsageProblem("--poll says how to watch, --no-watch not to: give one of them")
+    values: dict[str, Any] = {}
+    for name in (*_SERVICE_OPTIONS, *_HTTP_ONLY):
+        declared = settings.option(name)
+        value = getattr(args, name)
+        if value is None and declared.cli_reads_env and not (name == "poll" and args.watch is False):
+            try:
+                value = settings.from_env([name]).get(name)
+            except ValueError as error:
+                raise UsageProblem(str(error)) from None
+        if value is None:
+            value = declared.default_on(settings.CLI)
+        elif declared.kind.name == "names":
+            value = tuple(one for given in value for one in given)
+        values[name] = value
+    service = ServiceSettings(paths=tuple(args.paths), **{name: values.pop(name) for name in _SERVICE_OPTIONS})
+    return service, values
 
 
 def _import_stdio_server() -> None:
@@ -167,20 +167,7 @@ def _import_stdio_server() -> None:
     from .transports.stdio import serve_stdio  # noqa: F401
 
 
-_HTTP_DEFAULTS = {"workers": 1, "allowed_host": None, "stateless": False}
-
-
-def _http_only_options(args: argparse.Namespace) -> bool:
-    limits = (
-        *("header_timeout", "body_timeout", "drain_timeout", "max_connections", "max_sessions", "session_timeout"),
-        "max_sessions_per_peer",
-    )
-    return any(getattr(args, name) != default for name, default in _HTTP_DEFAULTS.items()) or any(
-        getattr(args, name) is not None for name in limits
-    )
-
-
-def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
+def _run_serve_http(args: argparse.Namespace, service: ServiceSettings, http: dict[str, Any], token: str | None) -> int:
     """Bind first (a busy port is one line, before any indexing), then serve with one or more workers."""
     from dataclasses import replace
 
@@ -188,60 +175,46 @@ def _run_serve_http(args: argparse.Namespace, token: str | None) -> int:
     from .transports.http import bind_socket, is_loopback, url_for
     from .transports.limits import HttpLimits
 
-    limits = HttpLimits()
-    overrides = {
-        "header_timeout": args.header_timeout,
-        "body_timeout": args.body_timeout,
-        "drain_timeout": args.drain_timeout,
-        "max_connections": args.max_connections,
-        "max_sessions": args.max_sessions,
-        "max_sessions_per_peer": args.max_sessions_per_peer,
-        "session_idle_timeout": args.session_timeout,
-    }
-    limits = replace(limits, **{name: value for name, value in overrides.items() if value is not None})
+    limits = HttpLimits(**{name: http[name] for name in settings.LIMITS})
+    host, workers = http["host"], http["workers"]
     try:
-        sock = bind_socket(args.host, args.port or 0)
+        sock = bind_socket(host, http["port"] or 0)
     except OSError as error:
-        raise UsageProblem(f"cannot listen on {args.host}:{args.port or 0}: {error.strerror or error}") from None
+        raise UsageProblem(f"cannot listen on {host}:{http['port'] or 0}: {error.strerror or error}") from None
     port = int(sock.getsockname()[1])
-    url = url_for(args.host, port)
-    settings = ServeSettings(
-        paths=tuple(args.paths),
-        host=args.host,
+    url = url_for(host, port)
+    serving = ServeSettings(
+        service=service,
+        host=host,
         port=port,
         token=token,
         token_hint=_token_hint(args) if token else None,
-        allowed_hosts=tuple(args.allowed_host or ()),
-        stateless=args.stateless,
-        page_size=args.page_size,
-        name=args.name,
-        watch=not args.no_watch,
-        poll=args.poll,
+        allowed_hosts=http["allowed_hosts"],
+        stateless=http["stateless"],
         limits=limits,
-        index_folder=str(folder) if (folder := _index_folder(args)) is not None else None,
     )
-    if not is_loopback(args.host):
-        _say(f"WARNING: listening on {args.host}: other machines can reach these prompts")
+    if not is_loopback(host):
+        _say(f"WARNING: listening on {host}: other machines can reach these prompts")
         if not token:
             _say(f"WARNING: no token: anyone who can reach this port can use it (set --token-file or {TOKEN_ENV})")
 
     def on_ready() -> None:
-        workers = f" by {args.workers} workers" if args.workers > 1 else ""
-        _say(f"serving over Streamable HTTP at {url}{workers}" + (" (bearer token required)" if token else ""))
+        by = f" by {workers} workers" if workers > 1 else ""
+        _say(f"serving over Streamable HTTP at {url}{by}" + (" (bearer token required)" if token else ""))
         _print_url_line(url)
 
-    if args.workers > 1:
+    if workers > 1:
         import tempfile
 
         from .transports.workers import run_workers
 
         with tempfile.TemporaryDirectory(prefix="mcp-notebook-workers-") as directory:
-            os.environ.update(replace(settings, worker_dir=directory).to_env())
-            if not run_workers(sock, args.workers, limits, on_ready):
+            os.environ.update(replace(serving, worker_dir=directory).to_env())
+            if not run_workers(sock, workers, limits, on_ready):
                 _say("a worker could not start; see the messages above")
                 return 1
         return 0
-    return _serve_one_process(settings, sock, on_ready)
+    return _serve_one_process(serving, sock, on_ready)
 
 
 def _print_url_line(url: str) -> None:
@@ -277,19 +250,6 @@ def _serve_one_process(settings: ServeSettings, sock: socket.socket, on_ready: C
         signal.signal(signal.SIGTERM, previous)
         sock.close()
     return 0
-
-
-def _index_folder(args: argparse.Namespace) -> Path | None:
-    """Where `serve` keeps its persistent notebook index, or None with --no-cache."""
-    from pathlib import Path
-
-    if args.no_cache:
-        return None
-    if args.cache_dir is not None:
-        return Path(args.cache_dir).expanduser()
-    from .sources.index import default_cache_dir
-
-    return default_cache_dir()
 
 
 def _token(args: argparse.Namespace) -> str | None:
@@ -678,26 +638,6 @@ def run_connect(args: argparse.Namespace) -> int:
     return connect(options=args)
 
 
-def _page_size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError("must be between 0 and 65535 (0 = any free port)")
-    return value
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse's usage line and error, then a line saying what to type when a word is close to a known one."""
 
@@ -730,53 +670,39 @@ def _add_command(
     return parser
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return value
+_SERVICE_OPTIONS = ("page_size", "name", "watch", "poll", "cache_dir", "cache")
+_HTTP_SERVING_OPTIONS = ("workers", "allowed_hosts", "stateless", *settings.LIMITS)
+# Given only with --http: any of them without it is a mistake.
+_HTTP_ONLY = ("host", "port", "token", *_HTTP_SERVING_OPTIONS)
 
 
-def _add_http_serving_options(serve: argparse.ArgumentParser) -> None:
-    group = serve.add_argument_group("HTTP serving (with --http; see docs/deployment.md)")
-    group.add_argument(
-        "--workers", type=_page_size, default=1, metavar="N", help="worker processes sharing the port (default 1)"
-    )
-    group.add_argument(
-        "--allowed-host",
-        action="append",
-        metavar="NAME[:PORT]",
-        help="another name clients reach this server by (a load balancer's); repeatable. The Host header must "
-        "name this server: its address, this machine's names, or one of these",
-    )
-    group.add_argument(
-        "--stateless",
-        action="store_true",
-        help="no handshake sessions: any worker answers any request, no affinity needed (docs/deployment.md)",
-    )
-    group.add_argument(
-        "--session-timeout", type=_positive, metavar="S", help="end a handshake session idle this long (default 300)"
-    )
-    group.add_argument("--max-sessions", type=_page_size, metavar="N", help="open handshake sessions (default 1000)")
-    group.add_argument(
-        "--max-sessions-per-peer",
-        type=_page_size,
-        metavar="N",
-        help="handshake sessions one client address may hold (default: half of --max-sessions)",
-    )
-    group.add_argument(
-        "--max-connections", type=_page_size, metavar="N", help="open connections (default: below the file limit)"
-    )
-    group.add_argument(
-        "--header-timeout", type=_positive, metavar="S", help="seconds a client has to send headers (default 10)"
-    )
-    group.add_argument("--body-timeout", type=_positive, metavar="S", help="seconds to send a body (default 30)")
-    group.add_argument(
-        "--drain-timeout", type=_positive, metavar="S", help="on SIGTERM, seconds to finish requests (default 10)"
-    )
+def _cli_help(declared: settings.Option) -> str:
+    """The option's help, then its default: the value, the variable read first, or what unset means."""
+    if declared.kind.name == "bool":
+        return declared.off if declared.default is True and declared.off else declared.help
+    default = declared.default_on(settings.CLI)
+    said = declared.unset if default is None else str(default)
+    if declared.cli_reads_env:
+        said = f"${declared.env}" + (f", else {said}" if said else "")
+    return f"{declared.help} (default {said})" if said else declared.help
+
+
+def _add_declared(parser: argparse._ActionsContainer, *names: str) -> None:
+    """The flags of options declared in `settings.py`; each is None when not given (`_given` tells)."""
+    for name in names:
+        declared = settings.option(name)
+        if declared.kind.name == "bool":
+            action = "store_false" if declared.default is True else "store_true"
+            parser.add_argument(declared.flag, dest=name, action=action, default=None, help=_cli_help(declared))
+            continue
+        parser.add_argument(
+            declared.flag,
+            dest=name,
+            type=settings.argparse_type(name),
+            action="append" if declared.kind.name == "names" else "store",
+            metavar=declared.metavar,
+            help=_cli_help(declared) + ("; repeatable" if declared.kind.name == "names" else ""),
+        )
 
 
 def build_parser(command: str | None = None) -> _Parser:
@@ -791,42 +717,22 @@ def build_parser(command: str | None = None) -> _Parser:
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
 
     serve = _add_command(commands, "serve", "serve notebooks as MCP prompts (stdio or HTTP)", _SERVE_HELP, run_serve)
-    serve.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders to serve")
+    serve.add_argument("paths", nargs="+", metavar="PATH", help=settings.option("paths").help)
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
-    serve.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1, this machine only)"
-    )
-    serve.add_argument("--port", type=_port, help="port to listen on with --http (default 0: any free port)")
+    _add_declared(serve, "host", "port")
     serve.add_argument(
         "--token-file",
         metavar="PATH",
         help=f"with --http, require 'Authorization: Bearer TOKEN', TOKEN read from PATH (or set ${TOKEN_ENV})",
     )
-    serve.add_argument(
-        "--token", help="the token itself (visible to every local user in the process list: prefer --token-file)"
-    )
+    _add_declared(serve, "token")
     serve.add_argument(
         "--allow-remote", action="store_true", help="allow --host to be an address other machines can reach"
     )
-    serve.add_argument("--page-size", type=_page_size, default=500, help="prompts per prompts/list page (default 500)")
-    serve.add_argument("--no-watch", action="store_true", help="do not reload notebooks when they change on disk")
-    serve.add_argument(
-        "--poll",
-        type=_positive,
-        metavar="SECONDS",
-        help="look for changes every SECONDS instead of asking the kernel (network file systems such as NFS "
-        "are looked at every 2 s anyway; default $MCP_NOTEBOOK_POLL)",
-    )
-    serve.add_argument(
-        "--cache-dir",
-        metavar="DIR",
-        help="keep the index of loaded notebooks here, so a restart reads only what changed "
-        "(default $MCP_NOTEBOOK_CACHE_DIR, else ~/.cache/mcp-notebook; delete it to clear)",
-    )
-    serve.add_argument("--no-cache", action="store_true", help="neither read nor write the notebook index")
-    serve.add_argument("--name", default=PROG, help=f"server name shown to clients (default {PROG})")
+    _add_declared(serve, *_SERVICE_OPTIONS)
     serve.add_argument("-v", "--verbose", action="store_true", help="log what the server does (on stderr)")
-    _add_http_serving_options(serve)
+    group = serve.add_argument_group("HTTP serving (with --http; see docs/deployment.md)")
+    _add_declared(group, *_HTTP_SERVING_OPTIONS)
 
     listing = _add_command(commands, "list", "list the prompts notebooks publish", _LIST_HELP, run_list)
     listing.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders")

@@ -29,10 +29,23 @@ PACKAGES = ("mcp_notebook", "lsp_bridge")
 # (layer, module prefixes under mcp_notebook/), in the order of the table: each may import only the ones before.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("models", "exceptions", "version")),
-    ("pure logic", ("naming", "command_line", "rendering", "argument_types", "discovery", "resources", "transcript")),
+    (
+        "pure logic",
+        (
+            "naming",
+            "command_line",
+            "settings",
+            "rendering",
+            "argument_types",
+            "discovery",
+            "resources",
+            "transcript",
+        ),
+    ),
     ("state", ("registry",)),
     ("sources", ("sources",)),
     ("protocol seam", ("protocol",)),
+    ("service", ("service",)),
     (
         "edges",
         (

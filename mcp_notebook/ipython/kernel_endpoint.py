@@ -88,8 +88,8 @@ async def _set(event: anyio.Event) -> None:
     event.set()
 
 
-def start_watch(folder: Any) -> Callable[[], None]:
-    """Reload `folder` (a `NotebookFolderSource`) as its notebook is saved; returns a function that stops it.
+def start_watch(service: Any) -> Callable[[], None]:
+    """Reload what `service` (a `NotebookService`) serves as it is saved; returns a function that stops it.
 
     Returns once the watch is in place, so no save made after `%mcp serve` is missed.
     """
@@ -101,7 +101,7 @@ def start_watch(folder: Any) -> Callable[[], None]:
             ready.set_result(None)
 
     async def watch() -> None:
-        await folder.watch(ready=on_ready)
+        await service.watch(ready=on_ready)
 
     future = runtime.start(watch)
     future.add_done_callback(lambda _: on_ready())  # a watch that failed must not keep `%mcp serve` waiting

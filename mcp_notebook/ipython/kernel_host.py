@@ -191,6 +191,7 @@ class KernelServer:
         self._namespace: NamespaceWatcher | None = None
         self._scheduler: MainThreadScheduler | None = None
         self._folder: Any = None
+        self.summary_lines: list[str] = []  # the start-up summary of the served notebook
         self._follow_session = False
         self._notebook_lock = threading.RLock()
         self._notebook_cleanups: list[Callable[[], None]] = []
@@ -448,14 +449,18 @@ class KernelServer:
         return data
 
     def _serve_notebook(self, path: Path) -> None:
-        from ..sources.folder import NotebookFolderSource
+        from ..service import NotebookService, ServiceSettings
 
         with self._notebook_lock:
-            folder = NotebookFolderSource([path], self.state.registry)
-            folder.scan()
+            # The kernel's protocol server also serves its magics and %%prompt cells: the notebook's prompts join
+            # them in the kernel's registry; the index, the first scan and the summary are every host's.
+            service = NotebookService(ServiceSettings.for_paths((str(path),)), registry=self.state.registry)
+            self.summary_lines = service.start()
+            folder = service.source
             self._folder = folder
+            self._notebook_cleanups.append(service.close)
             self._notebook_cleanups.append(lambda: self.state.registry.update(dict.fromkeys(folder.notebooks)))
-            self._notebook_cleanups.append(start_watch(folder))
+            self._notebook_cleanups.append(start_watch(service))
 
     def _drop_notebook(self) -> None:
         """Stop watching the served notebook and withdraw its prompts."""
@@ -509,6 +514,7 @@ class KernelServer:
             "through it"
             for title in self.magics.code_live()
         ]
+        warnings.extend(self.summary_lines[1:])  # what is wrong in the served notebook, as every host says it
         unknown = self.magics.unknown_live()
         if unknown:
             warnings.append(f"warning: --live names no magic of this kernel (yet): {', '.join(unknown)}")

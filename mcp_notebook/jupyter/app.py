@@ -16,9 +16,10 @@ from typing import Any
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.services.contents.filemanager import FileContentsManager
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Integer, Unicode, default
+from traitlets import Bool, Float, Integer, TraitType, Unicode, default
 
-from .. import __version__
+from .. import __version__, settings
+from ..service import ServiceSettings
 from .handler import MCPHandler
 from .host import NotebookHost
 
@@ -32,6 +33,16 @@ def mcp_url_of(connection_url: str) -> str:
     return url_path_join(connection_url, ENDPOINT)
 
 
+def _trait(declared: settings.Option) -> TraitType[Any, Any]:
+    """The traitlet of a declared option: its type, default and help; checked when serving starts."""
+    kinds: dict[str, type[TraitType[Any, Any]]] = {"int": Integer, "float": Float, "bool": Bool, "str": Unicode}
+    about = declared.help[0].upper() + declared.help[1:]
+    if declared.default is None and declared.unset:
+        about += f". Default: {declared.unset}"
+    trait = kinds[declared.kind.name](declared.default, allow_none=declared.default is None, help=about)
+    return trait.tag(config=True)
+
+
 class MCPNotebook(ExtensionApp):
     """Serve the prompts written in this server's notebooks to MCP clients (Claude Code, VS Code, Cursor, …)."""
 
@@ -41,32 +52,18 @@ class MCPNotebook(ExtensionApp):
     load_other_extensions = True
     _host: NotebookHost | None = None
 
-    root = Unicode(
-        "",
-        help="""Folder whose notebooks are served as prompts, relative to the server's root directory
-        (ContentsManager.root_dir), searched recursively; hidden folders are skipped.
-        Default: the whole root. Example: --MCPNotebook.root=prompts""",
-    ).tag(config=True)
-
-    page_size = Integer(500, help="Prompts (and resources) per prompts/list page.").tag(config=True)
-
-    server_name = Unicode("mcp-notebook", help="The server name MCP clients show for these prompts.").tag(config=True)
-
-    watch = Bool(
-        True, help="Reload a notebook when it is saved and tell connected clients (notifications/list_changed)."
-    ).tag(config=True)
-
-    poll = Float(
-        0.0,
-        help="""Seconds between looks for saved notebooks, instead of asking the kernel (inotify).
-        0: only where the kernel cannot tell (network file systems such as NFS, CIFS, FUSE), every 2 s.""",
-    ).tag(config=True)
-
-    language_server = Bool(
-        True,
-        help="""Offer JupyterLab (through jupyter-lsp and jupyterlab-lsp) the prompts as / commands in Markdown
-        cells and files. False: jupyter-lsp does not list the mcp-notebook language server.""",
-    ).tag(config=True)
+    # Every `c.MCPNotebook.<option>` is derived from the declaration in `mcp_notebook/settings.py`.
+    root: str
+    page_size: int
+    server_name: str
+    watch: bool
+    poll: float | None
+    cache: bool
+    cache_dir: str | None
+    language_server: bool
+    for _option in settings.on(settings.JUPYTER):
+        vars()[_option.trait] = _trait(_option)
+    del _option
 
     @default("open_browser")
     def _default_open_browser(self) -> bool:
@@ -78,10 +75,9 @@ class MCPNotebook(ExtensionApp):
         Checked here rather than by a traitlets validator: a rejected value would
         leave the default in place, serving the whole root instead of nothing.
         """
-        if self.page_size < 1:
-            raise ValueError(f"MCPNotebook.page_size must be at least 1, not {self.page_size}")
-        if self.poll < 0:
-            raise ValueError(f"MCPNotebook.poll must be 0 (only where needed) or more seconds, not {self.poll}")
+        for declared in settings.on(settings.JUPYTER):
+            if (problem := settings.problem_in_trait(declared.name, getattr(self, declared.trait))) is not None:
+                raise ValueError(problem)
         relative = self.root.replace(os.sep, "/").strip("/")
         if posixpath.isabs(self.root) or ".." in relative.split("/"):
             raise ValueError(f"MCPNotebook.root must be a folder inside the server's root directory, not {self.root!r}")
@@ -98,17 +94,19 @@ class MCPNotebook(ExtensionApp):
             raise ValueError(f"MCPNotebook.root names no folder: {folder} does not exist")
         return folder
 
+    def _service_settings(self) -> ServiceSettings:
+        """What the host serves: the folder, and every declared option from its trait."""
+        folder = self._served_folder()
+        values = {
+            name: getattr(self, settings.option(name).trait) for name in ServiceSettings.names() if name != "paths"
+        }
+        return ServiceSettings(paths=(str(folder),), **values)
+
     def initialize_handlers(self) -> None:
         host: NotebookHost | None = None
         problem: str | None = None
         try:
-            host = NotebookHost(
-                self._served_folder(),
-                page_size=self.page_size,
-                name=self.server_name,
-                watch=self.watch,
-                poll=self.poll or None,
-            )
+            host = NotebookHost(self._service_settings())
         except ValueError as error:
             problem = str(error)
             self.log.error("MCP prompts are not served: %s", problem)
@@ -123,7 +121,10 @@ class MCPNotebook(ExtensionApp):
         assert self.serverapp is not None
         # Under JupyterHub the server's own address is internal; the hub says where users reach it, when it knows.
         url = mcp_url_of(os.environ.get("JUPYTERHUB_PUBLIC_URL") or self.serverapp.connection_url)
-        self.log.info("%s; MCP prompts served at %s", host.summary(), url)
+        head, *warnings = host.summary_lines or [host.summary()]
+        self.log.info("%s; MCP prompts served at %s", head, url)
+        for warning in warnings:
+            self.log.warning("%s", warning)
         self.log.info("MCP client configuration: mcp-notebook config --jupyter %s", url)
 
     async def stop_extension(self) -> None:

@@ -18,14 +18,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
-from ..protocol.server import CachePolicy, create_server
-from ..registry import PromptRegistry
-from ..sources.folder import NotebookFolderSource
+from ..protocol.server import CachePolicy
+from ..service import NotebookService, ServiceSettings
 from ..transports.http import create_http_app
 from .bridge import ASGIApp, AsgiLifespan
 
@@ -39,32 +37,16 @@ SHUTDOWN_SECONDS = 5.0  # open event streams do not end by themselves: wait for 
 class NotebookHost:
     """The prompts of the notebooks under `root`, served over MCP from inside another server."""
 
-    def __init__(
-        self,
-        root: Path,
-        *,
-        page_size: int = 500,
-        name: str = "mcp-notebook",
-        watch: bool = True,
-        poll: float | None = None,
-    ) -> None:
-        self.root = root
-        self.watch = watch
-        self.poll = poll
-        self.registry = PromptRegistry()
-        self.source = NotebookFolderSource([root], self.registry)
-        server = create_server(
-            self.registry,
-            resources=self.source,
-            read_file=self.source.read_file,
-            page_size=page_size,
-            name=name,
-            # The prompts are one user's files behind that user's login: no cache may share them.
-            cache=CachePolicy(scope="private"),
-        )
+    def __init__(self, settings: ServiceSettings) -> None:
+        # The prompts are one user's files behind that user's login: no cache may share them.
+        self.service = NotebookService(settings, cache=CachePolicy(scope="private"))
+        self.root = self.service.root
+        self.registry = self.service.registry
+        self.source = self.service.source
         # No Host check and no token here: the Jupyter server has done both, with its own rules.
-        self.app: ASGIApp = create_http_app(server, allowed_hosts=None)
+        self.app: ASGIApp = create_http_app(self.service.server, allowed_hosts=None)
         self.problem: str | None = None
+        self.summary_lines: list[str] = []
         self._ready = asyncio.Event()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -80,25 +62,27 @@ class NotebookHost:
 
     async def _run(self, on_ready: Callable[[NotebookHost], None]) -> None:
         try:
-            await anyio.to_thread.run_sync(self.source.scan)  # a large folder must not stall the Jupyter server
+            self.summary_lines = await self.service.start_in_thread()  # the Jupyter server's loop goes on meanwhile
             lifespan = AsgiLifespan(self.app)
             watch_stop = anyio.Event()
-            async with anyio.create_task_group() as group:
-                group.start_soon(lifespan.run)
-                await lifespan.started.wait()
-                if lifespan.failure is not None:
-                    raise RuntimeError(lifespan.failure)
-                if self.watch:
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(lifespan.run)
+                    await lifespan.started.wait()
+                    if lifespan.failure is not None:
+                        raise RuntimeError(lifespan.failure)
                     watching = anyio.Event()
-                    watch = partial(self.source.watch, stop_event=watch_stop, ready=watching.set, poll=self.poll)
-                    group.start_soon(watch)
+                    group.start_soon(partial(self.service.watch, stop_event=watch_stop, ready=watching.set))
                     await watching.wait()
-                self._ready.set()
-                on_ready(self)
-                await self._stopping.wait()
-                lifespan.stop()
-                watch_stop.set()
-                group.cancel_scope.deadline = anyio.current_time() + SHUTDOWN_SECONDS
+                    self._ready.set()
+                    on_ready(self)
+                    await self._stopping.wait()
+                    lifespan.stop()
+                    watch_stop.set()
+                    group.cancel_scope.deadline = anyio.current_time() + SHUTDOWN_SECONDS
+            finally:
+                with anyio.CancelScope(shield=True):  # the index is written and closed before the server exits
+                    await anyio.to_thread.run_sync(self.service.close)
         except Exception as error:  # the Jupyter server goes on; every request says why MCP does not
             while isinstance(error, ExceptionGroup) and len(error.exceptions) == 1:
                 error = error.exceptions[0]
@@ -113,6 +97,5 @@ class NotebookHost:
             await asyncio.wait({self._task}, timeout=SHUTDOWN_SECONDS + 1)
 
     def summary(self) -> str:
-        """How many prompts from how many notebooks, and the warnings about them."""
-        count, notebooks = len(self.registry.snapshot().prompts), len(self.source.notebooks)
-        return f"{count} prompt{'s' * (count != 1)} from {notebooks} notebook{'s' * (notebooks != 1)} in {self.root}"
+        """How many prompts from how many notebooks, and where (the first line of the start-up summary)."""
+        return self.service.describe()

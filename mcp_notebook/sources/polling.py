@@ -25,6 +25,7 @@ from typing import Final
 import anyio
 import anyio.to_thread
 
+from .. import settings
 from .inotify import Change
 
 __all__ = [
@@ -76,17 +77,12 @@ Look = dict[str, Stamp]
 
 
 def poll_interval_from_env(environ: Mapping[str, str] | None = None) -> float | None:
-    """`$MCP_NOTEBOOK_POLL` in seconds, or None when unset; ValueError saying what is wrong with it."""
-    text = (os.environ if environ is None else environ).get(POLL_ENV, "").strip()
-    if not text:
-        return None
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise ValueError(f"{POLL_ENV} must be a number of seconds, got {text!r}") from None
-    if not seconds > 0 or seconds == float("inf"):
-        raise ValueError(f"{POLL_ENV} must be more than 0 seconds, got {text!r}")
-    return seconds
+    """`$MCP_NOTEBOOK_POLL` in seconds, or None when unset; ValueError saying what is wrong with it.
+
+    The option is declared, with its check, in `mcp_notebook/settings.py`.
+    """
+    value: float | None = settings.env_value("poll", environ)
+    return value
 
 
 def _unescaped(field: str) -> str:

@@ -41,6 +41,10 @@ def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, the
     """
     snapshot = registry.snapshot()
     count, found = len(snapshot.prompts), len(source.notebooks)
+    groups = registry.groups()
+    if groups.keys() - source.notebooks.keys():  # a registry shared with other prompts (a kernel's): count ours
+        own = {spec.name for key in source.notebooks for spec in groups.get(key, ())}
+        count = sum(1 for spec in snapshot.prompts if spec.name in own)
     read = found - len(source.errors)
     if count:
         head = f"{_plural(count, 'prompt')} from {_plural(found, 'notebook')} in {source.root}"

@@ -35,7 +35,6 @@ writes itself says `X-Content-Type-Options: nosniff`, as the gate's do; `HttpLim
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -43,11 +42,11 @@ from typing import Any, Final
 
 import httptools
 
+from .. import settings
 from .uvicorn_seam import HttpToolsProtocol
 
-__all__ = ["ENV_PREFIX", "NOSNIFF", "GuardedHttpToolsProtocol", "HttpLimits", "connection_cap"]
+__all__ = ["NOSNIFF", "GuardedHttpToolsProtocol", "HttpLimits", "connection_cap"]
 
-ENV_PREFIX: Final = "MCP_NOTEBOOK_"
 NOSNIFF: Final = (b"x-content-type-options", b"nosniff")
 _TIMEOUT_RESPONSE: Final = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
@@ -73,24 +72,15 @@ class HttpLimits:
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            if value is not None and not value > 0:
-                raise ValueError(f"{field.name} must be positive, got {value!r}")
+            try:
+                settings.option(field.name).check(value)
+            except settings.Invalid as error:
+                raise ValueError(f"{field.name} {error}, not {value!r}") from None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> HttpLimits:
         """Limits from `MCP_NOTEBOOK_HEADER_TIMEOUT`, `..._MAX_SESSIONS` and so on; unset ones keep the default."""
-        environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for field in fields(cls):
-            text = environ.get(ENV_PREFIX + field.name.upper(), "").strip()
-            if not text:
-                continue
-            kind = int if field.name in _WHOLE_NUMBERS else float
-            try:
-                values[field.name] = kind(text)
-            except ValueError:
-                raise ValueError(f"{ENV_PREFIX}{field.name.upper()} must be a number, got {text!r}") from None
-        return cls(**values)
+        return cls(**settings.from_env(settings.LIMITS, environ))
 
     @property
     def sessions_per_peer(self) -> int:
@@ -101,14 +91,7 @@ class HttpLimits:
 
     def to_env(self) -> dict[str, str]:
         """The variables `from_env` reads back into these limits."""
-        return {
-            ENV_PREFIX + field.name.upper(): str(getattr(self, field.name))
-            for field in fields(self)
-            if getattr(self, field.name) is not None
-        }
-
-
-_WHOLE_NUMBERS: Final = frozenset({"keep_alive_timeout", "max_connections", "max_sessions", "max_sessions_per_peer"})
+        return settings.to_env({name: getattr(self, name) for name in settings.LIMITS})
 
 
 def _descriptor_limit() -> int:

@@ -105,7 +105,7 @@ async def test_an_http_server_polls_when_the_environment_says_so(tmp_path: Path)
     ("args", "env", "message"),
     [
         ([], {"MCP_NOTEBOOK_POLL": "soon"}, "MCP_NOTEBOOK_POLL must be a number of seconds, got 'soon'"),
-        (["--poll", "0"], {}, "argument --poll: must be more than 0"),
+        (["--poll", "0"], {}, "argument --poll: must be more than 0 seconds"),
         (["--poll", "1", "--no-watch"], {}, "--poll says how to watch, --no-watch not to: give one of them"),
     ],
 )

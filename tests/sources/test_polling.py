@@ -225,10 +225,11 @@ async def test_forced_polling_follows_saves_renames_and_deletes(
 
 def test_the_poll_interval_reaches_every_worker_through_the_environment() -> None:
     from mcp_notebook.asgi import ServeSettings
+    from mcp_notebook.service import ServiceSettings
 
-    settings = ServeSettings(paths=("/srv/prompts",), poll=1.5)
+    settings = ServeSettings(service=ServiceSettings(paths=("/srv/prompts",), poll=1.5))
     assert settings.to_env()[POLL_ENV] == "1.5"
     assert ServeSettings.from_env(settings.to_env()) == settings
-    assert ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts"}).poll is None
+    assert ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts"}).service.poll is None
     with pytest.raises(ValueError, match="MCP_NOTEBOOK_POLL must be more than 0 seconds, got '0'"):
         ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts", POLL_ENV: "0"})

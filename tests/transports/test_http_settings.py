@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 from mcp_notebook.asgi import ServeSettings
+from mcp_notebook.service import ServiceSettings
 from mcp_notebook.transports.hosts import HostAllowList, machine_names
 from mcp_notebook.transports.limits import HttpLimits, connection_cap
 
@@ -69,14 +71,14 @@ def test_limits_come_from_the_environment_and_go_back_to_it() -> None:
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
-        ("MCP_NOTEBOOK_HEADER_TIMEOUT", "soon", "must be a number"),
-        ("MCP_NOTEBOOK_MAX_SESSIONS", "1.5", "must be a number"),
-        ("MCP_NOTEBOOK_BODY_TIMEOUT", "0", "must be positive"),
-        ("MCP_NOTEBOOK_MAX_CONNECTIONS", "-3", "must be positive"),
+        ("MCP_NOTEBOOK_HEADER_TIMEOUT", "soon", "MCP_NOTEBOOK_HEADER_TIMEOUT must be a number of seconds, got 'soon'"),
+        ("MCP_NOTEBOOK_MAX_SESSIONS", "1.5", "MCP_NOTEBOOK_MAX_SESSIONS must be a whole number, got '1.5'"),
+        ("MCP_NOTEBOOK_BODY_TIMEOUT", "0", "MCP_NOTEBOOK_BODY_TIMEOUT must be more than 0 seconds, got '0'"),
+        ("MCP_NOTEBOOK_MAX_CONNECTIONS", "-3", "MCP_NOTEBOOK_MAX_CONNECTIONS must be at least 1, got '-3'"),
     ],
 )
 def test_a_bad_limit_in_the_environment_is_a_clear_error(variable: str, value: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=re.escape(message)):
         HttpLimits.from_env({variable: value})
 
 
@@ -95,16 +97,20 @@ def test_the_connection_cap_leaves_room_below_the_descriptor_limit() -> None:
 
 def test_settings_go_to_the_environment_of_workers_and_come_back() -> None:
     settings = ServeSettings(
-        paths=(os.path.abspath("a"), os.path.abspath("b")),
+        service=ServiceSettings(
+            paths=(os.path.abspath("a"), os.path.abspath("b")),
+            page_size=7,
+            name="team",
+            watch=False,
+            cache_dir="/var/cache/prompts",
+        ),
         host="0.0.0.0",
         port=8765,
         token="t",
+        token_hint="the token in the vault",
         allowed_hosts=("svc", "svc.ns:80"),
         stateless=True,
-        page_size=7,
-        name="team",
-        watch=False,
-        limits=HttpLimits(session_idle_timeout=60.0),
+        limits=HttpLimits(session_idle_timeout=60.0, max_connections=40),
         worker_dir="/run/x",
     )
     assert ServeSettings.from_env(settings.to_env()) == settings
@@ -117,6 +123,7 @@ def test_settings_go_to_the_environment_of_workers_and_come_back() -> None:
         ({"MCP_NOTEBOOK_PATHS": os.pathsep}, "set MCP_NOTEBOOK_PATHS"),
         ({"MCP_NOTEBOOK_PATHS": "p", "MCP_NOTEBOOK_STATELESS": "maybe"}, "must be 1 or 0"),
         ({"MCP_NOTEBOOK_PATHS": "p", "MCP_NOTEBOOK_PAGE_SIZE": "many"}, "must be a whole number"),
+        ({"MCP_NOTEBOOK_PATHS": "p", "MCP_NOTEBOOK_PORT": "70000"}, "MCP_NOTEBOOK_PORT must be a port number"),
     ],
 )
 def test_bad_settings_in_the_environment_are_clear_errors(environ: dict[str, str], message: str) -> None:
