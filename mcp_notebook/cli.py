@@ -681,10 +681,14 @@ def _cli_help(declared: settings.Option) -> str:
     if declared.kind.name == "bool":
         return declared.off if declared.default is True and declared.off else declared.help
     default = declared.default_on(settings.CLI)
-    said = declared.unset if default is None else str(default)
+    if default is None or default == ():
+        said = declared.unset
+    else:
+        said = f"{default:g}" if isinstance(default, float) else str(default)
     if declared.cli_reads_env:
         said = f"${declared.env}" + (f", else {said}" if said else "")
-    return f"{declared.help} (default {said})" if said else declared.help
+    words = declared.flag_help or declared.help
+    return f"{words} (default {said})" if said else words
 
 
 def _add_declared(parser: argparse._ActionsContainer, *names: str) -> None:

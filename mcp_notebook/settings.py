@@ -218,6 +218,7 @@ class Option:
         "cli_reads_env",
         "default",
         "defaults",
+        "flag_help",
         "flag_name",
         "help",
         "kind",
@@ -245,6 +246,7 @@ class Option:
         cli_reads_env: bool = False,
         unset: str | None = None,
         off: str | None = None,
+        flag_help: str | None = None,
         why: str = "",
     ) -> None:
         self.name = name
@@ -259,6 +261,7 @@ class Option:
         self.cli_reads_env = cli_reads_env  # the flag's default is the variable, when it is set
         self.unset = unset  # what a default of None means, in words
         self.off = off  # the help of a `--no-NAME` flag
+        self.flag_help = flag_help  # the flag's own words, where the command does more than the variable says
         self.why = why
 
     def __repr__(self) -> str:
@@ -338,11 +341,10 @@ OPTIONS: tuple[Option, ...] = (
         "poll",
         Seconds(),
         None,
-        "look for changes every SECONDS instead of asking the kernel (network file systems such as NFS are "
-        "looked at every 2 s anyway)",
+        "look for changes every SECONDS instead of asking the kernel",
         metavar="SECONDS",
         cli_reads_env=True,
-        unset="only where the kernel cannot tell (network file systems), every 2 s",
+        unset="only on network file systems such as NFS, every 2 s",
     ),
     Option(
         "cache",
@@ -358,7 +360,7 @@ OPTIONS: tuple[Option, ...] = (
         "where the index of loaded notebooks is kept (delete it to clear)",
         metavar="DIR",
         cli_reads_env=True,
-        unset="$XDG_CACHE_HOME/mcp-notebook, else ~/.cache/mcp-notebook",
+        unset="~/.cache/mcp-notebook, or under $XDG_CACHE_HOME",
     ),
     Option(
         "language_server",
@@ -374,10 +376,10 @@ OPTIONS: tuple[Option, ...] = (
         "host",
         Text(),
         "127.0.0.1",
-        "the address to listen on (the command), or the address the ASGI server was bound to (the variable), "
-        "for the Host check",
+        "the address the ASGI server was bound to, for the Host check",
         surfaces=_OUTSIDE_JUPYTER,
         defaults={ENV: "0.0.0.0"},
+        flag_help="the address to listen on; an address other machines can reach also needs --allow-remote",
         why="the command binds the address itself and keeps to this machine unless told; under an ASGI server "
         "the variable names an address bound by that server, usually every interface of a container. "
         + _NOT_IN_JUPYTER,
@@ -386,32 +388,35 @@ OPTIONS: tuple[Option, ...] = (
         "port",
         Port(),
         None,
-        "the port to listen on (the command: default any free port), or the port the ASGI server was bound to "
-        "(the variable: default the port each request arrived on)",
+        "the port the ASGI server was bound to, for the Host check (unset: the port each request arrived on)",
         surfaces=_OUTSIDE_JUPYTER,
-        unset="any free port (the command); the port each request arrived on (the variable)",
+        flag_help="the port to listen on",
+        unset="any free port",
         why=_NOT_IN_JUPYTER,
     ),
     Option(
         "token",
         Text(),
         None,
-        "require 'Authorization: Bearer TOKEN' (the flag is visible to every local user in the process list: "
-        "prefer --token-file or the variable)",
+        "require 'Authorization: Bearer TOKEN'",
         surfaces=_OUTSIDE_JUPYTER,
         cli_reads_env=True,
         unset="no token",
+        flag_help="require 'Authorization: Bearer TOKEN'; every local user can read a flag in the process list: "
+        "prefer --token-file or $MCP_NOTEBOOK_TOKEN",
         why="a Jupyter server checks its own token",
     ),
     Option(
         "allowed_hosts",
         Names(),
         (),
-        "another name clients reach this server by (a load balancer's). The Host header must name this server: "
+        "other names clients reach this server by (a load balancer's). The Host header must name this server: "
         "its address, this machine's names, or one of these",
         surfaces=_OUTSIDE_JUPYTER,
         metavar="NAME[:PORT]",
         flag="--allowed-host",
+        flag_help="another name clients reach this server by (a load balancer's). The Host header must name this "
+        "server: its address, this machine's names, or one of these",
         why="one name per flag, repeatable; the variable lists them separated by commas. " + _NOT_IN_JUPYTER,
     ),
     Option(
@@ -493,7 +498,7 @@ OPTIONS: tuple[Option, ...] = (
         None,
         "handshake sessions one client address may hold",
         surfaces=_OUTSIDE_JUPYTER,
-        unset="half of max sessions",
+        unset="half of --max-sessions",
         metavar="N",
         why=_NOT_IN_JUPYTER,
     ),

@@ -83,7 +83,8 @@ def test_the_flags_of_serve_are_the_declared_options() -> None:
             assert action.option_strings == [] and action.nargs == "+"
             continue
         assert action.option_strings == [option.flag], option.name
-        assert option.help.split(" (")[0][:30] in (action.help or "").replace("do not ", "") or option.off
+        words = option.flag_help or (option.off if option.default is True else None) or option.help
+        assert (action.help or "").startswith(words), option.name
     declared = {option.name for option in settings.on(settings.CLI)}
     switches = {"help", "http", "token_file", "allow_remote", "verbose", "run"}  # the command's own, not settings
     assert {dest for dest in actions if dest not in switches} == declared
