@@ -18,9 +18,11 @@ A page is served in one of three forms:
   shaping, `sdk_seam.shape_result`) and prepared (`prepared`), so the
   transport writes its JSON bytes as they are: `PreparedListing`, a server
   middleware, answers `prompts/list` with it, past the SDK's validation;
-* on a connection whose writer takes them (this server's stdio), the same
-  page *hollow*: only its bytes, the entries joined inside the envelope's.
-  Once such a page is written, the next one is built while the client reads.
+* for a server whose results are written through `prepared` (its stdio and
+  HTTP transports say so), the same page carrying its JSON, and where its
+  envelope can be cut around the list, *hollow*: only its bytes, the entries
+  joined inside the envelope's. Once such a page is written, the next one is
+  built while the client reads.
 
 A cursor is checked by the `Paginator`, unless this cache issued it for the
 current snapshot (then where it points is known), so cursors stay exactly
@@ -47,7 +49,7 @@ from ..registry import PromptRegistry, RegistrySnapshot
 from .convert import EntryFields, to_mcp_prompt_entry
 from .errors import to_mcp_error
 from .paging import Paginator
-from .prepared import prepare, prepare_hollow, takes_prepared
+from .prepared import PreparedResults, prepare, prepare_hollow
 from .sdk_seam import initialize_accepted
 
 __all__ = ["LIST_PROMPTS", "PreparedListing", "PromptPages"]
@@ -101,11 +103,12 @@ class _Envelope:
 class _Page:
     """A page in dict form (the handler's result, and once asked for, its prepared wire form)."""
 
-    __slots__ = ("result", "wire")
+    __slots__ = ("prepared", "result", "wire")
 
     def __init__(self, result: dict[str, Any]) -> None:
         self.result = result
-        self.wire: dict[str, Any] | None = None
+        self.wire: dict[str, Any] | None = None  # as the SDK would put it on the wire
+        self.prepared: dict[str, Any] | None = None  # the same, carrying its JSON
 
 
 class PromptPages:
@@ -241,15 +244,18 @@ class PromptPages:
         """The `prompts/list` result `cursor` points at; `InvalidCursorError` as `Paginator.page` raises it."""
         return self._page(snapshot, revision, cursor).result
 
-    def wire_page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> dict[str, Any]:
-        """`page(...)` as the SDK would put it on the wire (the `shape` given), prepared to be written as it is.
+    def wire_page(
+        self, snapshot: RegistrySnapshot, revision: str, cursor: str | None, *, taken: bool = False
+    ) -> dict[str, Any]:
+        """`page(...)` as the SDK would put it on the wire (the `shape` given).
 
-        Hollow (`prepared.prepare_hollow`) when this connection's writer takes that.
+        `taken`: the server's results are written through `prepared` (`PreparedResults.taken`), so the page
+        carries its JSON, and is hollow (`prepared.prepare_hollow`) when its envelope can be cut around the list.
         """
         shape = self._shape
         if shape is None:
             raise ValueError("wire pages need the SDK's shaping: PromptPages(..., shape=...)")
-        if takes_prepared():
+        if taken:
             hollow = self._hollow_page(snapshot, revision, cursor, shape)
             if hollow is not None:
                 return hollow
@@ -258,8 +264,12 @@ class PromptPages:
             # The SDK shapes the envelope (hints, stamps); the entries are in their wire form already.
             wire = shape(revision, {**page.result, "prompts": []})
             wire["prompts"] = page.result["prompts"]
-            page.wire = prepare(wire, "prompts")
-        return page.wire
+            page.wire = wire
+        if not taken:
+            return page.wire
+        if page.prepared is None:
+            page.prepared = prepare(page.wire)
+        return page.prepared
 
     def _envelope(self, revision: str, offset: int, next_cursor: str | None, shape: Shape) -> _Envelope | None:
         """The page's envelope, or None if its JSON cannot be cut around the list (then it is served whole)."""
@@ -302,9 +312,10 @@ class PreparedListing:
     which answers it as always.
     """
 
-    def __init__(self, registry: PromptRegistry, pages: PromptPages) -> None:
+    def __init__(self, registry: PromptRegistry, pages: PromptPages, results: PreparedResults) -> None:
         self._registry = registry
         self._pages = pages
+        self._results = results
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != LIST_PROMPTS or not initialize_accepted(ctx.session):
@@ -316,6 +327,7 @@ class PreparedListing:
         except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
             return await call_next(ctx)  # the SDK refuses it in its own words
         try:
-            return self._pages.wire_page(self._registry.snapshot(), ctx.protocol_version, params.cursor)
+            snapshot = self._registry.snapshot()
+            return self._pages.wire_page(snapshot, ctx.protocol_version, params.cursor, taken=self._results.taken)
         except Exception as exc:
             raise to_mcp_error(exc, revision=ctx.protocol_version, method=LIST_PROMPTS) from exc

@@ -1,142 +1,170 @@
-"""Results serialized once and written as they are: the pages a server answers from its cache.
+"""Results serialized once and written as they are: the one interface between the protocol and its transports.
 
 A `prompts/list` page is the same bytes for every client of one revision
-until the prompts change, so serializing it again per request is waste. The
-SDK copies a handler's result dict (shallowly) and wraps it in a
-`JSONRPCResponse` before a transport sees it, so a mark on the dict itself
-would be lost on the way; the values inside it travel as they are. So a
-prepared result holds its list (`prompts`) as a `PreparedItems`: a list that
-also knows the JSON of the whole result it belongs to.
+until the prompts change, so serializing it again per request is waste. A
+handler's result reaches a transport through the SDK, which copies the
+result dict (shallowly) and wraps it in a `JSONRPCResponse`; keys and values
+travel as they are. So a prepared result carries its JSON in itself, under
+one key no client ever sees (`PREPARED`), as a `Prepared`.
 
-A transport asks `prepared_json(result)`: it gets those bytes when `result`
-still holds exactly the prepared values (the same objects under the same
-keys, nothing added or left out) and None otherwise, and then serializes as
-usual. The bytes are made at the first ask, so a result only ever written by
-a transport that does not ask (HTTP, where the SDK writes) costs nothing more.
+The interface, used the same way by every transport that writes bytes (the
+stdio framing, the Streamable HTTP transport's JSON and SSE responses):
 
-A transport that always asks (`writer_takes_prepared`, this server's own
-stdio writer) can take a *hollow* result instead (`prepare_hollow`): its list
-is empty and only its JSON exists, so a page costs no objects per prompt at
-all. Nothing else may see one: `takes_prepared()` tells a handler whether
-its connection's writer is such a transport, and that writer turns a hollow
-result that was changed on the way back into the real one (`materialized`)
-before serializing it as usual. `written(result)` is what the writer calls
-once a prepared result is on its way to the client (a listing builds the
-next page meanwhile).
+* a transport says, once, that every result of a server goes through it:
+  `server.prepared_results.take()` (`PreparedResults`);
+* before serializing a message itself, it asks `encode_message(message)`:
+  the message's whole JSON when it is a prepared result that reached it
+  unchanged (the same values under the same keys, nothing added or left
+  out), else None;
+* then it serializes `plain_message(message)`: the message without the
+  carrier, its list made real if it was only JSON (below);
+* once a result is on its way to the client it calls `written(result)`
+  (a listing builds the next page meanwhile).
+
+A server whose results are taken may answer with *hollow* results
+(`prepare_hollow`): the list is empty and exists only as JSON, so a page
+costs no objects per prompt at all. A server whose results are not taken
+(an in-memory client, the SDK's own stdio transport) is never handed a
+carrier: its handlers answer plain dicts, serialized by whoever writes them.
+A carrier that reaches a serializer that did not ask fails loudly (pydantic
+cannot serialize a `Prepared`) rather than writing an empty list.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
+import mcp_types as types
 from pydantic_core import to_json
 
 __all__ = [
-    "PreparedItems",
-    "materialized",
+    "PREPARED",
+    "Prepared",
+    "PreparedResults",
+    "encode_message",
+    "plain_message",
+    "plain_result",
     "prepare",
     "prepare_hollow",
     "prepared_json",
-    "takes_prepared",
-    "writer_takes_prepared",
     "written",
 ]
 
-_TAKES_PREPARED: ContextVar[bool] = ContextVar("mcp_notebook_takes_prepared", default=False)
+PREPARED: Final = "\x00mcp-notebook-prepared"
+"""The key a prepared result's JSON travels under, from its handler to its transport; never written."""
 
 
-class PreparedItems(list[Any]):
-    """The list of a prepared result; it knows the result's other values and, once asked, its JSON."""
+class Prepared:
+    """A result's JSON, made once: the values it was made of (by identity) and, for a hollow one, its list."""
 
-    __slots__ = ("_items", "_json", "_key", "_others", "_then")
+    __slots__ = ("body", "items", "others", "then")
 
-    _key: str
-    _others: tuple[tuple[str, Any], ...]
-    _json: bytes | None
-    _items: bytes | None  # a hollow result's list, as JSON
-    _then: Callable[[], object] | None
+    def __init__(
+        self,
+        others: tuple[tuple[str, Any], ...],
+        body: bytes | None,
+        items: tuple[str, bytes] | None = None,
+        then: Callable[[], object] | None = None,
+    ) -> None:
+        self.others = others  # every (key, value) of the result, as prepared
+        self.body = body  # the whole result's JSON; made at the first ask when None
+        self.items = items  # a hollow result's list: its key and its JSON
+        self.then = then  # what to run once the result is written
 
 
-def _prepared(items: PreparedItems, result: Mapping[str, Any], key: str) -> dict[str, Any]:
-    items._key = key
-    items._others = tuple((name, value) for name, value in result.items() if name != key)
-    return {name: items if name == key else value for name, value in result.items()}
+class PreparedResults:
+    """Whether a server's results reach the wire through this module (`take`), so they may carry their JSON."""
+
+    __slots__ = ("_taken",)
+
+    def __init__(self) -> None:
+        self._taken = False
+
+    def take(self) -> None:
+        """Say, as a transport, that every result of this server is written through `encode_message` and
+        `plain_message` from now on."""
+        self._taken = True
+
+    @property
+    def taken(self) -> bool:
+        return self._taken
 
 
-def prepare(result: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """`result` (a wire dict, never changed afterwards) prepared for writing as it is; `key` names its list."""
-    items = PreparedItems(result[key])
-    items._json = items._items = items._then = None
-    return _prepared(items, result, key)
+def prepare(result: Mapping[str, Any]) -> dict[str, Any]:
+    """`result` (a wire dict, never changed afterwards) carrying its own JSON, made at the first ask."""
+    return {**result, PREPARED: Prepared(tuple(result.items()), None)}
 
 
 def prepare_hollow(
     result: Mapping[str, Any], key: str, body: bytes, items_json: bytes, then: Callable[[], object] | None = None
 ) -> dict[str, Any]:
-    """`result` with its list (`key`) only as JSON: `body` is the whole result's, `items_json` the list's.
+    """`result` with its list (`key`, empty here) only as JSON: `body` is the whole result's, `items_json` the list's.
 
-    Only for a connection whose writer `takes_prepared()`; `then` runs once the result is written.
+    Only for a server whose results are taken (`PreparedResults`); `then` runs once the result is written.
     """
-    items = PreparedItems()
-    items._json, items._items, items._then = body, items_json, then
-    return _prepared(items, result, key)
+    return {**result, PREPARED: Prepared(tuple(result.items()), body, (key, items_json), then)}
 
 
-def _items_of(result: Mapping[str, Any]) -> PreparedItems | None:
-    found = [value for value in result.values() if type(value) is PreparedItems]
-    return found[0] if len(found) == 1 else None
+def _carrier(result: Mapping[str, Any]) -> Prepared | None:
+    carrier = result.get(PREPARED)
+    return carrier if type(carrier) is Prepared else None
 
 
 def prepared_json(result: Mapping[str, Any]) -> bytes | None:
     """The JSON of `result` when it is (a copy of) a prepared result, unchanged; None otherwise."""
-    items = _items_of(result)
-    if items is None or not _unchanged(result, items):
+    carrier = _carrier(result)
+    if carrier is None or not _unchanged(result, carrier):
         return None
-    body = items._json
+    body = carrier.body
     if body is None:
-        body = items._json = to_json(dict(result))
+        body = carrier.body = to_json(dict(carrier.others))
     return body
 
 
-def _unchanged(result: Mapping[str, Any], items: PreparedItems) -> bool:
-    others = items._others
-    if len(result) != len(others) + 1 or result.get(items._key) is not items:
+def _unchanged(result: Mapping[str, Any], carrier: Prepared) -> bool:
+    others = carrier.others
+    if len(result) != len(others) + 1:
         return False
     return all(result.get(name, result) is value for name, value in others)
 
 
-def materialized(result: dict[str, Any]) -> dict[str, Any]:
-    """`result` with any hollow list made real (a copy); `result` itself when it holds none."""
-    hollow = {
-        name: json.loads(value._items)
-        for name, value in result.items()
-        if type(value) is PreparedItems and value._items is not None
-    }
-    return {**result, **hollow} if hollow else result
+def plain_result(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` without its carrier, a hollow list made real (a copy); `result` itself when it carries none."""
+    carrier = _carrier(result)
+    if carrier is None:
+        return result
+    plain = {name: value for name, value in result.items() if name != PREPARED}
+    if carrier.items is not None:
+        key, items = carrier.items
+        hollow = dict(carrier.others)[key]
+        for name, value in plain.items():
+            if value is hollow:  # the hollow list, wherever it went on the way
+                plain[name] = json.loads(items)
+    return plain
+
+
+def encode_message(message: types.JSONRPCMessage) -> bytes | None:
+    """The whole JSON of `message` when it answers with a prepared result that reached the transport unchanged."""
+    if not isinstance(message, types.JSONRPCResponse):
+        return None
+    body = prepared_json(message.result)
+    if body is None:
+        return None
+    return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(message.id).encode(), body)
+
+
+def plain_message(message: types.JSONRPCMessage) -> types.JSONRPCMessage:
+    """`message` as any serializer may write it: a prepared result's carrier taken out (`plain_result`)."""
+    if isinstance(message, types.JSONRPCResponse) and PREPARED in message.result:
+        return message.model_copy(update={"result": plain_result(message.result)})
+    return message
 
 
 def written(result: Mapping[str, Any]) -> None:
     """Run what a prepared `result` asked to run once written, if anything (at most once)."""
-    items = _items_of(result)
-    if items is not None and items._then is not None:
-        then, items._then = items._then, None
+    carrier = _carrier(result)
+    if carrier is not None and carrier.then is not None:
+        then, carrier.then = carrier.then, None
         then()
-
-
-def takes_prepared() -> bool:
-    """Whether this connection's writer writes prepared results from their bytes, hollow ones included."""
-    return _TAKES_PREPARED.get()
-
-
-@contextmanager
-def writer_takes_prepared() -> Iterator[None]:
-    """Declare, for the tasks started meanwhile, that their connection's writer takes hollow results."""
-    token = _TAKES_PREPARED.set(True)
-    try:
-        yield
-    finally:
-        _TAKES_PREPARED.reset(token)

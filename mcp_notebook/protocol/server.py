@@ -65,6 +65,7 @@ from .convert import (
 from .errors import ErrorShaper, guarded
 from .listing import LIST_PROMPTS, PreparedListing, PromptPages
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
+from .prepared import PreparedResults
 from .revisions import is_modern, supports
 from .sdk_seam import add_middleware, shape_result
 
@@ -176,6 +177,8 @@ class PromptServer(Server[ChangeFeed]):
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
             **resource_handlers,
         )
+        # Whether the results are written through `prepared` (the transport says): then pages carry their JSON.
+        self.prepared_results = PreparedResults()
         self._prompt_pages = PromptPages(self.paginator, shape=partial(shape_result, self, LIST_PROMPTS))
         add_middleware(
             self,
@@ -183,7 +186,7 @@ class PromptServer(Server[ChangeFeed]):
                 ErrorShaper(self),
                 ConnectionTracker(),
                 HandshakeTrimmer(),
-                PreparedListing(registry, self._prompt_pages),
+                PreparedListing(registry, self._prompt_pages, self.prepared_results),
             ],
         )
 

@@ -27,7 +27,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from ..protocol.prepared import materialized, prepared_json
+from ..protocol.prepared import encode_message, plain_message
 from ..protocol.screening import (
     BATCH_REVISION,
     Refusal,
@@ -149,12 +149,10 @@ class LineRules:
             version: Any = message.result.get("protocolVersion")
             if isinstance(version, str):
                 self.revision = version
-        if isinstance(message, types.JSONRPCResponse):
-            if (result := prepared_json(message.result)) is not None and message.id not in self._batches:
-                # A page serialized once (`protocol.prepared`): only the envelope around it is new.
-                return b'{"jsonrpc":"2.0","id":%s,"result":%s}\n' % (json.dumps(message.id).encode(), result)
-            if (real := materialized(message.result)) is not message.result:  # a hollow page, changed on the way
-                message = message.model_copy(update={"result": real})
+        answering = isinstance(message, types.JSONRPCResponse) and message.id not in self._batches
+        if answering and (line := encode_message(message)) is not None:
+            return line + b"\n"  # a page serialized once (`protocol.prepared`): written as it is
+        message = plain_message(message)
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id in self._batches:
             return self._file_in_batch(message)
         exclude = None

@@ -51,7 +51,10 @@ from mcp.server.lowlevel import Server
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..protocol.prepared import encode_message, plain_message
 from ..protocol.screening import readable_id
+from ..protocol.sdk_seam import write_http_messages_with
+from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
 from .http_bodies import RefusedBody, screen_post, serve_batch
@@ -376,6 +379,9 @@ def create_http_app(
     route each session's requests to its worker (`affinity.py`).
     """
     limits = limits or HttpLimits()
+    if write_http_messages_with(encode_message, plain_message) and isinstance(server, PromptServer):
+        # Every response and event of the HTTP transport is written through `protocol.prepared` now.
+        server.prepared_results.take()
     ready = threading.Event()
     router: SessionRouter | None = None
     if worker_dir is not None:

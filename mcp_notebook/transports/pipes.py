@@ -46,7 +46,7 @@ import anyio.lowlevel
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from ..protocol.prepared import writer_takes_prepared, written
+from ..protocol.prepared import written
 from ..protocol.sdk_seam import ContextReceiveStream, ContextSendStream, ReadStream, WriteStream, create_context_streams
 from .framing import LineRules
 
@@ -340,12 +340,10 @@ async def pipe_streams() -> AsyncIterator[PipeStreams]:
         read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
         write_stream, write_reader = create_context_streams[SessionMessage](0)
         in_flight, rules = InFlight(), LineRules()
-        # `rules.encode` writes prepared results from their bytes, so handlers may hand it hollow ones.
-        with writer_takes_prepared():
-            async with anyio.create_task_group() as group:
-                group.start_soon(read_messages, in_fd, read_writer, in_flight, rules)
-                group.start_soon(write_messages, out_fd, write_reader, in_flight, rules)
-                yield read_stream, write_stream
+        async with anyio.create_task_group() as group:
+            group.start_soon(read_messages, in_fd, read_writer, in_flight, rules)
+            group.start_soon(write_messages, out_fd, write_reader, in_flight, rules)
+            yield read_stream, write_stream
     finally:
         restore_stdout()
         restore_stdin()

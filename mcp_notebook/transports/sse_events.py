@@ -18,10 +18,20 @@ from typing import Final
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp_types import JSONRPCMessage
 
+from ..protocol.prepared import encode_message, plain_message
+
 __all__ = ["MAX_BYTES", "MAX_EVENTS", "RecentEvents"]
 
 MAX_EVENTS: Final = 256
 MAX_BYTES: Final = 8 * 1024 * 1024
+
+
+def _size_of(message: JSONRPCMessage) -> int:
+    """How many bytes `message` takes on the wire (a prepared result's are there already: `protocol.prepared`)."""
+    body = encode_message(message)
+    if body is not None:
+        return len(body)
+    return len(plain_message(message).model_dump_json(by_alias=True, exclude_unset=True))
 
 
 class RecentEvents(EventStore):
@@ -40,7 +50,7 @@ class RecentEvents(EventStore):
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         event_id = secrets.token_urlsafe(12)
-        size = len(message.model_dump_json(by_alias=True, exclude_unset=True)) if message is not None else 0
+        size = _size_of(message) if message is not None else 0
         self._events[event_id] = (stream_id, message, size)
         self._bytes += size
         while len(self._events) > self.max_events or (self._bytes > self.max_bytes and len(self._events) > 1):

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from ..protocol.screening import UnreadableMessage
 from ..protocol.sdk_seam import ReadStream, WriteStream, is_json_invalid
+from ..protocol.server import PromptServer
 from .pipes import pipe_streams, pipes_supported
 
 __all__ = ["BackgroundTask", "RepliesToBadLines", "StdioStreams", "error_reply_for", "serve_stdio", "stdio_transport"]
@@ -142,6 +143,9 @@ async def serve_stdio(
     goes away. While serving, stray writes to fd 1 land on stderr (the
     transport diverts them), so nothing but protocol messages reaches stdout.
     """
+    if stdin is None and stdout is None and pipes_supported() and isinstance(server, PromptServer):
+        # The pipes' framing writes every result through `protocol.prepared` (`LineRules.encode`).
+        server.prepared_results.take()
     async with stdio_transport(stdin, stdout) as (read_stream, write_stream), anyio.create_task_group() as group:
         for task in tasks:
             group.start_soon(task)

@@ -1,15 +1,15 @@
 """`prompts/list` answered from prepared pages: the very JSON the SDK path gives, in every revision, page by page.
 
 Each test serves the same registry twice: as `create_server` builds it (pages
-answered by `PreparedListing`, written from their cached bytes by the stdio
-framing) and with that middleware taken out, so every page goes through the
+answered by `PreparedListing`; for a server whose results are taken, as the
+stdio and HTTP transports take them, written from their cached bytes by the
+stdio framing) and with that middleware taken out, so every page goes through the
 SDK's own validation and shaping. The lines the stdio transport would write
 must parse to the same objects, for every revision and every cursor.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -21,6 +21,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 from protocol_samples import RICH, simple_prompt
+from pydantic_core import PydanticSerializationError
 from test_listing_cache import VARIED
 from wire_harness import ALL_REVISIONS, MODERN, modern_meta
 
@@ -28,13 +29,14 @@ from mcp_notebook.models import PromptArgument, PromptSpec
 from mcp_notebook.protocol.listing import PreparedListing, PromptPages
 from mcp_notebook.protocol.paging import Paginator
 from mcp_notebook.protocol.prepared import (
-    PreparedItems,
-    materialized,
+    PREPARED,
+    Prepared,
+    PreparedResults,
+    plain_message,
+    plain_result,
     prepare,
     prepare_hollow,
     prepared_json,
-    takes_prepared,
-    writer_takes_prepared,
     written,
 )
 from mcp_notebook.protocol.server import CachePolicy, PromptServer, create_server
@@ -122,33 +124,35 @@ class Wire:
 
 @asynccontextmanager
 async def connected(
-    server: PromptServer, revision: str, *, initialize: bool = True, hollow: bool = False
+    server: PromptServer, revision: str, *, initialize: bool = True, taken: bool = False
 ) -> AsyncIterator[Wire]:
-    """A connection to `server`; with `hollow`, its writer takes hollow results, as the stdio writer does."""
+    """A connection to `server`; with `taken`, its results are taken (`PreparedResults`), as our transports do."""
+    if taken:
+        server.prepared_results.take()
     wire = Wire(server, revision)
     wire._to_server, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     server_write, wire._from_server = anyio.create_memory_object_stream[SessionMessage](16)
     async with wire._to_server, server_read, server_write, wire._from_server, anyio.create_task_group() as group:
-        with writer_takes_prepared() if hollow else contextlib.nullcontext():
-            group.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+        group.start_soon(server.run, server_read, server_write, server.create_initialization_options())
         if initialize and revision != MODERN:
             await wire.initialize()
         yield wire
         group.cancel_scope.cancel()
 
 
-@pytest.mark.parametrize("hollow", [False, True], ids=["dict pages", "hollow pages"])
+@pytest.mark.parametrize("taken", [False, True], ids=["results not taken", "results taken"])
 @pytest.mark.parametrize("revision", ALL_REVISIONS)
-async def test_every_page_is_the_json_the_sdk_path_writes(revision: str, hollow: bool) -> None:
+async def test_every_page_is_the_json_the_sdk_path_writes(revision: str, taken: bool) -> None:
     registry = _registry()
     prepared = create_server(registry, page_size=PAGE_SIZE, cache=CachePolicy(ttl_ms=1234, scope="private"))
     plain = _sdk_path(create_server(registry, page_size=PAGE_SIZE, cache=CachePolicy(ttl_ms=1234, scope="private")))
-    async with connected(prepared, revision, hollow=hollow) as fast, connected(plain, revision) as slow:
+    async with connected(prepared, revision, taken=taken) as fast, connected(plain, revision) as slow:
         for _ in range(2):  # built, then from the cache
             fast_pages, slow_pages = await fast.pages(), await slow.pages()
             assert fast_pages == slow_pages
         assert len(fast_pages) == -(-len(registry.snapshot().prompts) // PAGE_SIZE) > 3
-        assert fast.prepared_lines == 2 * len(fast_pages)  # every page was written from its bytes
+        # Taken: every page was written from its bytes; else each was serialized by the writer, as the SDK's are.
+        assert fast.prepared_lines == (2 * len(fast_pages) if taken else 0)
         assert slow.prepared_lines == 0
         if revision == MODERN:
             assert fast_pages[0]["result"]["ttlMs"] == 1234 and "serverInfo" in json.dumps(fast_pages[0])
@@ -218,8 +222,8 @@ async def test_a_change_is_listed_at_once_and_old_cursors_are_refused() -> None:
 
 
 def test_prepared_json_is_the_json_of_the_result_while_it_is_unchanged() -> None:
-    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}}, "prompts")
-    assert isinstance(result["prompts"], PreparedItems) and result["prompts"] == [{"name": "a"}]
+    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}})
+    assert isinstance(result[PREPARED], Prepared) and result["prompts"] == [{"name": "a"}]
     copy = dict(result)  # as the SDK copies a handler's result
     body = prepared_json(copy)
     assert body is not None and json.loads(body) == {"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}}
@@ -245,14 +249,16 @@ def _changed(result: dict[str, Any], how: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("how", ["added", "removed", "replaced", "equal but not the same", "list copied", "list moved"])
 def test_a_result_changed_after_it_was_prepared_is_serialized_as_usual(how: str) -> None:
-    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}}, "prompts")
+    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}})
     assert prepared_json(_changed(result, how)) is None
 
 
-def test_a_prepared_list_is_an_ordinary_list_to_pydantic() -> None:
-    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c"}, "prompts")
+def test_a_carrier_never_reaches_the_wire_unasked() -> None:
+    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c"})
     response = types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result)
-    assert json.loads(response.model_dump_json(by_alias=True)) == {
+    with pytest.raises(PydanticSerializationError):  # a serializer that did not ask fails; it writes nothing wrong
+        response.model_dump_json(by_alias=True)
+    assert json.loads(plain_message(response).model_dump_json(by_alias=True)) == {
         "jsonrpc": "2.0",
         "id": 1,
         "result": {"prompts": [{"name": "a"}], "nextCursor": "c"},
@@ -300,16 +306,16 @@ def test_entries_are_kept_for_the_revisions_asked_for_lately(revision: str) -> N
     assert pages.built == 4 * size
 
 
-@pytest.mark.parametrize("hollow", [False, True], ids=["dict pages", "hollow pages"])
-async def test_a_batch_of_listings_is_answered_as_the_sdk_path_answers_it(hollow: bool) -> None:
+@pytest.mark.parametrize("taken", [False, True], ids=["results not taken", "results taken"])
+async def test_a_batch_of_listings_is_answered_as_the_sdk_path_answers_it(taken: bool) -> None:
     registry = _registry()
     prepared, plain = (
         create_server(registry, page_size=PAGE_SIZE),
         _sdk_path(create_server(registry, page_size=PAGE_SIZE)),
     )
     lines = []
-    for server, hollow_here in ((prepared, hollow), (plain, False)):
-        async with connected(server, "2025-03-26", hollow=hollow_here) as wire:
+    for server, taken_here in ((prepared, taken), (plain, False)):
+        async with connected(server, "2025-03-26", taken=taken_here) as wire:
             first = await wire.request("prompts/list", {})
             batch = [
                 {"jsonrpc": "2.0", "id": 100, "method": "prompts/list", "params": {}},
@@ -339,10 +345,11 @@ def test_a_hollow_result_holds_its_list_only_as_json() -> None:
     result = prepare_hollow(
         {"prompts": [], "nextCursor": "c"}, "prompts", b'{"prompts":%s,"nextCursor":"c"}' % items, items
     )
-    assert result["prompts"] == [] and isinstance(result["prompts"], PreparedItems)
+    assert result["prompts"] == [] and isinstance(result[PREPARED], Prepared)
     assert json.loads(prepared_json(dict(result)) or b"null") == {"prompts": [{"name": "a"}], "nextCursor": "c"}
-    assert materialized(dict(result)) == {"prompts": [{"name": "a"}], "nextCursor": "c"}
-    assert materialized({"prompts": [1]}) == {"prompts": [1]}
+    assert plain_result(dict(result)) == {"prompts": [{"name": "a"}], "nextCursor": "c"}
+    unprepared = {"prompts": [1]}
+    assert plain_result(unprepared) is unprepared
 
 
 @pytest.mark.parametrize("how", ["added", "removed", "replaced", "list moved"])
@@ -367,25 +374,26 @@ def test_what_a_prepared_result_asks_to_run_runs_once_after_it_is_written() -> N
     assert runs == [1]
 
 
-async def test_only_a_writer_that_takes_them_is_handed_hollow_pages() -> None:
-    assert not takes_prepared()
-    with writer_takes_prepared():
-        assert takes_prepared()
-    assert not takes_prepared()
+async def test_only_a_server_whose_results_are_taken_answers_with_prepared_pages() -> None:
+    results = PreparedResults()
+    assert not results.taken
+    results.take()
+    assert results.taken
     registry = _registry()
-    for hollow in (False, True):
+    for taken in (False, True):
         server = create_server(registry, page_size=PAGE_SIZE)
-        async with connected(server, "2025-11-25", hollow=hollow) as wire:
+        assert not server.prepared_results.taken  # until a transport takes them
+        async with connected(server, "2025-11-25", taken=taken) as wire:
             await wire.pages()
-            assert wire.prepared_lines == -(-len(registry.snapshot().prompts) // PAGE_SIZE)
-        assert bool(server._prompt_pages._pages) is not hollow  # no page in dict form was made for hollow ones
+            assert wire.prepared_lines == (-(-len(registry.snapshot().prompts) // PAGE_SIZE) if taken else 0)
+        assert bool(server._prompt_pages._pages) is not taken  # no page in dict form was made for hollow ones
 
 
 async def test_the_next_page_is_built_once_a_page_is_written() -> None:
     registry = _registry()
     server = create_server(registry, page_size=PAGE_SIZE)
     pages = server._prompt_pages
-    async with connected(server, "2025-11-25", hollow=True) as wire:
+    async with connected(server, "2025-11-25", taken=True) as wire:
         first = await wire.request("prompts/list", {})
         assert pages.built == 2 * PAGE_SIZE  # the first page, and the next one built ahead
         await wire.request("prompts/list", {"cursor": first["result"]["nextCursor"]})
@@ -401,8 +409,7 @@ def test_a_page_whose_envelope_cannot_be_cut_around_its_list_is_served_whole() -
         return {**result, "_meta": {"echo": listing._PLACE}}  # the placeholder, where only the list should be
 
     pages = PromptPages(Paginator(page_size=PAGE_SIZE), shape=shape)
-    with writer_takes_prepared():
-        result = pages.wire_page(registry.snapshot(), "2025-11-25", None)
+    result = pages.wire_page(registry.snapshot(), "2025-11-25", None, taken=True)
     assert len(result["prompts"]) == PAGE_SIZE  # not hollow
     written_json = json.loads(prepared_json(dict(result)) or b"null")
     assert [entry["name"] for entry in written_json["prompts"]] == [
