@@ -61,7 +61,7 @@ class ServiceSettings:
             value = getattr(self, field.name)
             try:
                 settings.option(field.name).check(value)
-            except settings.Invalid as error:
+            except ValueError as error:
                 raise ValueError(f"{field.name} {error}, not {value!r}") from None
         if self.poll is not None and not self.watch:
             raise ValueError("poll says how to watch, and watch is off: give one of them")

@@ -42,10 +42,6 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
 
-class Invalid(ValueError):
-    """A value an option refuses; the message is the rule alone ("must be at least 1"), without the option's name."""
-
-
 # -- kinds: how a value is read from text and checked --------------------------------------------------------------
 
 
@@ -58,7 +54,7 @@ class Kind:
         self.name = name
 
     def read(self, text: str) -> Any:
-        """The value `text` stands for, checked; `Invalid` saying what it must be."""
+        """The value `text` stands for, checked; ValueError with the rule alone ("must be at least 1")."""
         value = self.convert(text.strip())
         self.check(value)
         return value
@@ -67,7 +63,7 @@ class Kind:
         return text
 
     def check(self, value: Any) -> None:
-        """Raise `Invalid` when `value` (already of the right type) breaks the rule."""
+        """Raise ValueError with the rule alone when `value` (already of the right type) breaks it."""
 
     def write(self, value: Any) -> str:
         return str(value)
@@ -84,13 +80,13 @@ class Whole(Kind):
         try:
             return int(text)
         except ValueError:
-            raise Invalid("must be a whole number") from None
+            raise ValueError("must be a whole number") from None
 
     def check(self, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise Invalid("must be a whole number")
+            raise ValueError("must be a whole number")
         if value < self.least:
-            raise Invalid(f"must be at least {self.least}")
+            raise ValueError(f"must be at least {self.least}")
 
 
 class Seconds(Kind):
@@ -103,15 +99,15 @@ class Seconds(Kind):
         try:
             return float(text)
         except ValueError:
-            raise Invalid("must be a number of seconds") from None
+            raise ValueError("must be a number of seconds") from None
 
     def check(self, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise Invalid("must be a number of seconds")
+            raise ValueError("must be a number of seconds")
         if not value > 0:
-            raise Invalid("must be more than 0 seconds")
+            raise ValueError("must be more than 0 seconds")
         if value == float("inf"):
-            raise Invalid("must be a finite number of seconds")
+            raise ValueError("must be a finite number of seconds")
 
     def write(self, value: Any) -> str:
         return repr(float(value))
@@ -127,11 +123,11 @@ class Port(Whole):
         try:
             return int(text)
         except ValueError:
-            raise Invalid("must be a port number") from None
+            raise ValueError("must be a port number") from None
 
     def check(self, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-            raise Invalid("must be a port number from 0 to 65535 (0: any free port)")
+            raise ValueError("must be a port number from 0 to 65535 (0: any free port)")
 
 
 class Flag(Kind):
@@ -144,11 +140,11 @@ class Flag(Kind):
         lowered = text.lower()
         if lowered in _TRUE | _FALSE:
             return lowered in _TRUE
-        raise Invalid("must be 1 or 0 (true/false)")
+        raise ValueError("must be 1 or 0 (true/false)")
 
     def check(self, value: Any) -> None:
         if not isinstance(value, bool):
-            raise Invalid("must be 1 or 0 (true/false)")
+            raise ValueError("must be 1 or 0 (true/false)")
 
     def write(self, value: Any) -> str:
         return "1" if value else "0"
@@ -162,7 +158,7 @@ class Text(Kind):
 
     def check(self, value: Any) -> None:
         if not isinstance(value, str) or not value.strip():
-            raise Invalid("must not be empty")
+            raise ValueError("must not be empty")
 
 
 class Names(Kind):
@@ -178,7 +174,7 @@ class Names(Kind):
 
     def check(self, value: Any) -> None:
         if not isinstance(value, tuple) or not all(isinstance(name, str) and name.strip() for name in value):
-            raise Invalid("must be names separated by commas")
+            raise ValueError("must be names separated by commas")
 
     def write(self, value: Any) -> str:
         return ",".join(value)
@@ -197,7 +193,7 @@ class Paths(Kind):
 
     def check(self, value: Any) -> None:
         if not value:
-            raise Invalid("must name at least one notebook or folder")
+            raise ValueError("must name at least one notebook or folder")
 
     def write(self, value: Any) -> str:
         return os.pathsep.join(os.path.abspath(path) for path in value)
@@ -289,7 +285,7 @@ class Option:
         return self.defaults.get(surface, self.default)
 
     def check(self, value: Any) -> None:
-        """`Invalid` when `value` is not allowed; None is allowed where it is the default (unset)."""
+        """ValueError (the rule) when `value` is not allowed; None is allowed where it is the default (unset)."""
         if value is None and self.default is None:
             return
         self.kind.check(value)
@@ -576,7 +572,7 @@ def from_env(names: Iterable[str], environ: Mapping[str, str] | None = None) -> 
             continue
         try:
             values[name] = declared.read(text)
-        except Invalid as error:
+        except ValueError as error:
             raise ValueError(f"{declared.env} {error}, got {text.strip()!r}") from None
     return values
 
@@ -596,7 +592,7 @@ def problem_in_trait(name: str, value: Any) -> str | None:
     declared = _BY_NAME[name]
     try:
         declared.check(value)
-    except Invalid as error:
+    except ValueError as error:
         return f"MCPNotebook.{declared.trait} {error}, not {value!r}"
     return None
 
@@ -610,7 +606,7 @@ def argparse_type(name: str) -> Callable[[str], Any]:
 
         try:
             return declared.read(text)
-        except Invalid as error:
+        except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
 
     read.__name__ = declared.kind.name  # argparse names the type in some of its messages

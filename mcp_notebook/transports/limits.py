@@ -74,7 +74,7 @@ class HttpLimits:
             value = getattr(self, field.name)
             try:
                 settings.option(field.name).check(value)
-            except settings.Invalid as error:
+            except ValueError as error:
                 raise ValueError(f"{field.name} {error}, not {value!r}") from None
 
     @classmethod

@@ -97,7 +97,6 @@ PUBLIC = {
         "machine_names",
     ],
     "mcp_notebook.transports.limits": [
-        "ENV_PREFIX",
         "NOSNIFF",
         "GuardedHttpToolsProtocol",
         "HttpLimits",
@@ -144,6 +143,7 @@ PUBLIC = {
         "sdk_version",
         "session_owners",
         "shape_result",
+        "write_http_messages_with",
     ],
     "mcp_notebook.transports.framing": ["LineRules"],
     "mcp_notebook.transports.http_bodies": ["HEADER_MISMATCH", "RefusedBody", "screen_post", "serve_batch"],

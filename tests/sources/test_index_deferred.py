@@ -256,6 +256,7 @@ def test_every_host_indexes_with_collection_off_and_freezes_what_it_built(tmp_pa
     import anyio
 
     from mcp_notebook.asgi import ServeSettings, create_app
+    from mcp_notebook.service import ServiceSettings
 
     write(tmp_path / "n.ipynb", notebook(markdown("Hi {{who}}", {"prompt": "hi"})))
     seen: list[tuple[bool, int]] = []
@@ -269,7 +270,8 @@ def test_every_host_indexes_with_collection_off_and_freezes_what_it_built(tmp_pa
     before = gc.get_freeze_count()
 
     async def start_and_stop() -> None:
-        app = create_app(ServeSettings(paths=(str(tmp_path),), watch=False), on_indexed=summaries.append)
+        settings = ServeSettings(service=ServiceSettings(paths=(str(tmp_path),), watch=False))
+        app = create_app(settings, on_indexed=summaries.append)
         sent: list[dict[str, Any]] = []
         inbox = [{"type": "lifespan.startup"}]
         started = anyio.Event()
