@@ -101,12 +101,20 @@ class BridgeServer(LanguageServer):
     """A pygls server holding the catalog, the settings and the per-document diagnostic state."""
 
     def __init__(
-        self, catalog: PromptCatalog, settings: BridgeSettings, *, on_start: Hook | None, on_stop: Hook | None
+        self,
+        catalog: PromptCatalog,
+        settings: BridgeSettings,
+        *,
+        on_start: Hook | None,
+        on_stop: Hook | None,
+        jupyterlab: bool = False,
     ) -> None:
         super().__init__(name="mcp-notebook-lsp", version=__version__, protocol_cls=BridgeProtocol)
         self.catalog = catalog
         self.settings = settings
-        self.style = CompletionStyle()
+        # The editor is JupyterLab (jupyterlab-lsp): completion items are shaped for its completer.
+        self.jupyterlab = jupyterlab
+        self.style = CompletionStyle(for_jupyterlab=jupyterlab)
         self._on_start = on_start
         self._on_stop = on_stop
         self._pending: dict[str, asyncio.TimerHandle] = {}
@@ -180,7 +188,7 @@ class BridgeServer(LanguageServer):
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.settings, problems = to_settings(params.initialization_options, self.settings)
         self._startup_problems = problems  # shown once the editor is ready for messages
-        self.style = CompletionStyle.of(params.capabilities)
+        self.style = CompletionStyle.of(params.capabilities, jupyterlab=self.jupyterlab)
         self._starting = self._on_start is not None
         # Trigger characters are announced once, in the answer to initialize (built after this handler).
         self.protocol.fm.feature_options[types.TEXT_DOCUMENT_COMPLETION] = _completion_options(self.settings)
@@ -324,7 +332,7 @@ class BridgeServer(LanguageServer):
         if cursor is None or trigger not in cursor.line:
             return _EMPTY  # every space typed in a document asks: most lines have no command
         context = context_at(cursor.line, cursor.column, trigger)
-        if context is None:
+        if context is None or (self.style.for_jupyterlab and not self._ends_token(cursor)):
             return _EMPTY
         typed_character = params.context.trigger_character if params.context is not None else None
         if typed_character == " " and not _wants_argument_names(context, cursor.column):
@@ -355,7 +363,19 @@ class BridgeServer(LanguageServer):
             log.info("completion/complete on %s failed: %s", entry.server, error)
             return types.CompletionList(is_incomplete=True, items=[])
         typed = cursor.line[context.start : cursor.column]
-        return to_argument_value_list(result, context, typed=typed, make_range=cursor.range)
+        return to_argument_value_list(result, context, typed=typed, make_range=cursor.range, style=self.style)
+
+    def _ends_token(self, cursor: _Cursor) -> bool:
+        """Whether the cursor ends its paragraph: where JupyterLab puts an item's text when it replaces nothing.
+
+        JupyterLab writes an item at the end of the editor's token at the cursor
+        (in Markdown, the paragraph); anywhere else the text would land after
+        the cursor, so no items are offered there.
+        """
+        if cursor.line[cursor.column :].strip():
+            return False
+        following = self.line_at(self.lines_of(cursor.document), cursor.number + 1)
+        return not following.strip()
 
     def on_completion_resolve(self, item: types.CompletionItem) -> types.CompletionItem:
         key = item.data.get("key") if isinstance(item.data, dict) else None
@@ -534,14 +554,17 @@ def create_server(
     *,
     on_start: Hook | None = None,
     on_stop: Hook | None = None,
+    jupyterlab: bool = False,
 ) -> BridgeServer:
     """A language server over `catalog`, with every feature registered here and nowhere else.
 
     `on_start` runs once the editor is initialized (start connecting servers
     there, so `initialize` is answered at once); `on_stop` runs on shutdown.
+    `jupyterlab`: the editor is JupyterLab (jupyterlab-lsp), whose completer
+    needs its items shaped its own way (completion.py).
     """
     settings = settings or BridgeSettings()
-    server = BridgeServer(catalog, settings, on_start=on_start, on_stop=on_stop)
+    server = BridgeServer(catalog, settings, on_start=on_start, on_stop=on_stop, jupyterlab=jupyterlab)
     server.feature(types.INITIALIZE)(_handler(server.on_initialize))
     server.feature(types.INITIALIZED)(_handler(server.on_initialized))
     server.feature(types.SHUTDOWN)(_handler(server.on_shutdown))
