@@ -32,9 +32,10 @@ from .completion import (
     to_command_documentation,
     to_command_list,
 )
-from .diagnostics import MAX_DIAGNOSTICS, SOURCE, line_diagnostics, resolve_command
+from .diagnostics import MAX_DIAGNOSTICS, SOURCE, line_diagnostics, missing_arguments, resolve_command
 from .documentation import to_argument_markdown, to_command_markdown
 from .expansion import RENDER_COMMAND, RenderOutcome, prepare_line_edit, render_line
+from .jupyterlab import as_whole_line, ends_paragraph, is_plain_paragraph, render_items
 from .pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
 from .positions import to_code_points, to_units
 from .processes import child_pids, stop_children
@@ -57,6 +58,10 @@ Hook = Callable[[], Awaitable[None]]
 # Characters of slash lines read for diagnostics before editor requests get a turn.
 _CHECK_SLICE = 20_000
 _EMPTY = types.CompletionList(is_incomplete=False, items=[])
+# Seconds a completion answer waits for the prompt "render here" offers (the rule of Tab on %mcp lines);
+# a slower rendering goes on, and is offered by the next answer for the same line.
+INLINE_RENDER_WAIT = 0.2
+_MAX_INLINE_RENDERS = 32
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,8 @@ class BridgeServer(LanguageServer):
         self.shut_down = False
         self._stopping: asyncio.Future[None] | None = None
         self._lines: dict[str, tuple[int | None, Sequence[str]]] = {}
+        # Renderings for "render here" items (JupyterLab), by document, line number and line text.
+        self._inline_renders: dict[tuple[str, int, str], asyncio.Task[RenderOutcome]] = {}
         self._checking: dict[str, asyncio.Task[None]] = {}
 
     # -- text helpers ------------------------------------------------------------------------------
@@ -221,6 +228,8 @@ class BridgeServer(LanguageServer):
         self._pending.clear()
         for task in self._checking.values():
             task.cancel()
+        for rendering in self._inline_renders.values():
+            rendering.cancel()
         # Seen before the polite close: a server that exits then may leave its group's other processes behind.
         known = child_pids() if self.owns_children else []
         if self._on_stop is not None:
@@ -270,6 +279,8 @@ class BridgeServer(LanguageServer):
 
     def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
+        for key in [key for key in self._inline_renders if key[0] == uri]:
+            self._inline_renders.pop(key).cancel()
         self._render_problems.pop(uri, None)
         self._lines.pop(uri, None)
         if (handle := self._pending.pop(uri, None)) is not None:
@@ -327,6 +338,53 @@ class BridgeServer(LanguageServer):
     # -- completion --------------------------------------------------------------------------------
 
     async def on_completion(self, params: types.CompletionParams) -> types.CompletionList:
+        answer = await self._completion_list(params)
+        if not self.style.for_jupyterlab or not answer.items:
+            return answer
+        cursor = self.cursor(params.text_document.uri, params.position)
+        if cursor is None:
+            return answer
+        lines = self.lines_of(cursor.document)
+        if not is_plain_paragraph(lines, cursor.number, cursor.line, cursor.column, self.settings.trigger):
+            return answer
+        # The token JupyterLab replaces is this very line: every item says the whole new line.
+        typed = cursor.line[: cursor.column]
+        items = [as_whole_line(item, typed) for item in answer.items]
+        rendered = await self._inline_render(cursor)
+        if rendered is not None:
+            command, text = rendered
+            items += render_items(typed, command, text, markdown=self.style.markdown)
+        return types.CompletionList(is_incomplete=answer.is_incomplete, items=items)
+
+    async def _inline_render(self, cursor: _Cursor) -> tuple[str, str] | None:
+        """`/server:prompt` and its rendered prompt, for a line holding one complete command, if ready in time."""
+        commands = find_commands(cursor.line, self.settings.trigger)
+        if len(commands) != 1 or commands[0].stray or commands[0].trailing or commands[0].truncated:
+            return None
+        entry = resolve_command(self.catalog.snapshot(), commands[0])
+        if entry is None or missing_arguments(entry, commands[0], self.settings.trigger) is not None:
+            return None
+        uri = cursor.document.uri
+        key = (uri, cursor.number, cursor.line)
+        task = self._inline_renders.get(key)
+        if task is None:
+            if len(self._inline_renders) >= _MAX_INLINE_RENDERS:
+                self._inline_renders.pop(next(iter(self._inline_renders))).cancel()
+            task = asyncio.ensure_future(prepare_line_edit(self, uri, cursor.number))
+            self._inline_renders[key] = task
+        done, _ = await asyncio.wait({task}, timeout=INLINE_RENDER_WAIT)
+        if not done:
+            return None
+        if task.cancelled() or task.exception() is not None:
+            self._inline_renders.pop(key, None)
+            return None
+        outcome = task.result()
+        if outcome.error is not None:
+            self._inline_renders.pop(key, None)  # asked again next time: the server may be back
+            return None
+        return f"{self.settings.trigger}{entry.key}", outcome.text or ""
+
+    async def _completion_list(self, params: types.CompletionParams) -> types.CompletionList:
         cursor = self.cursor(params.text_document.uri, params.position)
         trigger = self.settings.trigger
         if cursor is None or trigger not in cursor.line:
@@ -369,13 +427,10 @@ class BridgeServer(LanguageServer):
         """Whether the cursor ends its paragraph: where JupyterLab puts an item's text when it replaces nothing.
 
         JupyterLab writes an item at the end of the editor's token at the cursor
-        (in Markdown, the paragraph); anywhere else the text would land after
-        the cursor, so no items are offered there.
+        (in Markdown, the paragraph); anywhere else the text would not land at
+        the cursor, so no items are offered there (jupyterlab.py).
         """
-        if cursor.line[cursor.column :].strip():
-            return False
-        following = self.line_at(self.lines_of(cursor.document), cursor.number + 1)
-        return not following.strip()
+        return ends_paragraph(self.lines_of(cursor.document), cursor.number, cursor.line, cursor.column)
 
     def on_completion_resolve(self, item: types.CompletionItem) -> types.CompletionItem:
         key = item.data.get("key") if isinstance(item.data, dict) else None
