@@ -69,8 +69,12 @@ def as_whole_line(item: types.CompletionItem, line: str) -> types.CompletionItem
     return item
 
 
-def render_items(line: str, rendered: str, *, markdown: bool) -> list[types.CompletionItem]:
-    """ "Render here" (the slash line becomes `rendered`) and "render below" (kept, the conversation after it)."""
+def render_items(line: str, command: str, rendered: str, *, markdown: bool) -> list[types.CompletionItem]:
+    """Render here (the slash line becomes `rendered`) and render below (kept, the conversation after it).
+
+    `command` (`/server:prompt`) names them. They come after the other items;
+    their labels do not spell the line, so JupyterLab ranks them by `sortText`.
+    """
     preview = types.MarkupContent(types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText, rendered)
     here = types.CompletionItem(
         label=f"{command} — render here",
