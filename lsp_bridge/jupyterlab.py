@@ -49,12 +49,12 @@ def is_plain_paragraph(lines: Sequence[str], number: int, line: str, column: int
     """Whether line `number` is a paragraph of its own, a slash line of plain text, with the cursor at its end.
 
     Then CodeMirror's token at the cursor is exactly the line (from its first
-    character to the cursor), and an answer of whole lines replaces it.
+    character to the cursor, spaces at its end included), and an answer of
+    whole lines replaces it.
     """
     return (
         column == len(line)
         and line.startswith(trigger)
-        and not line[-1].isspace()
         and _blank(lines, number - 1)
         and _blank(lines, number + 1)
         and _MARKUP.search(line) is None

@@ -339,7 +339,7 @@ class BridgeServer(LanguageServer):
 
     async def on_completion(self, params: types.CompletionParams) -> types.CompletionList:
         answer = await self._completion_list(params)
-        if not self.style.for_jupyterlab or not answer.items:
+        if not self.style.for_jupyterlab:
             return answer
         cursor = self.cursor(params.text_document.uri, params.position)
         if cursor is None:
@@ -354,6 +354,8 @@ class BridgeServer(LanguageServer):
         if rendered is not None:
             command, text = rendered
             items += render_items(typed, command, text, markdown=self.style.markdown)
+        if not items:
+            return answer
         return types.CompletionList(is_incomplete=answer.is_incomplete, items=items)
 
     async def _inline_render(self, cursor: _Cursor) -> tuple[str, str] | None:
@@ -361,6 +363,8 @@ class BridgeServer(LanguageServer):
         commands = find_commands(cursor.line, self.settings.trigger)
         if len(commands) != 1 or commands[0].stray or commands[0].trailing or commands[0].truncated:
             return None
+        if any(not a.value and a.quote is None for a in commands[0].arguments):
+            return None  # `name=` with its value still to come
         entry = resolve_command(self.catalog.snapshot(), commands[0])
         if entry is None or missing_arguments(entry, commands[0], self.settings.trigger) is not None:
             return None
