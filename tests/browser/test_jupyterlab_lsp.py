@@ -151,17 +151,17 @@ def wait_for_text(page: Any, editor: str, *, ends_with: str = "", contains: str 
 
 
 def shoot(page: Any, name: str, around: str) -> None:
-    """A screenshot of the page cropped to `around` and the completer menu, under test-artifacts/browser/."""
+    """A screenshot of `around` down to its last line of text, and the open menu, under test-artifacts/browser/."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    boxes = [page.locator(around).first.bounding_box()]
+    editor = page.locator(around).first.bounding_box()
+    boxes = [editor, page.locator(f"{around} .cm-line").last.bounding_box()]
     menu = page.locator(".jp-Completer:not(.lm-mod-hidden)")
     if menu.count():
         boxes.append(menu.first.bounding_box())
-    left = max(min(b["x"] for b in boxes) - 8, 0)
-    top = max(min(b["y"] for b in boxes) - 8, 0)
-    right = max(b["x"] + b["width"] for b in boxes) + 8
-    bottom = max(b["y"] + b["height"] for b in boxes) + 8
-    clip = {"x": left, "y": top, "width": right - left, "height": bottom - top}
+    top = max(editor["y"] - 8, 0)
+    bottom = min(max(b["y"] + b["height"] for b in boxes) + 16, editor["y"] + editor["height"])
+    right = min(max(b["x"] + b["width"] for b in boxes[1:]) + 160, editor["x"] + editor["width"])
+    clip = {"x": editor["x"], "y": top, "width": right - editor["x"], "height": bottom - top}
     page.screenshot(path=str(ARTIFACTS / name), clip=clip)
 
 
