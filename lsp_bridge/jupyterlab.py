@@ -41,8 +41,11 @@ def _blank(lines: Sequence[str], number: int) -> bool:
 
 
 def ends_paragraph(lines: Sequence[str], number: int, line: str, column: int) -> bool:
-    """Whether the cursor at `column` of line `number` ends its paragraph (only spaces after it, no more lines)."""
-    return not line[column:].strip() and _blank(lines, number + 1)
+    """Whether the cursor at `column` of line `number` ends its paragraph: nothing after it, no more lines.
+
+    Not even spaces: CodeMirror's paragraph token holds the spaces at the end of a line.
+    """
+    return column >= len(line) and _blank(lines, number + 1)
 
 
 def is_plain_paragraph(lines: Sequence[str], number: int, line: str, column: int, trigger: str) -> bool:

@@ -130,6 +130,8 @@ async def test_no_items_where_the_paragraph_goes_on_after_the_cursor(lab: Bridge
     assert (await lab.complete(uri, 0, 6)).items == ()
     lab.open(uri + "2", "/nb:gr and more\n")
     assert (await lab.complete(uri + "2", 0, 6)).items == ()
+    lab.open(uri + "3", "/nb:gr  \n")  # JupyterLab's token ends after the spaces: the text would land there
+    assert (await lab.complete(uri + "3", 0, 6)).items == ()
 
 
 async def test_a_complete_slash_line_offers_to_render_here_or_below(lab: Bridge, uri: str) -> None:
