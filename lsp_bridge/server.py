@@ -62,6 +62,8 @@ _EMPTY = types.CompletionList(is_incomplete=False, items=[])
 # a slower rendering goes on, and is offered by the next answer for the same line.
 INLINE_RENDER_WAIT = 0.2
 _MAX_INLINE_RENDERS = 32
+# Seconds a rendering answers again for the same line before the prompt is fetched anew.
+_INLINE_RENDER_FRESH = 10.0
 
 
 @dataclass(frozen=True)
@@ -136,8 +138,9 @@ class BridgeServer(LanguageServer):
         self.shut_down = False
         self._stopping: asyncio.Future[None] | None = None
         self._lines: dict[str, tuple[int | None, Sequence[str]]] = {}
-        # Renderings for "render here" items (JupyterLab), by document, line number and line text.
-        self._inline_renders: dict[tuple[str, int, str], asyncio.Task[RenderOutcome]] = {}
+        # Renderings for "render here" items (JupyterLab), by document, line number and line text: when each
+        # was started, and its task.
+        self._inline_renders: dict[tuple[str, int, str], tuple[float, asyncio.Task[RenderOutcome]]] = {}
         self._checking: dict[str, asyncio.Task[None]] = {}
 
     # -- text helpers ------------------------------------------------------------------------------
@@ -228,7 +231,7 @@ class BridgeServer(LanguageServer):
         self._pending.clear()
         for task in self._checking.values():
             task.cancel()
-        for rendering in self._inline_renders.values():
+        for _, rendering in self._inline_renders.values():
             rendering.cancel()
         # Seen before the polite close: a server that exits then may leave its group's other processes behind.
         known = child_pids() if self.owns_children else []
@@ -280,7 +283,7 @@ class BridgeServer(LanguageServer):
     def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         for key in [key for key in self._inline_renders if key[0] == uri]:
-            self._inline_renders.pop(key).cancel()
+            self._inline_renders.pop(key)[1].cancel()
         self._render_problems.pop(uri, None)
         self._lines.pop(uri, None)
         if (handle := self._pending.pop(uri, None)) is not None:
@@ -370,12 +373,15 @@ class BridgeServer(LanguageServer):
             return None
         uri = cursor.document.uri
         key = (uri, cursor.number, cursor.line)
-        task = self._inline_renders.get(key)
-        if task is None:
+        now = asyncio.get_running_loop().time()
+        started, task = self._inline_renders.get(key, (now, None))
+        if task is None or (task.done() and now - started > _INLINE_RENDER_FRESH):
+            self._inline_renders.pop(key, None)
             if len(self._inline_renders) >= _MAX_INLINE_RENDERS:
-                self._inline_renders.pop(next(iter(self._inline_renders))).cancel()
+                self._inline_renders.pop(next(iter(self._inline_renders)))[1].cancel()
             task = asyncio.ensure_future(prepare_line_edit(self, uri, cursor.number))
-            self._inline_renders[key] = task
+            task.add_done_callback(_observe)  # a failure nobody waits for any more is not logged as lost
+            self._inline_renders[key] = (now, task)
         done, _ = await asyncio.wait({task}, timeout=INLINE_RENDER_WAIT)
         if not done:
             return None
@@ -571,6 +577,12 @@ class BridgeServer(LanguageServer):
         )
         self._render_problems[uri] = [diagnostic]
         self.schedule_diagnostics(uri, 0)
+
+
+def _observe(task: asyncio.Task[Any]) -> None:
+    """Retrieve a finished task's exception (its waiter, if any, reads it again)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _shorten(text: str, limit: int = 200) -> str:

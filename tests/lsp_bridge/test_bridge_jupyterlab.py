@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 import pytest_asyncio
 from bridge_harness import Bridge, start_bridge
 from lsprotocol import types
+from static_catalog_server import SLOW
 
 from lsp_bridge.jupyter_host import CLIENT_ENV, started_by_jupyterlab
 from mcp_notebook.jupyter import lsp_spec
@@ -41,6 +43,7 @@ CATALOG = {
                     ],
                 },
                 {"name": "summarize_cell", "arguments": [{"name": "cell"}]},
+                {"name": "slow"},
             ]
         },
         "kernel-1": {"prompts": [{"name": "greet"}]},
@@ -156,6 +159,19 @@ async def test_a_space_after_a_complete_command_offers_the_arguments_left_and_re
         ("/nb:greet — render here", "greet: name=Ada"),
         ("/nb:greet — render below", "/nb:greet name=Ada \n\ngreet: name=Ada"),
     ]
+
+
+async def test_a_slow_rendering_is_not_waited_for_and_is_offered_by_a_later_answer(lab: Bridge, uri: str) -> None:
+    lab.open(uri, "/nb:slow\n")
+    started = time.monotonic()
+    first = await lab.complete(uri, 0, 8)
+    assert time.monotonic() - started < SLOW - 0.3  # the answer did not wait for the prompt
+    assert [label for label, _ in _shown(first)] == ["/nb:slow"]
+    for _ in range(100):  # each answer waits up to 0.2 s for the rendering started by the first one
+        labels = [label for label, _ in _shown(await lab.complete(uri, 0, 8))]
+        if "/nb:slow — render here" in labels:
+            break
+    assert labels == ["/nb:slow", "/nb:slow — render here", "/nb:slow — render below"]
 
 
 async def test_nothing_is_rendered_while_a_value_is_missing(lab: Bridge, uri: str) -> None:
