@@ -341,28 +341,34 @@ class BridgeServer(LanguageServer):
     # -- completion --------------------------------------------------------------------------------
 
     async def on_completion(self, params: types.CompletionParams) -> types.CompletionList:
-        answer = await self._completion_list(params)
         if not self.style.for_jupyterlab:
-            return answer
+            return await self._completion_list(params)
+        deadline = asyncio.get_running_loop().time() + INLINE_RENDER_WAIT
         cursor = self.cursor(params.text_document.uri, params.position)
-        if cursor is None:
-            return answer
-        lines = self.lines_of(cursor.document)
-        if not is_plain_paragraph(lines, cursor.number, cursor.line, cursor.column, self.settings.trigger):
+        plain = cursor is not None and is_plain_paragraph(
+            self.lines_of(cursor.document), cursor.number, cursor.line, cursor.column, self.settings.trigger
+        )
+        # Rendered while the list is made (values may wait for a server too): the answer waits 0.2 s at most.
+        rendering = self._start_inline_render(cursor) if cursor is not None and plain else None
+        answer = await self._completion_list(params)
+        if cursor is None or not plain:
             return answer
         # The token JupyterLab replaces is this very line: every item says the whole new line.
         typed = cursor.line[: cursor.column]
         items = [as_whole_line(item, typed) for item in answer.items]
-        rendered = await self._inline_render(cursor)
-        if rendered is not None:
-            command, text = rendered
-            items += render_items(typed, command, text, markdown=self.style.markdown)
+        if rendering is not None:
+            command, key, task = rendering
+            rendered = await self._inline_render_text(key, task, deadline)
+            if rendered is not None:
+                items += render_items(typed, command, rendered, markdown=self.style.markdown)
         if not items:
             return answer
         return types.CompletionList(is_incomplete=answer.is_incomplete, items=items)
 
-    async def _inline_render(self, cursor: _Cursor) -> tuple[str, str] | None:
-        """`/server:prompt` and its rendered prompt, for a line holding one complete command, if ready in time."""
+    def _start_inline_render(
+        self, cursor: _Cursor
+    ) -> tuple[str, tuple[str, int, str], asyncio.Task[RenderOutcome]] | None:
+        """For a line holding one complete command: `/server:prompt`, and its rendering (started, or kept)."""
         commands = find_commands(cursor.line, self.settings.trigger)
         if len(commands) != 1 or commands[0].stray or commands[0].trailing or commands[0].truncated:
             return None
@@ -382,17 +388,19 @@ class BridgeServer(LanguageServer):
             task = asyncio.ensure_future(prepare_line_edit(self, uri, cursor.number))
             task.add_done_callback(_observe)  # a failure nobody waits for any more is not logged as lost
             self._inline_renders[key] = (now, task)
-        done, _ = await asyncio.wait({task}, timeout=INLINE_RENDER_WAIT)
+        return f"{self.settings.trigger}{entry.key}", key, task
+
+    async def _inline_render_text(
+        self, key: tuple[str, int, str], task: asyncio.Task[RenderOutcome], deadline: float
+    ) -> str | None:
+        """The rendered text, if the rendering is done by `deadline` (loop time) and worked."""
+        done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
         if not done:
             return None
-        if task.cancelled() or task.exception() is not None:
-            self._inline_renders.pop(key, None)
-            return None
-        outcome = task.result()
-        if outcome.error is not None:
+        if task.cancelled() or task.exception() is not None or task.result().error is not None:
             self._inline_renders.pop(key, None)  # asked again next time: the server may be back
             return None
-        return f"{self.settings.trigger}{entry.key}", outcome.text or ""
+        return task.result().text or ""
 
     async def _completion_list(self, params: types.CompletionParams) -> types.CompletionList:
         cursor = self.cursor(params.text_document.uri, params.position)
