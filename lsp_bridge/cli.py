@@ -240,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from mcp_notebook.config import load_server_configs
 
-    from .jupyter_host import with_completion_deadline, with_host_server
+    from .jupyter_host import started_by_jupyterlab, with_completion_deadline, with_host_server
     from .kernels import KernelWatcher
     from .pool import ClientPool
     from .server import create_server
@@ -276,7 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             await watcher.aclose()
         await pool.aclose()
 
-    server = create_server(with_completion_deadline(pool), settings, on_start=on_start, on_stop=on_stop)
+    server = create_server(
+        with_completion_deadline(pool), settings, on_start=on_start, on_stop=on_stop, jupyterlab=started_by_jupyterlab()
+    )
     if args.tcp is not None:
         server.start_tcp(args.host, args.tcp)
     else:

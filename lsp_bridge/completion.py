@@ -6,11 +6,20 @@ filter) decides: every item's `filterText` is what the user typed and its
 `sortText` its rank. While servers are still connecting, the list ends with
 one "connecting to N servers…" item (choosing it changes nothing), so a menu
 is never silently empty and the editor keeps asking.
+
+JupyterLab (jupyterlab-lsp) reads neither `textEdit` nor snippets: it puts an
+item's `insertText` over the editor's own token at the cursor, or, when no
+item starts with that token, at the token's end. Its completer then filters
+`filterText` by what is typed after the cursor of the request, and by the
+items' common prefix. Items shaped `for_jupyterlab` therefore carry what goes
+*after* the cursor, as their `insertText` and `filterText` both; an item that
+does not continue what is typed (a fuzzy match) cannot be written that way
+and is left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -49,23 +58,42 @@ class CompletionStyle:
     markdown: bool = False
     # Documentation is filled in by completionItem/resolve instead of in the list.
     lazy_documentation: bool = False
+    # Items say what to insert at the cursor (JupyterLab's completer ignores textEdit).
+    for_jupyterlab: bool = False
 
     @classmethod
-    def of(cls, capabilities: types.ClientCapabilities) -> CompletionStyle:
+    def of(cls, capabilities: types.ClientCapabilities, *, jupyterlab: bool = False) -> CompletionStyle:
         item = (
             capabilities.text_document.completion.completion_item
             if capabilities.text_document is not None and capabilities.text_document.completion is not None
             else None
         )
         if item is None:
-            return cls()
+            return cls(for_jupyterlab=jupyterlab)
         formats = item.documentation_format or ()
         resolvable = item.resolve_support.properties if item.resolve_support is not None else ()
         return cls(
             snippets=bool(item.snippet_support),
             markdown=types.MarkupKind.Markdown in formats,
             lazy_documentation="documentation" in resolvable,
+            for_jupyterlab=jupyterlab,
         )
+
+
+def _after_typed(texts: Iterable[str], typed: str) -> str | None:
+    """What follows `typed` in the first of `texts` that starts with it (None: none does)."""
+    for text in texts:
+        if text.startswith(typed):
+            return text[len(typed) :]
+    return None
+
+
+def _for_jupyterlab(item: types.CompletionItem, rest: str) -> types.CompletionItem:
+    """`item` as JupyterLab inserts it: `rest` at the cursor, filtered by what is typed after it."""
+    item.insert_text = rest
+    item.filter_text = rest
+    item.insert_text_format = types.InsertTextFormat.PlainText
+    return item
 
 
 def to_command_documentation(
@@ -98,28 +126,38 @@ def to_command_list(
     items: list[types.CompletionItem] = []
     for rank, match in enumerate(result.matches):
         entry = match.entry
-        if style.snippets:
+        rest: str | None = None
+        if style.for_jupyterlab:
+            # `/server:prompt`, or `/prompt` when that name is the server's alone: whichever continues the text.
+            spellings = [to_insert_text(entry, trigger)]
+            if len(snapshot.index.with_name(entry.spec.name)) == 1:
+                spellings.append(to_insert_text(entry, trigger, bare=True))
+            rest = _after_typed(spellings, typed)
+            if rest is None:
+                continue
+            text, fmt = typed + rest, types.InsertTextFormat.PlainText
+        elif style.snippets:
             text, fmt = to_snippet(entry, trigger), types.InsertTextFormat.Snippet
         else:
             text, fmt = to_insert_text(entry, trigger), types.InsertTextFormat.PlainText
-        items.append(
-            types.CompletionItem(
-                label=f"{trigger}{entry.key}",
-                kind=types.CompletionItemKind.Function,
-                detail=to_command_summary(entry.spec) or None,
-                documentation=None
-                if style.lazy_documentation
-                else to_command_documentation(entry, trigger, snapshot, style),
-                sort_text=f"{rank:05d}",
-                filter_text=typed,
-                insert_text_format=fmt,
-                text_edit=types.TextEdit(range=edit_range, new_text=text),
-                data={"key": entry.key} if style.lazy_documentation else None,
-            )
+        item = types.CompletionItem(
+            label=f"{trigger}{entry.key}",
+            kind=types.CompletionItemKind.Function,
+            detail=to_command_summary(entry.spec) or None,
+            documentation=None
+            if style.lazy_documentation
+            else to_command_documentation(entry, trigger, snapshot, style),
+            sort_text=f"{rank:05d}",
+            filter_text=typed,
+            insert_text_format=fmt,
+            text_edit=types.TextEdit(range=edit_range, new_text=text),
+            data={"key": entry.key} if style.lazy_documentation else None,
         )
+        items.append(item if rest is None else _for_jupyterlab(item, rest))
     connecting = sorted(name for name, s in snapshot.servers.items() if s.state is ServerState.CONNECTING)
     if connecting or starting:
-        items.append(_connecting_item(connecting, typed, trigger + context.command.name, edit_range))
+        item = _connecting_item(connecting, typed, trigger + context.command.name, edit_range)
+        items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)
     return types.CompletionList(is_incomplete=True, items=items)
 
 
@@ -146,6 +184,7 @@ def to_argument_name_list(
     candidates = [a for a in spec.arguments if a.name not in context.used and a.name.lower().startswith(prefix)]
     candidates.sort(key=lambda a: not a.required)
     edit_range = make_range(context.start, context.end)
+    typed = context.prefix
     items = [
         types.CompletionItem(
             label=f"{arg.name}=",
@@ -159,23 +198,36 @@ def to_argument_name_list(
             text_edit=types.TextEdit(range=edit_range, new_text=f"{arg.name}="),
         )
         for rank, arg in enumerate(candidates)
+        if not style.for_jupyterlab or arg.name.startswith(typed)
     ]
+    if style.for_jupyterlab:
+        items = [_for_jupyterlab(item, item.label[len(typed) :]) for item in items]
     return types.CompletionList(is_incomplete=False, items=items)
 
 
 def to_argument_value_list(
-    result: CompletionResult, context: ArgumentValueContext, *, typed: str, make_range: RangeMaker
+    result: CompletionResult,
+    context: ArgumentValueContext,
+    *,
+    typed: str,
+    make_range: RangeMaker,
+    style: CompletionStyle | None = None,
 ) -> types.CompletionList:
     """The server's suggestions for a value, quoted where the slash line needs quotes."""
     edit_range = make_range(context.start, context.end)
-    items = [
-        types.CompletionItem(
+    items: list[types.CompletionItem] = []
+    for rank, value in enumerate(result.values):
+        text = quote_value(value)
+        item = types.CompletionItem(
             label=value,
             kind=types.CompletionItemKind.Value,
             sort_text=f"{rank:05d}",
             filter_text=typed,
-            text_edit=types.TextEdit(range=edit_range, new_text=quote_value(value)),
+            text_edit=types.TextEdit(range=edit_range, new_text=text),
         )
-        for rank, value in enumerate(result.values)
-    ]
+        if style is not None and style.for_jupyterlab:
+            if not text.startswith(typed):
+                continue
+            item = _for_jupyterlab(item, text[len(typed) :])
+        items.append(item)
     return types.CompletionList(is_incomplete=True, items=items)

@@ -12,6 +12,8 @@ jupyter-lsp starts the bridge with two variables in its environment (set by
   lost: it keeps coming in the background and answers the next request for
   the same value, while this one gets an empty, incomplete list (asked again
   as the user types).
+* `MCP_NOTEBOOK_LSP_CLIENT=jupyterlab`: the editor is JupyterLab, whose
+  completer needs completion items of its own shape (completion.py).
 
 Without them (an editor started the bridge) nothing here changes anything.
 """
@@ -33,12 +35,14 @@ from mcp_notebook.models import CompletionResult, RenderedPrompt
 from .pool import CatalogSnapshot, PromptCatalog, SnapshotListener
 
 __all__ = [
+    "CLIENT_ENV",
     "COMPLETION_DEADLINE_ENV",
     "HOST_SERVER_NAME",
     "INFO_FILE_ENV",
     "QuickCompletions",
     "completion_deadline",
     "host_server_config",
+    "started_by_jupyterlab",
     "with_completion_deadline",
     "with_host_server",
 ]
@@ -47,6 +51,7 @@ log = logging.getLogger(__name__)
 
 INFO_FILE_ENV = "MCP_NOTEBOOK_JUPYTER_SERVER_INFO"
 COMPLETION_DEADLINE_ENV = "MCP_NOTEBOOK_LSP_COMPLETION_DEADLINE"
+CLIENT_ENV = "MCP_NOTEBOOK_LSP_CLIENT"
 HOST_SERVER_NAME = "jupyter"
 ENDPOINT = "mcp"
 # How long a value list fetched in the background answers again without asking the server.
@@ -90,6 +95,11 @@ def with_host_server(
             name += "_"
         found[name] = ServerConfig(name=name, url=host.url, headers=host.headers, source=host.source)
     return found
+
+
+def started_by_jupyterlab(environ: Mapping[str, str] | None = None) -> bool:
+    """True when `$MCP_NOTEBOOK_LSP_CLIENT` says the editor is JupyterLab (jupyter-lsp's spec sets it)."""
+    return (os.environ if environ is None else environ).get(CLIENT_ENV, "").strip().lower() == "jupyterlab"
 
 
 def completion_deadline(environ: Mapping[str, str] | None = None) -> float | None:

@@ -27,7 +27,7 @@ from typing import Any
 from traitlets import Bool
 from traitlets.config.loader import DeferredConfig
 
-__all__ = ["COMPLETION_DEADLINE_ENV", "INFO_FILE_ENV", "LANGUAGES", "SERVER_KEY", "language_server_spec"]
+__all__ = ["CLIENT_ENV", "COMPLETION_DEADLINE_ENV", "INFO_FILE_ENV", "LANGUAGES", "SERVER_KEY", "language_server_spec"]
 
 SERVER_KEY = "mcp-notebook"
 # The language ids JupyterLab gives Markdown cells ("markdown"), Markdown files (their CodeMirror modes) and
@@ -38,6 +38,8 @@ MIME_TYPES = ("text/markdown", "text/x-markdown", "text/x-gfm", "text/x-ipythong
 INFO_FILE_ENV = "MCP_NOTEBOOK_JUPYTER_SERVER_INFO"
 COMPLETION_DEADLINE_ENV = "MCP_NOTEBOOK_LSP_COMPLETION_DEADLINE"
 COMPLETION_DEADLINE = "0.2"  # seconds: the rule of Tab on %mcp lines
+# Read by lsp_bridge.jupyter_host too: the editor is JupyterLab, whose completer takes items of its own shape.
+CLIENT_ENV = "MCP_NOTEBOOK_LSP_CLIENT"
 _EXTENSION = "mcp_notebook"
 _SPEC_VERSION = 2  # jupyter_lsp.schema.SPEC_VERSION
 
@@ -64,7 +66,7 @@ def language_server_spec(manager: Any) -> dict[str, dict[str, Any]]:
     serverapp = getattr(manager, "parent", None)
     if not _enabled(serverapp):
         return {}
-    env = {"PYTHONUNBUFFERED": "1", COMPLETION_DEADLINE_ENV: COMPLETION_DEADLINE}
+    env = {"PYTHONUNBUFFERED": "1", COMPLETION_DEADLINE_ENV: COMPLETION_DEADLINE, CLIENT_ENV: "jupyterlab"}
     argv = [sys.executable, "-m", "lsp_bridge", "--file-types", ",".join(LANGUAGES)]
     info_file = getattr(serverapp, "info_file", None)
     if isinstance(info_file, str) and info_file:

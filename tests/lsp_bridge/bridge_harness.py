@@ -135,8 +135,12 @@ async def start_bridge(
     profile: str = "visual-studio-code",
     options: Any = None,
     env: dict[str, str] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
 ) -> AsyncIterator[Bridge]:
-    """Start the server process, initialize it with an editor's capabilities, shut it down after."""
+    """Start the server process, initialize it with an editor's capabilities, shut it down after.
+
+    `capabilities`, when given, replace those of the `profile`.
+    """
     client = make_test_lsp_client()
     bridge = Bridge(client)
 
@@ -152,7 +156,7 @@ async def start_bridge(
         bridge.initialize_result = await asyncio.wait_for(
             client.initialize_session(
                 types.InitializeParams(
-                    capabilities=client_capabilities(profile),
+                    capabilities=capabilities or client_capabilities(profile),
                     initialization_options=options,
                     root_uri=None,
                 )

@@ -8,8 +8,10 @@ CATALOG.json: {"servers": {"nb": {"state": "ready", "prompts": [{"name": ..., "t
 
 Rendering answers "<prompt>: k=v, ..." (or two messages for a prompt called "dialogue",
 a user's and an assistant's, and two user messages for "monologue"); a prompt called
-"broken" fails with -32602. A server's state may be "connecting". With "starting": true, the
-start hook never ends (a bridge that has not yet set which servers to connect to).
+"broken" fails with -32602, one called "slow" answers after SLOW seconds. A server's state
+may be "connecting". With "starting": true, the start hook never ends (a bridge that has not
+yet set which servers to connect to). With MCP_NOTEBOOK_LSP_CLIENT=jupyterlab in its
+environment it answers as to JupyterLab.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from lsp_bridge.jupyter_host import started_by_jupyterlab
 from lsp_bridge.pool import CatalogSnapshot, ServerState, ServerStatus
 from lsp_bridge.ranking import CommandEntry, CommandIndex
 from lsp_bridge.server import create_server
 from lsp_bridge.settings import to_settings
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import CompletionResult, PromptArgument, PromptMessage, PromptSpec, RenderedPrompt, TextContent
+
+SLOW = 1.5
 
 
 def _spec(raw: Mapping[str, Any]) -> PromptSpec:
@@ -56,6 +61,8 @@ class StaticCatalog:
         return lambda: None
 
     async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt:
+        if prompt == "slow":
+            await asyncio.sleep(SLOW)
         if prompt == "broken":
             raise ServerError(f"{server}: Prompt 'broken' failed on purpose", -32602)
         if prompt == "monologue":
@@ -90,7 +97,8 @@ def main() -> None:
     async def never_started() -> None:
         await asyncio.Event().wait()
 
-    create_server(catalog, settings, on_start=never_started if raw.get("starting") else None).start_io()
+    start = never_started if raw.get("starting") else None
+    create_server(catalog, settings, on_start=start, jupyterlab=started_by_jupyterlab()).start_io()
 
 
 if __name__ == "__main__":
