@@ -345,6 +345,7 @@ class NotebookFolderSource:
         stored: Mapping[str, Entry] | None = None,
         shared: SharedBuild | None = None,
         store: bool = True,
+        unless_moved: bool = False,
     ) -> bool:
         """Load `found`, forget `gone`, and publish the changed groups in one registry update.
 
@@ -353,7 +354,8 @@ class NotebookFolderSource:
         inode as when it was last loaded is kept instead of being read again.
         `stored` holds the index's entries when a whole scan looked them up at once; `shared`
         is children building some of the notebooks meanwhile (this process's own share goes first).
-        Without `store`, the caller writes the index itself.
+        Without `store`, the caller writes the index itself. With `unless_moved`, nothing is
+        published when a served path resolves elsewhere by then (see `_moved`).
         """
         interned: Interned = {}
         with self._lock:
@@ -377,6 +379,8 @@ class NotebookFolderSource:
                     changes[key] = new.group()
                     if new.digest is not None:
                         digests[key] = new.digest
+            if unless_moved and changes and self._moved():
+                return False  # what was read may be a swapped-away checkout being deleted: the swap is followed
             self._states = MappingProxyType(dict(sorted(states.items())))
             if shared is not None:  # published in the order found, whoever built them
                 order = [*(k for k in changes if k not in found), *found]
@@ -470,6 +474,9 @@ class NotebookFolderSource:
         Returns whether anything published changed. A notebook that fails to
         load keeps its last good prompts; the others are unaffected.
         """
+        return self._reload(changed)
+
+    def _reload(self, changed: Iterable[Path], *, unless_moved: bool = False) -> bool:
         found: dict[str, Path] = {}
         rescanned: dict[str, Path] = {}
         gone: set[str] = set()
@@ -491,7 +498,8 @@ class NotebookFolderSource:
                     rescanned.update(now)
                     gone |= below - set(now)
             below_only = {key: path for key, path in rescanned.items() if key not in found}
-            return self._apply({**found, **below_only}, gone - set(found) - set(rescanned), rescanned=below_only)
+            gone -= set(found) | set(rescanned)
+            return self._apply({**found, **below_only}, gone, rescanned=below_only, unless_moved=unless_moved)
 
     def _accepts(self, path: Path) -> bool:
         """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""
@@ -510,16 +518,20 @@ class NotebookFolderSource:
     ) -> None:
         """Reload notebooks as they change on disk, until `stop_event` is set or the task is cancelled.
 
-        `ready` is called once the watch is in place, after a fresh look at every
-        notebook so that nothing saved before then is missed. Registry listeners
-        are called on the thread running this coroutine, except after a swap (below).
+        `ready` is called (on the event loop) once the watch is in place, after a
+        fresh look at every notebook so that nothing saved before then is missed.
+        Reading, parsing and building run in a worker thread, one look after the
+        other: the event loop only queues what changed. Registry listeners are
+        called on that thread.
 
         A symlink on the way to a served path that is swapped to a new target
         (git-sync renames a new `current` over the old one, then deletes the old
-        checkout) is followed: the new target is watched, then read whole in a
-        worker thread, and published in one change; until then the old prompts
-        stay served. `poll` (seconds) looks for changes that often instead of
-        asking the kernel (`polling.py`; network file systems are polled anyway).
+        checkout) is followed: the new target is watched, then read whole, and
+        published in one change; until then the old prompts stay served. A look
+        that finds the served paths swapped meanwhile publishes nothing (it may
+        have seen the old checkout half deleted). `poll` (seconds) looks for
+        changes that often instead of asking the kernel (`polling.py`; network
+        file systems are polled anyway).
         """
         announce = ready
 
@@ -538,32 +550,16 @@ class NotebookFolderSource:
     ) -> bool:
         """Watch what is served now, until `stop_event` (False) or a symlink on the way is swapped (True).
 
-        Not `first`: a swap was just followed, so everything is read again once the watch is in place,
-        and the changes seen meanwhile are held back until then.
+        One task, the turn-taker, does every look in a worker thread, strictly one after the other:
+        once the watch is in place, the look at everything (`first`) or, after a swap was followed, the
+        read of the new target; then each batch of changes queued meanwhile, merged. Every look begins
+        by asking whether a served path was swapped; a swap ends the watch after that look, and no look
+        of this watch runs after it. The loop only queues paths and wakes the turn-taker.
         """
-        swapped = anyio.Event()
         links = frozenset(link for path in self._spelled for link in symlinks_on_the_way(path))
-        held: set[Path] | None = None if first else set()
-
-        def on_changes(paths: set[Path]) -> None:
-            if swapped.is_set():
-                return
-            if held is not None:
-                held.update(paths)
-            elif self._follow_swap():  # before a batch: a swap's deletions never empty what is served
-                swapped.set()
-            else:
-                self.reload(paths - links)
-
-        async def read_again() -> None:
-            nonlocal held
-            await anyio.to_thread.run_sync(self._rescan)
-            changed, held = held or set(), None
-            ready()
-            if self._follow_swap():
-                swapped.set()
-            elif changed:
-                self.reload(changed - links)
+        queue = _Batches()
+        watching = anyio.Event()
+        swapped = False
 
         def accept(path: Path) -> bool:
             return path in links or self._accepts(path)
@@ -573,25 +569,33 @@ class NotebookFolderSource:
         def wanted(name: str) -> bool:
             return (name.endswith(".ipynb") and not name.startswith(".")) or name in names
 
-        async with anyio.create_task_group() as group:
-
-            def on_ready() -> None:
-                if not first:
-                    group.start_soon(read_again)
+        async def take_turns() -> None:
+            nonlocal swapped
+            await watching.wait()
+            if first:  # a fresh look at everything, so that nothing saved before the watch is missed
+                queue.add({*self._folders, *self._files})
+            elif await anyio.to_thread.run_sync(self._rescan):
+                swapped = True
+                return
+            if not first or not queue.pending():
+                ready()
+            while True:
+                batch = await queue.take()
+                if await anyio.to_thread.run_sync(self._turn, batch - links):
+                    swapped = True
                     return
-                try:
-                    self.reload([*self._folders, *self._files])
-                finally:
-                    ready()
+                ready()  # after the first look, which every later batch follows
+
+        async with anyio.create_task_group() as group:
 
             async def watch_then_end() -> None:
                 flat = {f.parent for f in self._files if not any(f.parent.is_relative_to(d) for d in self._folders)}
                 await watch_paths(
                     self._folders,
                     sorted(flat | {link.parent for link in links}),
-                    on_changes=on_changes,
+                    on_changes=queue.add,
                     accept=accept,
-                    ready=on_ready,
+                    ready=watching.set,
                     stop_event=stop_event,
                     poll=poll,
                     wanted=wanted,
@@ -599,13 +603,31 @@ class NotebookFolderSource:
                 )
                 group.cancel_scope.cancel()
 
-            async def end_on_swap() -> None:
-                await swapped.wait()
+            async def turns_then_end() -> None:
+                await take_turns()
                 group.cancel_scope.cancel()
 
             group.start_soon(watch_then_end)
-            group.start_soon(end_on_swap)
-        return swapped.is_set()
+            group.start_soon(turns_then_end)
+        return swapped
+
+    def _turn(self, changed: set[Path]) -> bool:
+        """One look, in the turn-taker's thread: follow a swap (True), or reload `changed` (False)."""
+        if self._follow_swap():  # before a batch: a swap's deletions never empty what is served
+            return True
+        try:
+            if changed:
+                self._reload(changed, unless_moved=True)
+        except Exception:  # one failed reload must not end the watch
+            log.exception("reloading changed notebooks failed")
+        return self._follow_swap()  # swapped while it read: it published nothing, the new target is read
+
+    def _moved(self) -> bool:
+        """Whether a served path now resolves elsewhere than where it is served from (a swap not followed yet)."""
+        try:
+            return tuple(path.resolve(strict=True) for path in self._spelled) != self._resolution
+        except (OSError, RuntimeError):
+            return False
 
     def _follow_swap(self) -> bool:
         """Whether a served path now resolves elsewhere (a symlink on the way was swapped); if so, serve there.
@@ -625,8 +647,11 @@ class NotebookFolderSource:
             log.info("%s now leads to %s: serving the notebooks there", spelled, now)
         return True
 
-    def _rescan(self) -> None:
-        """After a swap: read every notebook of the new target and publish them all as one registry change."""
+    def _rescan(self) -> bool:
+        """After a swap: read every notebook of the new target and publish them all as one registry change.
+
+        Returns whether a served path was swapped again meanwhile (then followed, and nothing published).
+        """
         with self._lock:
             if self._index is not None and self._index_folder is not None and self._index_root != self._root:
                 self.wait_for_index()
@@ -634,8 +659,11 @@ class NotebookFolderSource:
                 self._index = NotebookIndex(self._index_folder, self._root)
                 self._index_root = self._root
             found = self._discover()
-            self._apply(found, [key for key in self._states if key not in found], store=False)
+            self._apply(found, [key for key in self._states if key not in found], store=False, unless_moved=True)
+            if self._follow_swap():
+                return True
             self._store_index(keep=set(found))
+        return False
 
     # -- files and resources -----------------------------------------------------------------
 
@@ -824,6 +852,28 @@ def _describe(relative: str, refusal: FileRefusal) -> str:
 
 
 _EMPTY = NotebookPrompts(prompts=())
+
+
+class _Batches:
+    """Paths changed since the last look, merged; a look waits on `take` for the next (all on the event loop)."""
+
+    def __init__(self) -> None:
+        self._paths: set[Path] = set()
+        self._more = anyio.Event()
+
+    def add(self, paths: Collection[Path]) -> None:
+        self._paths.update(paths)
+        self._more.set()
+
+    def pending(self) -> bool:
+        return bool(self._paths)
+
+    async def take(self) -> set[Path]:
+        while not self._paths:
+            await self._more.wait()
+            self._more = anyio.Event()
+        paths, self._paths = self._paths, set()
+        return paths
 
 
 def _cell_contents(uri: str, cell: PublishedCell) -> list[EmbeddedResource]:
