@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import functools
 import gc
-import hashlib
 import logging
 import mimetypes
 import os
@@ -26,7 +25,6 @@ import stat
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeGuard
@@ -38,13 +36,16 @@ from ..models import AudioContent, EmbeddedResource, ImageContent, PromptSpec, R
 from ..registry import PromptRegistry, digest_of
 from ..rendering import is_textual_mime_type
 from ..resources import ResourceListing, ResourceProvider
-from .cells import NotebookPrompts, PublishedCell, prompts_from_notebook
+from .cells import NotebookPrompts, PublishedCell
 from .embeds import EmbedRule, is_hidden_part
-from .index import Entry, NotebookIndex, Stamp, body_bytes
+from .index import Entry, NotebookIndex, Stamp
+from .loading import MAX_NOTEBOOK_BYTES, build, build_stored, failure_reason, read_notebook_inside
+from .loading import digest as file_digest
+from .offload import MIN_BYTES as MIN_OFFLOADED_BYTES
+from .offload import BuildProcess
 from .parallel import Built, SharedBuild, worker_count
-from .reader import parse_notebook
 from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
-from .stored import Body, Interned, StoredBody, listing_of, restore
+from .stored import Body, Interned, StoredBody, restore
 from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
 from .watch import symlinks_on_the_way, watch_paths
 
@@ -53,7 +54,6 @@ __all__ = ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"]
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 10_000_000  # an embedded file larger than this is refused rather than sent to a model
-MAX_NOTEBOOK_BYTES = 256_000_000  # a notebook larger than this is refused rather than held in memory
 _OUTSIDE = "is outside the served folder"
 
 
@@ -86,10 +86,6 @@ def _is_hidden(parts: Iterable[str]) -> bool:
 def _exists(path: Path) -> bool:
     """Whether something other than a folder is at `path` (a dangling symlink or a FIFO counts)."""
     return os.path.lexists(path) and not path.is_dir()
-
-
-def _iso(mtime_ns: int) -> str:
-    return datetime.fromtimestamp(mtime_ns / 1e9, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _normalized(relative: str) -> str | None:
@@ -133,6 +129,7 @@ class NotebookFolderSource:
         self._index_root = self._root
         self._index = NotebookIndex(index_folder, self._root) if index_folder is not None else None
         self._index_writers: list[threading.Thread] = []
+        self._builder = BuildProcess()  # builds large notebooks after a save (`offload.py`); started when first needed
         self._lock = threading.RLock()
         self._states: Mapping[str, _NotebookState] = MappingProxyType({})
         self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
@@ -205,20 +202,7 @@ class NotebookFolderSource:
         return found
 
     def _read_notebook(self, key: str) -> SandboxedFile:
-        try:  # no symlink on the way (the walk refuses any): the path is its own resolution
-            return read_inside(self._root, key, limit=MAX_NOTEBOOK_BYTES)
-        except FileRefusal:
-            pass  # resolved and read again below, which says why
-        try:
-            return read_inside(self._root, resolve_inside(self._root, key), limit=MAX_NOTEBOOK_BYTES)
-        except FileRefusal as refusal:
-            if refusal.kind == "outside":
-                reason = "is a symlink to a file outside the served folder, so it is refused"
-            elif refusal.kind == "special":
-                reason = f"is skipped: {refusal}"
-            else:
-                reason = f"cannot be read: {refusal}"
-            raise NotebookFormatError(key, reason) from None
+        return read_notebook_inside(self._root, key)
 
     def _look(self, key: str) -> Stamp | None:
         """The identity of the file of notebook `key`, found as reading it would find it; None if it is refused."""
@@ -270,11 +254,7 @@ class NotebookFolderSource:
         return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
 
     def _build(self, key: str) -> tuple[SandboxedFile, NotebookPrompts]:
-        file = self._read_notebook(key)
-        data = parse_notebook(file.data, key)
-        return file, prompts_from_notebook(
-            data, origin=key, root=str(self._root), last_modified=_iso(file.stamp[0] or 0)
-        )
+        return build(self._root, key)
 
     def _rebuild(self, key: str) -> NotebookPrompts | None:
         """Notebook `key` read from its file as it is now, for a body the index no longer has; None if it fails."""
@@ -287,13 +267,9 @@ class NotebookFolderSource:
     def _build_stored(self, key: str) -> Built | None:
         """Notebook `key` built into the index's stored form (in a child of a shared first scan); None if it fails."""
         try:
-            file, loaded = self._build(key)
+            return build_stored(self._root, key)
         except Exception:  # loaded again by the parent, which reports why
             return None
-        listing = listing_of(loaded, origin=key, root=str(self._root))
-        if listing is None:
-            return None
-        return (*file.stamp, file.ctime_ns), _digest(file), listing, body_bytes(loaded)
 
     def _from_built(self, key: str, path: Path, built: Built, interned: Interned) -> _NotebookState | None:
         """The notebook a child of a shared first scan built, restored as an index entry would be."""
@@ -311,30 +287,47 @@ class NotebookFolderSource:
         stored: Mapping[str, Entry] | None = None,
         interned: Interned | None = None,
         shared: SharedBuild | None = None,
+        offload: bool = False,
     ) -> _NotebookState:
+        """Notebook `key` loaded: from the index, from a child of a shared first scan, or built.
+
+        With `offload`, a notebook of at least `offload.MIN_BYTES` is built by the helper process
+        (`offload.py`), so that parsing it never holds this process's interpreter lock.
+        """
         interned = {} if interned is None else interned
         if (indexed := self._indexed(key, path, stored, interned)) is not None:
             return indexed
         built = shared.get(key) if shared is not None and not shared.mine(key) else None
         if built is not None and (restored := self._from_built(key, path, built, interned)) is not None:
             return restored
+        if offload and (status := _stamp(path)) is not None and status[1] >= MIN_OFFLOADED_BYTES:
+            outcome = self._builder.build(self._root, key)
+            if isinstance(outcome, str):
+                return self._failed(key, path, previous, outcome)
+            if outcome is not None and (restored := self._from_built(key, path, outcome, interned)) is not None:
+                return restored
         try:
             file, loaded = self._build(key)
         except Exception as error:  # one notebook, whatever is wrong with it, never stops the others loading
             if isinstance(error, NotebookFormatError):
-                reason = str(error).removeprefix(f"{error.path}: ")  # the key already names the file
+                reason = failure_reason(error)  # the key already names the file
             else:
                 log.exception("notebook %s could not be loaded", key)
                 reason = f"could not be loaded ({type(error).__name__}; the server log has the details)"
-            kept = previous.loaded if previous else None
-            note = "; its last good prompts stay served" if kept and kept.prompts else ""
-            log.warning("notebook %s failed to load: %s%s", key, reason, note)
-            digest = previous.digest if previous else None
-            return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}", digest=digest)
-        digest = _digest(file)
+            return self._failed(key, path, previous, reason)
+        digest = file_digest(file)
         if self._index is not None:
             self._index.put(key, (*file.stamp, file.ctime_ns), digest, loaded)
         return _NotebookState(path=path, loaded=loaded, stamp=file.stamp, digest=digest)
+
+    @staticmethod
+    def _failed(key: str, path: Path, previous: _NotebookState | None, reason: str) -> _NotebookState:
+        """Notebook `key` that failed to load for `reason`: it keeps its last good prompts, if any."""
+        kept = previous.loaded if previous else None
+        note = "; its last good prompts stay served" if kept and kept.prompts else ""
+        log.warning("notebook %s failed to load: %s%s", key, reason, note)
+        digest = previous.digest if previous else None
+        return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}", digest=digest)
 
     def _apply(
         self,
@@ -346,6 +339,7 @@ class NotebookFolderSource:
         shared: SharedBuild | None = None,
         store: bool = True,
         unless_moved: bool = False,
+        offload: bool = False,
     ) -> bool:
         """Load `found`, forget `gone`, and publish the changed groups in one registry update.
 
@@ -355,7 +349,8 @@ class NotebookFolderSource:
         `stored` holds the index's entries when a whole scan looked them up at once; `shared`
         is children building some of the notebooks meanwhile (this process's own share goes first).
         Without `store`, the caller writes the index itself. With `unless_moved`, nothing is
-        published when a served path resolves elsewhere by then (see `_moved`).
+        published when a served path resolves elsewhere by then (see `_moved`). With `offload`,
+        large notebooks are built by the helper process (`_load`).
         """
         interned: Interned = {}
         with self._lock:
@@ -371,7 +366,7 @@ class NotebookFolderSource:
                 old = states.get(key)
                 if key in rescanned and old is not None and self._unchanged(old, path):
                     continue
-                new = self._load(key, path, old, stored, interned, shared)
+                new = self._load(key, path, old, stored, interned, shared, offload)
                 if self._same_prompts(old, new):
                     new = replace(new, digest=old.digest)  # other bytes, the same prompts: the same group
                 states[key] = new
@@ -413,7 +408,11 @@ class NotebookFolderSource:
             writer.join(timeout)
 
     def close(self, timeout: float | None = 10.0) -> None:
-        """When the server stops: what was loaded is written to the index (waiting at most `timeout`), then closed."""
+        """When the server stops: what was loaded is written to the index (waiting at most `timeout`), then closed.
+
+        The helper process that builds large notebooks, if one was started, ends too.
+        """
+        self._builder.close()
         self.wait_for_index(timeout)
         if self._index is not None:
             self._index.close()
@@ -476,7 +475,8 @@ class NotebookFolderSource:
         """
         return self._reload(changed)
 
-    def _reload(self, changed: Iterable[Path], *, unless_moved: bool = False) -> bool:
+    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False) -> bool:
+        """`reload`; `in_turn` (the watch's turn-taker): publish nothing if swapped meanwhile, offload large builds."""
         found: dict[str, Path] = {}
         rescanned: dict[str, Path] = {}
         gone: set[str] = set()
@@ -499,7 +499,8 @@ class NotebookFolderSource:
                     gone |= below - set(now)
             below_only = {key: path for key, path in rescanned.items() if key not in found}
             gone -= set(found) | set(rescanned)
-            return self._apply({**found, **below_only}, gone, rescanned=below_only, unless_moved=unless_moved)
+            changes = {**found, **below_only}
+            return self._apply(changes, gone, rescanned=below_only, unless_moved=in_turn, offload=in_turn)
 
     def _accepts(self, path: Path) -> bool:
         """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""
@@ -617,7 +618,7 @@ class NotebookFolderSource:
             return True
         try:
             if changed:
-                self._reload(changed, unless_moved=True)
+                self._reload(changed, in_turn=True)
         except Exception:  # one failed reload must not end the watch
             log.exception("reloading changed notebooks failed")
         return self._follow_swap()  # swapped while it read: it published nothing, the new target is read
@@ -659,7 +660,8 @@ class NotebookFolderSource:
                 self._index = NotebookIndex(self._index_folder, self._root)
                 self._index_root = self._root
             found = self._discover()
-            self._apply(found, [key for key in self._states if key not in found], store=False, unless_moved=True)
+            gone = [key for key in self._states if key not in found]
+            self._apply(found, gone, store=False, unless_moved=True, offload=True)
             if self._follow_swap():
                 return True
             self._store_index(keep=set(found))
@@ -824,13 +826,6 @@ class NotebookFolderSource:
                 pass
         blob = base64.b64encode(data).decode("ascii")
         return [EmbeddedResource(uri=uri, mime_type=mime_type or "application/octet-stream", blob=blob)]
-
-
-def _digest(file: SandboxedFile) -> bytes:
-    """What tells a notebook's prompts apart, far more cheaply than the prompts themselves: its file's bytes
-    and modification time (which annotations may show)."""
-    salt = file.stamp[0].to_bytes(16, "little", signed=True)
-    return hashlib.blake2b(file.data, digest_size=16, salt=salt).digest()
 
 
 def _quoted(text: str, limit: int = 200) -> str:

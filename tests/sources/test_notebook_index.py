@@ -16,8 +16,8 @@ import pytest
 from notebook_files import write_notebook
 
 from mcp_notebook.registry import PromptRegistry
-from mcp_notebook.sources import folder as folder_module
 from mcp_notebook.sources import index as index_module
+from mcp_notebook.sources import loading as loading_module
 from mcp_notebook.sources.folder import NotebookFolderSource
 from mcp_notebook.sources.index import FILE_NAME, NotebookIndex, default_cache_dir
 
@@ -47,13 +47,13 @@ class LoadCounter:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.keys: list[str] = []
-        real = folder_module.prompts_from_notebook
+        real = loading_module.prompts_from_notebook
 
         def counting(data: object, *, origin: str, **kwargs: object) -> object:
             self.keys.append(origin)
             return real(data, origin=origin, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(folder_module, "prompts_from_notebook", counting)
+        monkeypatch.setattr(loading_module, "prompts_from_notebook", counting)
 
 
 def _serve(folder: Path, cache: Path | None) -> tuple[PromptRegistry, NotebookFolderSource]:
