@@ -210,6 +210,8 @@ def test_the_build_covers_every_module_it_imports_and_nothing_the_build_never_ru
 
     # Imported by the builders themselves, or by what they import: no list names them.
     assert {"transcript.py", "sources/uris.py", "exceptions.py", "sources/cells.py", "models.py"} <= modules
+    # How a notebook is read and parsed before it is built.
+    assert {"sources/loading.py", "sources/reader.py", "sources/sandbox.py"} <= modules
     assert {"__init__.py", "sources/__init__.py", "version.py"} <= modules
     # The package's face imports the IPython extension and the client only inside functions or for the type
     # checker: nothing of them builds a prompt.

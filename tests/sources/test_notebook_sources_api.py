@@ -31,6 +31,15 @@ SURFACE = {
         "default_cache_dir",
         "format_tag",
     ],
+    "mcp_notebook.sources.loading": [
+        "MAX_NOTEBOOK_BYTES",
+        "build",
+        "build_stored",
+        "digest",
+        "failure_reason",
+        "read_notebook_inside",
+    ],
+    "mcp_notebook.sources.offload": ["BuildProcess", "MIN_BYTES", "Outcome", "serve"],
     "mcp_notebook.sources.parallel": [
         "Built",
         "MIN_NOTEBOOKS",
