@@ -59,7 +59,14 @@ SURFACE = {
         "to_file_uri",
         "to_file_uri_template",
     ],
-    "mcp_notebook.sources.watch": ["DEBOUNCE_MS", "ReadySignal", "STEP_MS", "symlinks_on_the_way", "watch_paths"],
+    "mcp_notebook.sources.watch": [
+        "DEBOUNCE_MS",
+        "FolderWatch",
+        "ReadySignal",
+        "STEP_MS",
+        "symlinks_on_the_way",
+        "watch_paths",
+    ],
     "mcp_notebook.sources.polling": [
         "DEFAULT_POLL_SECONDS",
         "Look",
