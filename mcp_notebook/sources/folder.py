@@ -1,5 +1,10 @@
 """Serving a folder of notebooks: prompts in the registry, cells and files as resources, live reload.
 
+This module holds what is served and loads it; the other jobs are next to it:
+`finding.py` (which notebooks, under which key), `loading.py` (one notebook
+read and built), `reloading.py` (following the files off the event loop) and
+`folder_resources.py` (cells and embedded files as resources).
+
 Each notebook is one registry group, keyed by its path relative to the served
 folder (posix). A notebook that stops loading (half-written, corrupt, nested
 too deeply, a symlink leading out of the folder, a FIFO or other special
@@ -13,62 +18,40 @@ relative to the served folder, never where it is on the server.
 
 from __future__ import annotations
 
-import base64
 import functools
 import gc
 import logging
-import mimetypes
 import os
 import pickle
-import posixpath
-import stat
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeGuard
 
 import anyio
 
-from ..exceptions import EmbeddedFileArgumentError, NotebookFormatError, PathRefusedError, ResourceError
-from ..models import AudioContent, EmbeddedResource, ImageContent, PromptSpec, ResourceInfo, TextContent
-from ..registry import PromptRegistry, digest_of
-from ..rendering import is_textual_mime_type
+from ..exceptions import NotebookFormatError
+from ..models import EmbeddedResource, PromptSpec
+from ..registry import PromptRegistry
 from ..resources import ResourceListing, ResourceProvider
-from .cells import NotebookPrompts, PublishedCell
-from .embeds import EmbedRule, is_hidden_part
+from .cells import NotebookPrompts
+from .finding import ServedPaths, exists
+from .folder_resources import MAX_FILE_BYTES, FolderResources
 from .index import Entry, NotebookIndex, Stamp
-from .loading import MAX_NOTEBOOK_BYTES, build, build_stored, failure_reason, read_notebook_inside
+from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason, read_notebook_inside
 from .loading import digest as file_digest
 from .offload import MIN_BYTES as MIN_OFFLOADED_BYTES
 from .offload import BuildProcess
 from .parallel import Built, SharedBuild, worker_count
-from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
+from .reloading import Reloader
+from .sandbox import FileRefusal, SandboxedFile, look_inside, resolve_inside
 from .stored import Body, Interned, StoredBody, restore
-from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
-from .watch import symlinks_on_the_way, watch_paths
 
 __all__ = ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"]
 
 log = logging.getLogger(__name__)
-
-MAX_FILE_BYTES = 10_000_000  # an embedded file larger than this is refused rather than sent to a model
-_OUTSIDE = "is outside the served folder"
-
-
-@dataclass(frozen=True, slots=True)
-class _NotebookState:
-    path: Path
-    loaded: NotebookPrompts | None  # the last good load
-    error: str | None = None
-    stamp: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) of the file that was loaded
-    digest: bytes | None = None  # of the bytes of that file: what the registry tells this group's prompts by
-
-    def group(self) -> tuple[tuple[PromptSpec, ...], tuple[str, ...]]:
-        prompts = self.loaded.prompts if self.loaded else ()
-        warnings = self.loaded.warnings if self.loaded else ()
-        return prompts, (*warnings, self.error) if self.error else warnings
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -77,30 +60,6 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (status.st_mtime_ns, status.st_size, status.st_ino)
-
-
-def _is_hidden(parts: Iterable[str]) -> bool:
-    return any(is_hidden_part(part) for part in parts)
-
-
-def _exists(path: Path) -> bool:
-    """Whether something other than a folder is at `path` (a dangling symlink or a FIFO counts)."""
-    return os.path.lexists(path) and not path.is_dir()
-
-
-def _normalized(relative: str) -> str | None:
-    """`relative` (posix) without `.` and `..` parts, or None when it leaves the served folder."""
-    normal = posixpath.normpath(relative)
-    return None if normal == ".." or normal.startswith("../") or normal.startswith("/") else normal
-
-
-@dataclass(frozen=True, slots=True)
-class _Derived:
-    """What is computed once per change of the served set rather than once per request."""
-
-    rules: Mapping[str, EmbedRule]  # every embedded path template, joined to its notebook's folder
-    cells: tuple[ResourceInfo, ...]
-    cells_digest: bytes
 
 
 class NotebookFolderSource:
@@ -131,16 +90,29 @@ class NotebookFolderSource:
         self._index_writers: list[threading.Thread] = []
         self._builder = BuildProcess()  # builds large notebooks after a save (`offload.py`); started when first needed
         self._lock = threading.RLock()
-        self._states: Mapping[str, _NotebookState] = MappingProxyType({})
+        self._states: Mapping[str, NotebookState] = MappingProxyType({})
         self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
-        self._derived: tuple[int, _Derived] | None = None
+        self._resources = FolderResources(self)
 
     def _serve_at(self, resolved: tuple[Path, ...]) -> None:
         """Serve the paths given as they resolve now: `resolved` (the folders, the files, their common root)."""
-        self._resolution = resolved
-        self._folders = tuple(dict.fromkeys(p for p in resolved if p.is_dir()))
-        self._files = tuple(dict.fromkeys(p for p in resolved if not p.is_dir()))
-        self._root = Path(os.path.commonpath([*self._folders, *(f.parent for f in self._files)]))
+        self._served = ServedPaths.at(resolved)  # one value: a reader never sees half a swap
+
+    @property
+    def _resolution(self) -> tuple[Path, ...]:
+        return self._served.resolution
+
+    @property
+    def _folders(self) -> tuple[Path, ...]:
+        return self._served.folders
+
+    @property
+    def _files(self) -> tuple[Path, ...]:
+        return self._served.files
+
+    @property
+    def _root(self) -> Path:
+        return self._served.root
 
     @property
     def root(self) -> Path:
@@ -166,40 +138,11 @@ class NotebookFolderSource:
 
     def _key(self, path: Path) -> str | None:
         """The key of a served notebook path, or None when this source does not serve it."""
-        if path in self._files:
-            return path.relative_to(self._root).as_posix()
-        if path.suffix != ".ipynb":
-            return None
-        for folder in self._folders:
-            if path.is_relative_to(folder) and not _is_hidden(path.relative_to(folder).parts):
-                return path.relative_to(self._root).as_posix()
-        return None
+        return self._served.key(path)
 
     def _discover(self, under: Path | None = None) -> dict[str, Path]:
         """Every served notebook on disk now (only those below `under`, when given)."""
-        found: dict[str, Path] = {}
-        for file in self._files:
-            if _exists(file) and (under is None or file.is_relative_to(under)):
-                found[file.relative_to(self._root).as_posix()] = file
-        for folder in self._folders:
-            start = folder
-            if under is not None:
-                if under.is_relative_to(folder):
-                    start = under
-                elif not folder.is_relative_to(under):
-                    continue
-            if _is_hidden(start.relative_to(folder).parts) or not start.is_dir():
-                continue
-            root = str(self._root)
-            for dirpath, dirnames, filenames in os.walk(start):
-                dirnames[:] = sorted(d for d in dirnames if not _is_hidden([d]))
-                # Keys made from strings: pathlib per file is most of a large folder's walk.
-                folder_key = Path(os.path.relpath(dirpath, root)).as_posix()
-                prefix = "" if folder_key == "." else folder_key + "/"
-                for name in sorted(filenames):
-                    if name.endswith(".ipynb") and not name.startswith("."):
-                        found[prefix + name] = Path(dirpath, name)
-        return found
+        return self._served.discover(under)
 
     def _read_notebook(self, key: str) -> SandboxedFile:
         return read_notebook_inside(self._root, key)
@@ -217,7 +160,7 @@ class NotebookFolderSource:
 
     def _indexed(
         self, key: str, path: Path, stored: Mapping[str, Entry] | None, interned: Interned
-    ) -> _NotebookState | None:
+    ) -> NotebookState | None:
         """The notebook as an earlier run loaded it, if its file is exactly the one it was loaded from.
 
         `stored` holds the entries a whole scan looked up at once; without it, the index is asked.
@@ -242,7 +185,7 @@ class NotebookFolderSource:
         listing: bytes,
         fetch: Callable[[], Body | None],
         interned: Interned,
-    ) -> _NotebookState | None:
+    ) -> NotebookState | None:
         """Notebook `key` from its stored `listing`, its messages and cells left to `fetch` (or its file)."""
 
         def body(names: tuple[str, ...]) -> StoredBody:
@@ -251,7 +194,7 @@ class NotebookFolderSource:
         loaded = restore(listing, body, origin=key, root=str(self._root), interned=interned)
         if loaded is None:
             return None
-        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
+        return NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
 
     def _build(self, key: str) -> tuple[SandboxedFile, NotebookPrompts]:
         return build(self._root, key)
@@ -271,7 +214,7 @@ class NotebookFolderSource:
         except Exception:  # loaded again by the parent, which reports why
             return None
 
-    def _from_built(self, key: str, path: Path, built: Built, interned: Interned) -> _NotebookState | None:
+    def _from_built(self, key: str, path: Path, built: Built, interned: Interned) -> NotebookState | None:
         """The notebook a child of a shared first scan built, restored as an index entry would be."""
         stamp, digest, listing, body = built
         state = self._restored(key, path, stamp, digest, listing, functools.partial(pickle.loads, body), interned)
@@ -283,12 +226,12 @@ class NotebookFolderSource:
         self,
         key: str,
         path: Path,
-        previous: _NotebookState | None,
+        previous: NotebookState | None,
         stored: Mapping[str, Entry] | None = None,
         interned: Interned | None = None,
         shared: SharedBuild | None = None,
         offload: bool = False,
-    ) -> _NotebookState:
+    ) -> NotebookState:
         """Notebook `key` loaded: from the index, from a child of a shared first scan, or built.
 
         With `offload`, a notebook of at least `offload.MIN_BYTES` is built by the helper process
@@ -318,16 +261,16 @@ class NotebookFolderSource:
         digest = file_digest(file)
         if self._index is not None:
             self._index.put(key, (*file.stamp, file.ctime_ns), digest, loaded)
-        return _NotebookState(path=path, loaded=loaded, stamp=file.stamp, digest=digest)
+        return NotebookState(path=path, loaded=loaded, stamp=file.stamp, digest=digest)
 
     @staticmethod
-    def _failed(key: str, path: Path, previous: _NotebookState | None, reason: str) -> _NotebookState:
+    def _failed(key: str, path: Path, previous: NotebookState | None, reason: str) -> NotebookState:
         """Notebook `key` that failed to load for `reason`: it keeps its last good prompts, if any."""
         kept = previous.loaded if previous else None
         note = "; its last good prompts stay served" if kept and kept.prompts else ""
         log.warning("notebook %s failed to load: %s%s", key, reason, note)
         digest = previous.digest if previous else None
-        return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}", digest=digest)
+        return NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}", digest=digest)
 
     def _apply(
         self,
@@ -388,7 +331,7 @@ class NotebookFolderSource:
         return bool(changes)
 
     @staticmethod
-    def _same_prompts(old: _NotebookState | None, new: _NotebookState) -> TypeGuard[_NotebookState]:
+    def _same_prompts(old: NotebookState | None, new: NotebookState) -> TypeGuard[NotebookState]:
         """Whether `new` was read from other bytes than `old` and yet publishes the very same prompts."""
         if old is None or old.digest is None or new.digest == old.digest:
             return False
@@ -418,7 +361,7 @@ class NotebookFolderSource:
             self._index.close()
 
     @staticmethod
-    def _unchanged(state: _NotebookState, path: Path) -> bool:
+    def _unchanged(state: NotebookState, path: Path) -> bool:
         """Whether `path` is still the very file `state` was loaded from, untouched since."""
         return state.error is None and state.path == path and state.stamp is not None and state.stamp == _stamp(path)
 
@@ -485,7 +428,7 @@ class NotebookFolderSource:
                 path = Path(os.path.abspath(raw if Path(raw).is_absolute() else self._root / raw))
                 key = self._key(path)
                 if key is not None:
-                    if _exists(path):
+                    if exists(path):
                         found[key] = path
                     else:
                         gone.add(key)
@@ -504,11 +447,7 @@ class NotebookFolderSource:
 
     def _accepts(self, path: Path) -> bool:
         """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""
-        if self._key(path) is not None:
-            return True
-        return path.suffix != ".ipynb" and any(
-            path.is_relative_to(folder) and not _is_hidden(path.relative_to(folder).parts) for folder in self._folders
-        )
+        return self._served.accepts(path)
 
     async def watch(
         self,
@@ -534,94 +473,7 @@ class NotebookFolderSource:
         changes that often instead of asking the kernel (`polling.py`; network
         file systems are polled anyway).
         """
-        announce = ready
-
-        def announced() -> None:
-            nonlocal announce
-            if announce is not None:
-                call, announce = announce, None
-                call()
-
-        first = True
-        while await self._watch_until_swapped(first=first, stop_event=stop_event, ready=announced, poll=poll):
-            first = False
-
-    async def _watch_until_swapped(
-        self, *, first: bool, stop_event: anyio.Event | None, ready: Callable[[], None], poll: float | None
-    ) -> bool:
-        """Watch what is served now, until `stop_event` (False) or a symlink on the way is swapped (True).
-
-        One task, the turn-taker, does every look in a worker thread, strictly one after the other:
-        once the watch is in place, the look at everything (`first`) or, after a swap was followed, the
-        read of the new target; then each batch of changes queued meanwhile, merged. Every look begins
-        by asking whether a served path was swapped; a swap ends the watch after that look, and no look
-        of this watch runs after it. The loop only queues paths and wakes the turn-taker.
-        """
-        links = frozenset(link for path in self._spelled for link in symlinks_on_the_way(path))
-        queue = _Batches()
-        watching = anyio.Event()
-        swapped = False
-
-        def accept(path: Path) -> bool:
-            return path in links or self._accepts(path)
-
-        names = {path.name for path in (*self._files, *links)}
-
-        def wanted(name: str) -> bool:
-            return (name.endswith(".ipynb") and not name.startswith(".")) or name in names
-
-        async def take_turns() -> None:
-            nonlocal swapped
-            await watching.wait()
-            if first:  # a fresh look at everything, so that nothing saved before the watch is missed
-                queue.add({*self._folders, *self._files})
-            elif await anyio.to_thread.run_sync(self._rescan):
-                swapped = True
-                return
-            if not first or not queue.pending():
-                ready()
-            while True:
-                batch = await queue.take()
-                if await anyio.to_thread.run_sync(self._turn, batch - links):
-                    swapped = True
-                    return
-                ready()  # after the first look, which every later batch follows
-
-        async with anyio.create_task_group() as group:
-
-            async def watch_then_end() -> None:
-                flat = {f.parent for f in self._files if not any(f.parent.is_relative_to(d) for d in self._folders)}
-                await watch_paths(
-                    self._folders,
-                    sorted(flat | {link.parent for link in links}),
-                    on_changes=queue.add,
-                    accept=accept,
-                    ready=watching.set,
-                    stop_event=stop_event,
-                    poll=poll,
-                    wanted=wanted,
-                    descend=lambda name: not is_hidden_part(name),
-                )
-                group.cancel_scope.cancel()
-
-            async def turns_then_end() -> None:
-                await take_turns()
-                group.cancel_scope.cancel()
-
-            group.start_soon(watch_then_end)
-            group.start_soon(turns_then_end)
-        return swapped
-
-    def _turn(self, changed: set[Path]) -> bool:
-        """One look, in the turn-taker's thread: follow a swap (True), or reload `changed` (False)."""
-        if self._follow_swap():  # before a batch: a swap's deletions never empty what is served
-            return True
-        try:
-            if changed:
-                self._reload(changed, in_turn=True)
-        except Exception:  # one failed reload must not end the watch
-            log.exception("reloading changed notebooks failed")
-        return self._follow_swap()  # swapped while it read: it published nothing, the new target is read
+        await Reloader(self).watch(stop_event=stop_event, ready=ready, poll=poll)
 
     def _moved(self) -> bool:
         """Whether a served path now resolves elsewhere than where it is served from (a swap not followed yet)."""
@@ -669,31 +521,6 @@ class NotebookFolderSource:
 
     # -- files and resources -----------------------------------------------------------------
 
-    @staticmethod
-    def _refusal_through_links(rule: EmbedRule, resolved: str) -> str | None:
-        """Why a templated `rule` may not read `resolved` (its symlinks resolved); None when it may.
-
-        Symlinks inside the served folder are the author's to place, and are
-        followed; but a value never reaches a hidden file or a notebook through one.
-        """
-        name = resolved.rsplit("/", 1)[-1]
-        if rule.fixed or not (is_hidden_part(name) or name.casefold().endswith(".ipynb")):
-            return None
-        return "leads (through a symlink) to a hidden file or a notebook, which a prompt's argument may not select"
-
-    def _resolved(self, relative: str, rules: Sequence[EmbedRule], shown: str) -> str:
-        """`relative` with its symlinks resolved, once every check on it passed; raises refusals."""
-        try:
-            resolved = resolve_inside(self._root, relative)
-        except FileRefusal as refusal:
-            if refusal.kind == "outside":
-                raise PathRefusedError(shown, f"{_OUTSIDE} (a symlink leads out of it)") from None
-            raise
-        reasons = [self._refusal_through_links(rule, resolved) for rule in rules]
-        if None not in reasons:
-            raise PathRefusedError(shown, next(r for r in reasons if r is not None))
-        return resolved
-
     def read_file(self, spec: PromptSpec, path: str) -> bytes:
         """The bytes of a file named relative to `spec`'s notebook, as one of the prompt's embedded paths allows.
 
@@ -705,64 +532,7 @@ class NotebookFolderSource:
         `ResourceError` for a fixed path that cannot be read, or a prompt that
         is not served here.
         """
-        if spec.origin is None or spec.origin not in self._states:
-            raise ResourceError(path, f"Prompt {spec.name!r} does not come from a notebook served here")
-        if is_absolute_path(path):  # joining would silently drop the notebook's folder
-            raise PathRefusedError(path, f"{_OUTSIDE}: an embedded path is relative to its notebook")
-        relative = _normalized(posixpath.join(posixpath.dirname(spec.origin), path))
-        if relative is None:
-            raise PathRefusedError(path, _OUTSIDE)
-        rules = [EmbedRule.of(spec.origin, t.path) for t in spec.messages if t.path is not None]
-        allowing = [rule for rule in rules if rule.refusal(relative) is None]
-        if not allowing:
-            reasons = [reason for rule in rules if not rule.fixed and (reason := rule.refusal(relative))]
-            raise PathRefusedError(path, reasons[0] if reasons else "is not a file this prompt embeds")
-        fixed = any(rule.fixed for rule in allowing)
-        try:
-            resolved = self._resolved(relative, [r for r in allowing if r.fixed] or allowing, path)
-            return read_inside(self._root, resolved, limit=MAX_FILE_BYTES).data
-        except FileRefusal as refusal:
-            if fixed:  # the notebook's own file: not the client's doing
-                raise ResourceError(to_file_uri(relative), _describe(relative, refusal)) from None
-            raise EmbeddedFileArgumentError(spec.name, path, _describe(relative, refusal)) from None
-
-    def _derived_now(self) -> _Derived:
-        """The embed rules and cell listing of the current set, computed once per change."""
-        cached = self._derived
-        if not self._lock.acquire(blocking=False):
-            if cached is not None:
-                return cached[1]  # a rescan after a swap holds the lock: what is served until it publishes
-            self._lock.acquire()
-        try:  # a consistent pair; the work itself is done outside the lock
-            states, version = self._states, self._version
-        finally:
-            self._lock.release()
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        rules: dict[str, EmbedRule] = {}
-        for key, state in states.items():
-            for spec in state.loaded.prompts if state.loaded else ():
-                for template in spec.messages:
-                    if template.path is not None:
-                        rule = EmbedRule.of(key, template.path)
-                        rules.setdefault(rule.template, rule)
-        cells = tuple(
-            self._cell_info(key, cell) for key, state in states.items() for cell in (state.loaded or _EMPTY).cells
-        )
-        derived = _Derived(MappingProxyType(dict(sorted(rules.items()))), cells, digest_of(cells))
-        self._derived = (version, derived)
-        return derived
-
-    @staticmethod
-    def _cell_info(key: str, cell: PublishedCell) -> ResourceInfo:
-        return ResourceInfo(
-            uri=to_cell_uri(key, cell.key),
-            name=f"{key}#cell={cell.key}",
-            title=f"Cell {cell.number} of {key}",
-            description=f"Part of the prompt{'s' if len(cell.prompts) > 1 else ''} {', '.join(cell.prompts)}",
-            mime_type=cell.mime_type,
-            size=len(cell.source.encode()) if cell.source is not None else None,
-        )
+        return self._resources.read_file(spec, path)
 
     def list_resources(self) -> ResourceListing:
         """Every published cell, then every existing file a prompt embeds by a fixed path.
@@ -771,116 +541,11 @@ class NotebookFolderSource:
         embedded files are looked at on every call (their sizes change
         without a notebook changing).
         """
-        derived = self._derived_now()
-        files: list[ResourceInfo] = []
-        for relative, rule in derived.rules.items():
-            if not rule.fixed or _normalized(relative) is None:
-                continue
-            try:
-                status = os.stat(self._root / resolve_inside(self._root, relative), follow_symlinks=False)
-            except (FileRefusal, OSError, ValueError):
-                continue
-            if stat.S_ISREG(status.st_mode):
-                mime_type = mimetypes.guess_type(relative, strict=False)[0]
-                files.append(ResourceInfo(to_file_uri(relative), relative, mime_type=mime_type, size=status.st_size))
-        fingerprint = digest_of([derived.cells_digest, *files]).hex()
-        return ResourceListing((*derived.cells, *files), fingerprint)
+        return self._resources.list_resources()
 
     def read_resource(self, uri: str) -> Sequence[EmbeddedResource]:
         """A cell's published source and media, or a file that a served prompt embeds."""
-        location = parse_notebook_uri(uri, root=str(self._root))
-        shown = _quoted(uri)
-        state = self._states.get(location.path)
-        if location.cell is not None:
-            if state is None:
-                raise ResourceError(uri, f"Unknown resource {shown}: {location.path!r} is not a served notebook")
-            cells = (state.loaded or _EMPTY).cells
-            cell = next((c for c in cells if c.key == location.cell), None)
-            if cell is None:
-                raise ResourceError(
-                    uri, f"Unknown resource {shown}: no published cell {_quoted(location.cell)} in {location.path}"
-                )
-            return _cell_contents(uri, cell)
-        if state is not None:
-            raise ResourceError(uri, f"Unknown resource {shown}: name a cell, as {to_cell_uri(location.path, '<id>')}")
-        allowing = [rule for rule in self._derived_now().rules.values() if rule.refusal(location.path) is None]
-        if not allowing:
-            raise ResourceError(uri, f"Unknown resource {shown}: no served prompt embeds {_quoted(location.path)}")
-        try:
-            resolved = self._resolved(location.path, allowing, location.path)
-            data = read_inside(self._root, resolved, limit=MAX_FILE_BYTES).data
-        except PathRefusedError as refusal:
-            if refusal.reason.startswith(_OUTSIDE):
-                raise
-            # Allowed as written but not where its symlinks lead: as unknown as any file no prompt embeds.
-            raise ResourceError(
-                uri, f"Unknown resource {shown}: no served prompt embeds {_quoted(location.path)}"
-            ) from None
-        except FileRefusal as refusal:
-            raise ResourceError(uri, _describe(location.path, refusal)) from None
-        mime_type = mimetypes.guess_type(location.path, strict=False)[0]
-        if is_textual_mime_type(mime_type):
-            try:
-                return [EmbeddedResource(uri=uri, mime_type=mime_type or "text/plain", text=data.decode("utf-8"))]
-            except UnicodeDecodeError:
-                pass
-        blob = base64.b64encode(data).decode("ascii")
-        return [EmbeddedResource(uri=uri, mime_type=mime_type or "application/octet-stream", blob=blob)]
-
-
-def _quoted(text: str, limit: int = 200) -> str:
-    """`text` quoted for a message, cut short: an error never echoes a huge request back."""
-    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"
-
-
-def _describe(relative: str, refusal: FileRefusal) -> str:
-    """A client-facing message for a file that cannot be read; it names the file relative to the served folder."""
-    shown = _quoted(relative)
-    if refusal.kind == "missing":
-        detail = "" if str(refusal) == "no such file" else f" ({refusal})"
-        return f"No file {shown} in the served folder{detail}"
-    if refusal.kind == "too-large":
-        return f"File {shown} is too large: {refusal}"
-    if refusal.kind == "special":
-        return f"{shown} is not a file that can be embedded: {refusal}"
-    return f"File {shown} cannot be read: {refusal}"
-
-
-_EMPTY = NotebookPrompts(prompts=())
-
-
-class _Batches:
-    """Paths changed since the last look, merged; a look waits on `take` for the next (all on the event loop)."""
-
-    def __init__(self) -> None:
-        self._paths: set[Path] = set()
-        self._more = anyio.Event()
-
-    def add(self, paths: Collection[Path]) -> None:
-        self._paths.update(paths)
-        self._more.set()
-
-    def pending(self) -> bool:
-        return bool(self._paths)
-
-    async def take(self) -> set[Path]:
-        while not self._paths:
-            await self._more.wait()
-            self._more = anyio.Event()
-        paths, self._paths = self._paths, set()
-        return paths
-
-
-def _cell_contents(uri: str, cell: PublishedCell) -> list[EmbeddedResource]:
-    contents: list[EmbeddedResource] = []
-    if cell.source is not None:
-        contents.append(EmbeddedResource(uri=uri, mime_type=cell.mime_type, text=cell.source))
-    for block in cell.media:
-        if isinstance(block, ImageContent | AudioContent):
-            contents.append(EmbeddedResource(uri=uri, mime_type=block.mime_type, blob=block.data))
-        elif isinstance(block, TextContent):
-            contents.append(EmbeddedResource(uri=uri, mime_type="text/plain", text=block.text))
-    return contents or [EmbeddedResource(uri=uri, mime_type=cell.mime_type, text="")]
+        return self._resources.read_resource(uri)
 
 
 if TYPE_CHECKING:  # the server takes a folder source as its ResourceProvider; keep them in step

@@ -9,10 +9,12 @@ notebooks, `offload.py`) builds it the very same way.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..exceptions import NotebookFormatError
+from ..models import PromptSpec
 from .cells import NotebookPrompts, prompts_from_notebook
 from .index import body_bytes
 from .parallel import Built
@@ -20,9 +22,33 @@ from .reader import parse_notebook
 from .sandbox import FileRefusal, SandboxedFile, read_inside, resolve_inside
 from .stored import listing_of
 
-__all__ = ["MAX_NOTEBOOK_BYTES", "build", "build_stored", "digest", "failure_reason", "read_notebook_inside"]
+__all__ = [
+    "MAX_NOTEBOOK_BYTES",
+    "NotebookState",
+    "build",
+    "build_stored",
+    "digest",
+    "failure_reason",
+    "read_notebook_inside",
+]
 
 MAX_NOTEBOOK_BYTES = 256_000_000  # a notebook larger than this is refused rather than held in memory
+
+
+@dataclass(frozen=True, slots=True)
+class NotebookState:
+    """One served notebook: its file, its last good load, and why it fails to load now, if it does."""
+
+    path: Path
+    loaded: NotebookPrompts | None  # the last good load
+    error: str | None = None
+    stamp: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) of the file that was loaded
+    digest: bytes | None = None  # of the bytes of that file: what the registry tells this group's prompts by
+
+    def group(self) -> tuple[tuple[PromptSpec, ...], tuple[str, ...]]:
+        prompts = self.loaded.prompts if self.loaded else ()
+        warnings = self.loaded.warnings if self.loaded else ()
+        return prompts, (*warnings, self.error) if self.error else warnings
 
 
 def read_notebook_inside(root: Path, key: str) -> SandboxedFile:
