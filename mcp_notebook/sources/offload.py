@@ -21,6 +21,7 @@ import contextlib
 import logging
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -84,6 +85,8 @@ def _outcome(root: str, key: str) -> Outcome | None:
 
 def serve() -> None:
     """The helper's main loop: a (root, key) request on stdin, its `Outcome` (or None) on stdout, until EOF."""
+    # Ctrl-C in a terminal reaches the whole process group: the helper leaves when its pipe closes instead.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     requests = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
     sys.stdout = sys.stderr  # nothing printed by accident reaches the answers
