@@ -1,5 +1,10 @@
 """Serving a folder of notebooks: prompts in the registry, cells and files as resources, live reload.
 
+This module holds what is served and loads it; the other jobs are next to it:
+`finding.py` (which notebooks, under which key), `loading.py` (one notebook
+read and built), `reloading.py` (following the files off the event loop) and
+`folder_resources.py` (cells and embedded files as resources).
+
 Each notebook is one registry group, keyed by its path relative to the served
 folder (posix). A notebook that stops loading (half-written, corrupt, nested
 too deeply, a symlink leading out of the folder, a FIFO or other special
@@ -13,62 +18,40 @@ relative to the served folder, never where it is on the server.
 
 from __future__ import annotations
 
-import base64
 import functools
 import gc
-import hashlib
 import logging
-import mimetypes
 import os
 import pickle
-import posixpath
-import stat
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeGuard
 
 import anyio
 
-from ..exceptions import EmbeddedFileArgumentError, NotebookFormatError, PathRefusedError, ResourceError
-from ..models import AudioContent, EmbeddedResource, ImageContent, PromptSpec, ResourceInfo, TextContent
-from ..registry import PromptRegistry, digest_of
-from ..rendering import is_textual_mime_type
+from ..exceptions import NotebookFormatError
+from ..models import EmbeddedResource, PromptSpec
+from ..registry import PromptRegistry
 from ..resources import ResourceListing, ResourceProvider
-from .cells import NotebookPrompts, PublishedCell, prompts_from_notebook
-from .embeds import EmbedRule, is_hidden_part
-from .index import Entry, NotebookIndex, Stamp, body_bytes
+from .cells import NotebookPrompts
+from .finding import ServedPaths, exists
+from .folder_resources import MAX_FILE_BYTES, FolderResources
+from .index import Entry, NotebookIndex, Stamp
+from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason, read_notebook_inside
+from .loading import digest as file_digest
+from .offload import MIN_BYTES as MIN_OFFLOADED_BYTES
+from .offload import BuildProcess
 from .parallel import Built, SharedBuild, worker_count
-from .reader import parse_notebook
-from .sandbox import FileRefusal, SandboxedFile, look_inside, read_inside, resolve_inside
-from .stored import Body, Interned, StoredBody, listing_of, restore
-from .uris import is_absolute_path, parse_notebook_uri, to_cell_uri, to_file_uri
-from .watch import symlinks_on_the_way, watch_paths
+from .reloading import Reloader
+from .sandbox import FileRefusal, SandboxedFile, look_inside, resolve_inside
+from .stored import Body, Interned, StoredBody, restore
 
 __all__ = ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"]
 
 log = logging.getLogger(__name__)
-
-MAX_FILE_BYTES = 10_000_000  # an embedded file larger than this is refused rather than sent to a model
-MAX_NOTEBOOK_BYTES = 256_000_000  # a notebook larger than this is refused rather than held in memory
-_OUTSIDE = "is outside the served folder"
-
-
-@dataclass(frozen=True, slots=True)
-class _NotebookState:
-    path: Path
-    loaded: NotebookPrompts | None  # the last good load
-    error: str | None = None
-    stamp: tuple[int, int, int] | None = None  # (mtime_ns, size, inode) of the file that was loaded
-    digest: bytes | None = None  # of the bytes of that file: what the registry tells this group's prompts by
-
-    def group(self) -> tuple[tuple[PromptSpec, ...], tuple[str, ...]]:
-        prompts = self.loaded.prompts if self.loaded else ()
-        warnings = self.loaded.warnings if self.loaded else ()
-        return prompts, (*warnings, self.error) if self.error else warnings
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -77,34 +60,6 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (status.st_mtime_ns, status.st_size, status.st_ino)
-
-
-def _is_hidden(parts: Iterable[str]) -> bool:
-    return any(is_hidden_part(part) for part in parts)
-
-
-def _exists(path: Path) -> bool:
-    """Whether something other than a folder is at `path` (a dangling symlink or a FIFO counts)."""
-    return os.path.lexists(path) and not path.is_dir()
-
-
-def _iso(mtime_ns: int) -> str:
-    return datetime.fromtimestamp(mtime_ns / 1e9, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _normalized(relative: str) -> str | None:
-    """`relative` (posix) without `.` and `..` parts, or None when it leaves the served folder."""
-    normal = posixpath.normpath(relative)
-    return None if normal == ".." or normal.startswith("../") or normal.startswith("/") else normal
-
-
-@dataclass(frozen=True, slots=True)
-class _Derived:
-    """What is computed once per change of the served set rather than once per request."""
-
-    rules: Mapping[str, EmbedRule]  # every embedded path template, joined to its notebook's folder
-    cells: tuple[ResourceInfo, ...]
-    cells_digest: bytes
 
 
 class NotebookFolderSource:
@@ -133,17 +88,31 @@ class NotebookFolderSource:
         self._index_root = self._root
         self._index = NotebookIndex(index_folder, self._root) if index_folder is not None else None
         self._index_writers: list[threading.Thread] = []
+        self._builder = BuildProcess()  # builds large notebooks after a save (`offload.py`); started when first needed
         self._lock = threading.RLock()
-        self._states: Mapping[str, _NotebookState] = MappingProxyType({})
+        self._states: Mapping[str, NotebookState] = MappingProxyType({})
         self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
-        self._derived: tuple[int, _Derived] | None = None
+        self._resources = FolderResources(self)
 
     def _serve_at(self, resolved: tuple[Path, ...]) -> None:
         """Serve the paths given as they resolve now: `resolved` (the folders, the files, their common root)."""
-        self._resolution = resolved
-        self._folders = tuple(dict.fromkeys(p for p in resolved if p.is_dir()))
-        self._files = tuple(dict.fromkeys(p for p in resolved if not p.is_dir()))
-        self._root = Path(os.path.commonpath([*self._folders, *(f.parent for f in self._files)]))
+        self._served = ServedPaths.at(resolved)  # one value: a reader never sees half a swap
+
+    @property
+    def _resolution(self) -> tuple[Path, ...]:
+        return self._served.resolution
+
+    @property
+    def _folders(self) -> tuple[Path, ...]:
+        return self._served.folders
+
+    @property
+    def _files(self) -> tuple[Path, ...]:
+        return self._served.files
+
+    @property
+    def _root(self) -> Path:
+        return self._served.root
 
     @property
     def root(self) -> Path:
@@ -169,56 +138,14 @@ class NotebookFolderSource:
 
     def _key(self, path: Path) -> str | None:
         """The key of a served notebook path, or None when this source does not serve it."""
-        if path in self._files:
-            return path.relative_to(self._root).as_posix()
-        if path.suffix != ".ipynb":
-            return None
-        for folder in self._folders:
-            if path.is_relative_to(folder) and not _is_hidden(path.relative_to(folder).parts):
-                return path.relative_to(self._root).as_posix()
-        return None
+        return self._served.key(path)
 
     def _discover(self, under: Path | None = None) -> dict[str, Path]:
         """Every served notebook on disk now (only those below `under`, when given)."""
-        found: dict[str, Path] = {}
-        for file in self._files:
-            if _exists(file) and (under is None or file.is_relative_to(under)):
-                found[file.relative_to(self._root).as_posix()] = file
-        for folder in self._folders:
-            start = folder
-            if under is not None:
-                if under.is_relative_to(folder):
-                    start = under
-                elif not folder.is_relative_to(under):
-                    continue
-            if _is_hidden(start.relative_to(folder).parts) or not start.is_dir():
-                continue
-            root = str(self._root)
-            for dirpath, dirnames, filenames in os.walk(start):
-                dirnames[:] = sorted(d for d in dirnames if not _is_hidden([d]))
-                # Keys made from strings: pathlib per file is most of a large folder's walk.
-                folder_key = Path(os.path.relpath(dirpath, root)).as_posix()
-                prefix = "" if folder_key == "." else folder_key + "/"
-                for name in sorted(filenames):
-                    if name.endswith(".ipynb") and not name.startswith("."):
-                        found[prefix + name] = Path(dirpath, name)
-        return found
+        return self._served.discover(under)
 
     def _read_notebook(self, key: str) -> SandboxedFile:
-        try:  # no symlink on the way (the walk refuses any): the path is its own resolution
-            return read_inside(self._root, key, limit=MAX_NOTEBOOK_BYTES)
-        except FileRefusal:
-            pass  # resolved and read again below, which says why
-        try:
-            return read_inside(self._root, resolve_inside(self._root, key), limit=MAX_NOTEBOOK_BYTES)
-        except FileRefusal as refusal:
-            if refusal.kind == "outside":
-                reason = "is a symlink to a file outside the served folder, so it is refused"
-            elif refusal.kind == "special":
-                reason = f"is skipped: {refusal}"
-            else:
-                reason = f"cannot be read: {refusal}"
-            raise NotebookFormatError(key, reason) from None
+        return read_notebook_inside(self._root, key)
 
     def _look(self, key: str) -> Stamp | None:
         """The identity of the file of notebook `key`, found as reading it would find it; None if it is refused."""
@@ -233,7 +160,7 @@ class NotebookFolderSource:
 
     def _indexed(
         self, key: str, path: Path, stored: Mapping[str, Entry] | None, interned: Interned
-    ) -> _NotebookState | None:
+    ) -> NotebookState | None:
         """The notebook as an earlier run loaded it, if its file is exactly the one it was loaded from.
 
         `stored` holds the entries a whole scan looked up at once; without it, the index is asked.
@@ -258,7 +185,7 @@ class NotebookFolderSource:
         listing: bytes,
         fetch: Callable[[], Body | None],
         interned: Interned,
-    ) -> _NotebookState | None:
+    ) -> NotebookState | None:
         """Notebook `key` from its stored `listing`, its messages and cells left to `fetch` (or its file)."""
 
         def body(names: tuple[str, ...]) -> StoredBody:
@@ -267,14 +194,10 @@ class NotebookFolderSource:
         loaded = restore(listing, body, origin=key, root=str(self._root), interned=interned)
         if loaded is None:
             return None
-        return _NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
+        return NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
 
     def _build(self, key: str) -> tuple[SandboxedFile, NotebookPrompts]:
-        file = self._read_notebook(key)
-        data = parse_notebook(file.data, key)
-        return file, prompts_from_notebook(
-            data, origin=key, root=str(self._root), last_modified=_iso(file.stamp[0] or 0)
-        )
+        return build(self._root, key)
 
     def _rebuild(self, key: str) -> NotebookPrompts | None:
         """Notebook `key` read from its file as it is now, for a body the index no longer has; None if it fails."""
@@ -287,15 +210,11 @@ class NotebookFolderSource:
     def _build_stored(self, key: str) -> Built | None:
         """Notebook `key` built into the index's stored form (in a child of a shared first scan); None if it fails."""
         try:
-            file, loaded = self._build(key)
+            return build_stored(self._root, key)
         except Exception:  # loaded again by the parent, which reports why
             return None
-        listing = listing_of(loaded, origin=key, root=str(self._root))
-        if listing is None:
-            return None
-        return (*file.stamp, file.ctime_ns), _digest(file), listing, body_bytes(loaded)
 
-    def _from_built(self, key: str, path: Path, built: Built, interned: Interned) -> _NotebookState | None:
+    def _from_built(self, key: str, path: Path, built: Built, interned: Interned) -> NotebookState | None:
         """The notebook a child of a shared first scan built, restored as an index entry would be."""
         stamp, digest, listing, body = built
         state = self._restored(key, path, stamp, digest, listing, functools.partial(pickle.loads, body), interned)
@@ -307,34 +226,51 @@ class NotebookFolderSource:
         self,
         key: str,
         path: Path,
-        previous: _NotebookState | None,
+        previous: NotebookState | None,
         stored: Mapping[str, Entry] | None = None,
         interned: Interned | None = None,
         shared: SharedBuild | None = None,
-    ) -> _NotebookState:
+        offload: bool = False,
+    ) -> NotebookState:
+        """Notebook `key` loaded: from the index, from a child of a shared first scan, or built.
+
+        With `offload`, a notebook of at least `offload.MIN_BYTES` is built by the helper process
+        (`offload.py`), so that parsing it never holds this process's interpreter lock.
+        """
         interned = {} if interned is None else interned
         if (indexed := self._indexed(key, path, stored, interned)) is not None:
             return indexed
         built = shared.get(key) if shared is not None and not shared.mine(key) else None
         if built is not None and (restored := self._from_built(key, path, built, interned)) is not None:
             return restored
+        if offload and (status := _stamp(path)) is not None and status[1] >= MIN_OFFLOADED_BYTES:
+            outcome = self._builder.build(self._root, key)
+            if isinstance(outcome, str):
+                return self._failed(key, path, previous, outcome)
+            if outcome is not None and (restored := self._from_built(key, path, outcome, interned)) is not None:
+                return restored
         try:
             file, loaded = self._build(key)
         except Exception as error:  # one notebook, whatever is wrong with it, never stops the others loading
             if isinstance(error, NotebookFormatError):
-                reason = str(error).removeprefix(f"{error.path}: ")  # the key already names the file
+                reason = failure_reason(error)  # the key already names the file
             else:
                 log.exception("notebook %s could not be loaded", key)
                 reason = f"could not be loaded ({type(error).__name__}; the server log has the details)"
-            kept = previous.loaded if previous else None
-            note = "; its last good prompts stay served" if kept and kept.prompts else ""
-            log.warning("notebook %s failed to load: %s%s", key, reason, note)
-            digest = previous.digest if previous else None
-            return _NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}", digest=digest)
-        digest = _digest(file)
+            return self._failed(key, path, previous, reason)
+        digest = file_digest(file)
         if self._index is not None:
             self._index.put(key, (*file.stamp, file.ctime_ns), digest, loaded)
-        return _NotebookState(path=path, loaded=loaded, stamp=file.stamp, digest=digest)
+        return NotebookState(path=path, loaded=loaded, stamp=file.stamp, digest=digest)
+
+    @staticmethod
+    def _failed(key: str, path: Path, previous: NotebookState | None, reason: str) -> NotebookState:
+        """Notebook `key` that failed to load for `reason`: it keeps its last good prompts, if any."""
+        kept = previous.loaded if previous else None
+        note = "; its last good prompts stay served" if kept and kept.prompts else ""
+        log.warning("notebook %s failed to load: %s%s", key, reason, note)
+        digest = previous.digest if previous else None
+        return NotebookState(path=path, loaded=kept, error=f"{key}: {reason}{note}", digest=digest)
 
     def _apply(
         self,
@@ -345,6 +281,8 @@ class NotebookFolderSource:
         stored: Mapping[str, Entry] | None = None,
         shared: SharedBuild | None = None,
         store: bool = True,
+        unless_moved: bool = False,
+        offload: bool = False,
     ) -> bool:
         """Load `found`, forget `gone`, and publish the changed groups in one registry update.
 
@@ -353,7 +291,9 @@ class NotebookFolderSource:
         inode as when it was last loaded is kept instead of being read again.
         `stored` holds the index's entries when a whole scan looked them up at once; `shared`
         is children building some of the notebooks meanwhile (this process's own share goes first).
-        Without `store`, the caller writes the index itself.
+        Without `store`, the caller writes the index itself. With `unless_moved`, nothing is
+        published when a served path resolves elsewhere by then (see `_moved`). With `offload`,
+        large notebooks are built by the helper process (`_load`).
         """
         interned: Interned = {}
         with self._lock:
@@ -369,7 +309,7 @@ class NotebookFolderSource:
                 old = states.get(key)
                 if key in rescanned and old is not None and self._unchanged(old, path):
                     continue
-                new = self._load(key, path, old, stored, interned, shared)
+                new = self._load(key, path, old, stored, interned, shared, offload)
                 if self._same_prompts(old, new):
                     new = replace(new, digest=old.digest)  # other bytes, the same prompts: the same group
                 states[key] = new
@@ -377,6 +317,8 @@ class NotebookFolderSource:
                     changes[key] = new.group()
                     if new.digest is not None:
                         digests[key] = new.digest
+            if unless_moved and changes and self._moved():
+                return False  # what was read may be a swapped-away checkout being deleted: the swap is followed
             self._states = MappingProxyType(dict(sorted(states.items())))
             if shared is not None:  # published in the order found, whoever built them
                 order = [*(k for k in changes if k not in found), *found]
@@ -389,7 +331,7 @@ class NotebookFolderSource:
         return bool(changes)
 
     @staticmethod
-    def _same_prompts(old: _NotebookState | None, new: _NotebookState) -> TypeGuard[_NotebookState]:
+    def _same_prompts(old: NotebookState | None, new: NotebookState) -> TypeGuard[NotebookState]:
         """Whether `new` was read from other bytes than `old` and yet publishes the very same prompts."""
         if old is None or old.digest is None or new.digest == old.digest:
             return False
@@ -409,13 +351,17 @@ class NotebookFolderSource:
             writer.join(timeout)
 
     def close(self, timeout: float | None = 10.0) -> None:
-        """When the server stops: what was loaded is written to the index (waiting at most `timeout`), then closed."""
+        """When the server stops: what was loaded is written to the index (waiting at most `timeout`), then closed.
+
+        The helper process that builds large notebooks, if one was started, ends too.
+        """
+        self._builder.close()
         self.wait_for_index(timeout)
         if self._index is not None:
             self._index.close()
 
     @staticmethod
-    def _unchanged(state: _NotebookState, path: Path) -> bool:
+    def _unchanged(state: NotebookState, path: Path) -> bool:
         """Whether `path` is still the very file `state` was loaded from, untouched since."""
         return state.error is None and state.path == path and state.stamp is not None and state.stamp == _stamp(path)
 
@@ -470,6 +416,10 @@ class NotebookFolderSource:
         Returns whether anything published changed. A notebook that fails to
         load keeps its last good prompts; the others are unaffected.
         """
+        return self._reload(changed)
+
+    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False) -> bool:
+        """`reload`; `in_turn` (the watch's turn-taker): publish nothing if swapped meanwhile, offload large builds."""
         found: dict[str, Path] = {}
         rescanned: dict[str, Path] = {}
         gone: set[str] = set()
@@ -478,7 +428,7 @@ class NotebookFolderSource:
                 path = Path(os.path.abspath(raw if Path(raw).is_absolute() else self._root / raw))
                 key = self._key(path)
                 if key is not None:
-                    if _exists(path):
+                    if exists(path):
                         found[key] = path
                     else:
                         gone.add(key)
@@ -491,15 +441,13 @@ class NotebookFolderSource:
                     rescanned.update(now)
                     gone |= below - set(now)
             below_only = {key: path for key, path in rescanned.items() if key not in found}
-            return self._apply({**found, **below_only}, gone - set(found) - set(rescanned), rescanned=below_only)
+            gone -= set(found) | set(rescanned)
+            changes = {**found, **below_only}
+            return self._apply(changes, gone, rescanned=below_only, unless_moved=in_turn, offload=in_turn)
 
     def _accepts(self, path: Path) -> bool:
         """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""
-        if self._key(path) is not None:
-            return True
-        return path.suffix != ".ipynb" and any(
-            path.is_relative_to(folder) and not _is_hidden(path.relative_to(folder).parts) for folder in self._folders
-        )
+        return self._served.accepts(path)
 
     async def watch(
         self,
@@ -510,102 +458,29 @@ class NotebookFolderSource:
     ) -> None:
         """Reload notebooks as they change on disk, until `stop_event` is set or the task is cancelled.
 
-        `ready` is called once the watch is in place, after a fresh look at every
-        notebook so that nothing saved before then is missed. Registry listeners
-        are called on the thread running this coroutine, except after a swap (below).
+        `ready` is called (on the event loop) once the watch is in place, after a
+        fresh look at every notebook so that nothing saved before then is missed.
+        Reading, parsing and building run in a worker thread, one look after the
+        other: the event loop only queues what changed. Registry listeners are
+        called on that thread.
 
         A symlink on the way to a served path that is swapped to a new target
         (git-sync renames a new `current` over the old one, then deletes the old
-        checkout) is followed: the new target is watched, then read whole in a
-        worker thread, and published in one change; until then the old prompts
-        stay served. `poll` (seconds) looks for changes that often instead of
-        asking the kernel (`polling.py`; network file systems are polled anyway).
+        checkout) is followed: the new target is watched, then read whole, and
+        published in one change; until then the old prompts stay served. A look
+        that finds the served paths swapped meanwhile publishes nothing (it may
+        have seen the old checkout half deleted). `poll` (seconds) looks for
+        changes that often instead of asking the kernel (`polling.py`; network
+        file systems are polled anyway).
         """
-        announce = ready
+        await Reloader(self).watch(stop_event=stop_event, ready=ready, poll=poll)
 
-        def announced() -> None:
-            nonlocal announce
-            if announce is not None:
-                call, announce = announce, None
-                call()
-
-        first = True
-        while await self._watch_until_swapped(first=first, stop_event=stop_event, ready=announced, poll=poll):
-            first = False
-
-    async def _watch_until_swapped(
-        self, *, first: bool, stop_event: anyio.Event | None, ready: Callable[[], None], poll: float | None
-    ) -> bool:
-        """Watch what is served now, until `stop_event` (False) or a symlink on the way is swapped (True).
-
-        Not `first`: a swap was just followed, so everything is read again once the watch is in place,
-        and the changes seen meanwhile are held back until then.
-        """
-        swapped = anyio.Event()
-        links = frozenset(link for path in self._spelled for link in symlinks_on_the_way(path))
-        held: set[Path] | None = None if first else set()
-
-        def on_changes(paths: set[Path]) -> None:
-            if swapped.is_set():
-                return
-            if held is not None:
-                held.update(paths)
-            elif self._follow_swap():  # before a batch: a swap's deletions never empty what is served
-                swapped.set()
-            else:
-                self.reload(paths - links)
-
-        async def read_again() -> None:
-            nonlocal held
-            await anyio.to_thread.run_sync(self._rescan)
-            changed, held = held or set(), None
-            ready()
-            if self._follow_swap():
-                swapped.set()
-            elif changed:
-                self.reload(changed - links)
-
-        def accept(path: Path) -> bool:
-            return path in links or self._accepts(path)
-
-        names = {path.name for path in (*self._files, *links)}
-
-        def wanted(name: str) -> bool:
-            return (name.endswith(".ipynb") and not name.startswith(".")) or name in names
-
-        async with anyio.create_task_group() as group:
-
-            def on_ready() -> None:
-                if not first:
-                    group.start_soon(read_again)
-                    return
-                try:
-                    self.reload([*self._folders, *self._files])
-                finally:
-                    ready()
-
-            async def watch_then_end() -> None:
-                flat = {f.parent for f in self._files if not any(f.parent.is_relative_to(d) for d in self._folders)}
-                await watch_paths(
-                    self._folders,
-                    sorted(flat | {link.parent for link in links}),
-                    on_changes=on_changes,
-                    accept=accept,
-                    ready=on_ready,
-                    stop_event=stop_event,
-                    poll=poll,
-                    wanted=wanted,
-                    descend=lambda name: not is_hidden_part(name),
-                )
-                group.cancel_scope.cancel()
-
-            async def end_on_swap() -> None:
-                await swapped.wait()
-                group.cancel_scope.cancel()
-
-            group.start_soon(watch_then_end)
-            group.start_soon(end_on_swap)
-        return swapped.is_set()
+    def _moved(self) -> bool:
+        """Whether a served path now resolves elsewhere than where it is served from (a swap not followed yet)."""
+        try:
+            return tuple(path.resolve(strict=True) for path in self._spelled) != self._resolution
+        except (OSError, RuntimeError):
+            return False
 
     def _follow_swap(self) -> bool:
         """Whether a served path now resolves elsewhere (a symlink on the way was swapped); if so, serve there.
@@ -625,8 +500,11 @@ class NotebookFolderSource:
             log.info("%s now leads to %s: serving the notebooks there", spelled, now)
         return True
 
-    def _rescan(self) -> None:
-        """After a swap: read every notebook of the new target and publish them all as one registry change."""
+    def _rescan(self) -> bool:
+        """After a swap: read every notebook of the new target and publish them all as one registry change.
+
+        Returns whether a served path was swapped again meanwhile (then followed, and nothing published).
+        """
         with self._lock:
             if self._index is not None and self._index_folder is not None and self._index_root != self._root:
                 self.wait_for_index()
@@ -634,35 +512,14 @@ class NotebookFolderSource:
                 self._index = NotebookIndex(self._index_folder, self._root)
                 self._index_root = self._root
             found = self._discover()
-            self._apply(found, [key for key in self._states if key not in found], store=False)
+            gone = [key for key in self._states if key not in found]
+            self._apply(found, gone, store=False, unless_moved=True, offload=True)
+            if self._follow_swap():
+                return True
             self._store_index(keep=set(found))
+        return False
 
     # -- files and resources -----------------------------------------------------------------
-
-    @staticmethod
-    def _refusal_through_links(rule: EmbedRule, resolved: str) -> str | None:
-        """Why a templated `rule` may not read `resolved` (its symlinks resolved); None when it may.
-
-        Symlinks inside the served folder are the author's to place, and are
-        followed; but a value never reaches a hidden file or a notebook through one.
-        """
-        name = resolved.rsplit("/", 1)[-1]
-        if rule.fixed or not (is_hidden_part(name) or name.casefold().endswith(".ipynb")):
-            return None
-        return "leads (through a symlink) to a hidden file or a notebook, which a prompt's argument may not select"
-
-    def _resolved(self, relative: str, rules: Sequence[EmbedRule], shown: str) -> str:
-        """`relative` with its symlinks resolved, once every check on it passed; raises refusals."""
-        try:
-            resolved = resolve_inside(self._root, relative)
-        except FileRefusal as refusal:
-            if refusal.kind == "outside":
-                raise PathRefusedError(shown, f"{_OUTSIDE} (a symlink leads out of it)") from None
-            raise
-        reasons = [self._refusal_through_links(rule, resolved) for rule in rules]
-        if None not in reasons:
-            raise PathRefusedError(shown, next(r for r in reasons if r is not None))
-        return resolved
 
     def read_file(self, spec: PromptSpec, path: str) -> bytes:
         """The bytes of a file named relative to `spec`'s notebook, as one of the prompt's embedded paths allows.
@@ -675,64 +532,7 @@ class NotebookFolderSource:
         `ResourceError` for a fixed path that cannot be read, or a prompt that
         is not served here.
         """
-        if spec.origin is None or spec.origin not in self._states:
-            raise ResourceError(path, f"Prompt {spec.name!r} does not come from a notebook served here")
-        if is_absolute_path(path):  # joining would silently drop the notebook's folder
-            raise PathRefusedError(path, f"{_OUTSIDE}: an embedded path is relative to its notebook")
-        relative = _normalized(posixpath.join(posixpath.dirname(spec.origin), path))
-        if relative is None:
-            raise PathRefusedError(path, _OUTSIDE)
-        rules = [EmbedRule.of(spec.origin, t.path) for t in spec.messages if t.path is not None]
-        allowing = [rule for rule in rules if rule.refusal(relative) is None]
-        if not allowing:
-            reasons = [reason for rule in rules if not rule.fixed and (reason := rule.refusal(relative))]
-            raise PathRefusedError(path, reasons[0] if reasons else "is not a file this prompt embeds")
-        fixed = any(rule.fixed for rule in allowing)
-        try:
-            resolved = self._resolved(relative, [r for r in allowing if r.fixed] or allowing, path)
-            return read_inside(self._root, resolved, limit=MAX_FILE_BYTES).data
-        except FileRefusal as refusal:
-            if fixed:  # the notebook's own file: not the client's doing
-                raise ResourceError(to_file_uri(relative), _describe(relative, refusal)) from None
-            raise EmbeddedFileArgumentError(spec.name, path, _describe(relative, refusal)) from None
-
-    def _derived_now(self) -> _Derived:
-        """The embed rules and cell listing of the current set, computed once per change."""
-        cached = self._derived
-        if not self._lock.acquire(blocking=False):
-            if cached is not None:
-                return cached[1]  # a rescan after a swap holds the lock: what is served until it publishes
-            self._lock.acquire()
-        try:  # a consistent pair; the work itself is done outside the lock
-            states, version = self._states, self._version
-        finally:
-            self._lock.release()
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        rules: dict[str, EmbedRule] = {}
-        for key, state in states.items():
-            for spec in state.loaded.prompts if state.loaded else ():
-                for template in spec.messages:
-                    if template.path is not None:
-                        rule = EmbedRule.of(key, template.path)
-                        rules.setdefault(rule.template, rule)
-        cells = tuple(
-            self._cell_info(key, cell) for key, state in states.items() for cell in (state.loaded or _EMPTY).cells
-        )
-        derived = _Derived(MappingProxyType(dict(sorted(rules.items()))), cells, digest_of(cells))
-        self._derived = (version, derived)
-        return derived
-
-    @staticmethod
-    def _cell_info(key: str, cell: PublishedCell) -> ResourceInfo:
-        return ResourceInfo(
-            uri=to_cell_uri(key, cell.key),
-            name=f"{key}#cell={cell.key}",
-            title=f"Cell {cell.number} of {key}",
-            description=f"Part of the prompt{'s' if len(cell.prompts) > 1 else ''} {', '.join(cell.prompts)}",
-            mime_type=cell.mime_type,
-            size=len(cell.source.encode()) if cell.source is not None else None,
-        )
+        return self._resources.read_file(spec, path)
 
     def list_resources(self) -> ResourceListing:
         """Every published cell, then every existing file a prompt embeds by a fixed path.
@@ -741,101 +541,11 @@ class NotebookFolderSource:
         embedded files are looked at on every call (their sizes change
         without a notebook changing).
         """
-        derived = self._derived_now()
-        files: list[ResourceInfo] = []
-        for relative, rule in derived.rules.items():
-            if not rule.fixed or _normalized(relative) is None:
-                continue
-            try:
-                status = os.stat(self._root / resolve_inside(self._root, relative), follow_symlinks=False)
-            except (FileRefusal, OSError, ValueError):
-                continue
-            if stat.S_ISREG(status.st_mode):
-                mime_type = mimetypes.guess_type(relative, strict=False)[0]
-                files.append(ResourceInfo(to_file_uri(relative), relative, mime_type=mime_type, size=status.st_size))
-        fingerprint = digest_of([derived.cells_digest, *files]).hex()
-        return ResourceListing((*derived.cells, *files), fingerprint)
+        return self._resources.list_resources()
 
     def read_resource(self, uri: str) -> Sequence[EmbeddedResource]:
         """A cell's published source and media, or a file that a served prompt embeds."""
-        location = parse_notebook_uri(uri, root=str(self._root))
-        shown = _quoted(uri)
-        state = self._states.get(location.path)
-        if location.cell is not None:
-            if state is None:
-                raise ResourceError(uri, f"Unknown resource {shown}: {location.path!r} is not a served notebook")
-            cells = (state.loaded or _EMPTY).cells
-            cell = next((c for c in cells if c.key == location.cell), None)
-            if cell is None:
-                raise ResourceError(
-                    uri, f"Unknown resource {shown}: no published cell {_quoted(location.cell)} in {location.path}"
-                )
-            return _cell_contents(uri, cell)
-        if state is not None:
-            raise ResourceError(uri, f"Unknown resource {shown}: name a cell, as {to_cell_uri(location.path, '<id>')}")
-        allowing = [rule for rule in self._derived_now().rules.values() if rule.refusal(location.path) is None]
-        if not allowing:
-            raise ResourceError(uri, f"Unknown resource {shown}: no served prompt embeds {_quoted(location.path)}")
-        try:
-            resolved = self._resolved(location.path, allowing, location.path)
-            data = read_inside(self._root, resolved, limit=MAX_FILE_BYTES).data
-        except PathRefusedError as refusal:
-            if refusal.reason.startswith(_OUTSIDE):
-                raise
-            # Allowed as written but not where its symlinks lead: as unknown as any file no prompt embeds.
-            raise ResourceError(
-                uri, f"Unknown resource {shown}: no served prompt embeds {_quoted(location.path)}"
-            ) from None
-        except FileRefusal as refusal:
-            raise ResourceError(uri, _describe(location.path, refusal)) from None
-        mime_type = mimetypes.guess_type(location.path, strict=False)[0]
-        if is_textual_mime_type(mime_type):
-            try:
-                return [EmbeddedResource(uri=uri, mime_type=mime_type or "text/plain", text=data.decode("utf-8"))]
-            except UnicodeDecodeError:
-                pass
-        blob = base64.b64encode(data).decode("ascii")
-        return [EmbeddedResource(uri=uri, mime_type=mime_type or "application/octet-stream", blob=blob)]
-
-
-def _digest(file: SandboxedFile) -> bytes:
-    """What tells a notebook's prompts apart, far more cheaply than the prompts themselves: its file's bytes
-    and modification time (which annotations may show)."""
-    salt = file.stamp[0].to_bytes(16, "little", signed=True)
-    return hashlib.blake2b(file.data, digest_size=16, salt=salt).digest()
-
-
-def _quoted(text: str, limit: int = 200) -> str:
-    """`text` quoted for a message, cut short: an error never echoes a huge request back."""
-    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"
-
-
-def _describe(relative: str, refusal: FileRefusal) -> str:
-    """A client-facing message for a file that cannot be read; it names the file relative to the served folder."""
-    shown = _quoted(relative)
-    if refusal.kind == "missing":
-        detail = "" if str(refusal) == "no such file" else f" ({refusal})"
-        return f"No file {shown} in the served folder{detail}"
-    if refusal.kind == "too-large":
-        return f"File {shown} is too large: {refusal}"
-    if refusal.kind == "special":
-        return f"{shown} is not a file that can be embedded: {refusal}"
-    return f"File {shown} cannot be read: {refusal}"
-
-
-_EMPTY = NotebookPrompts(prompts=())
-
-
-def _cell_contents(uri: str, cell: PublishedCell) -> list[EmbeddedResource]:
-    contents: list[EmbeddedResource] = []
-    if cell.source is not None:
-        contents.append(EmbeddedResource(uri=uri, mime_type=cell.mime_type, text=cell.source))
-    for block in cell.media:
-        if isinstance(block, ImageContent | AudioContent):
-            contents.append(EmbeddedResource(uri=uri, mime_type=block.mime_type, blob=block.data))
-        elif isinstance(block, TextContent):
-            contents.append(EmbeddedResource(uri=uri, mime_type="text/plain", text=block.text))
-    return contents or [EmbeddedResource(uri=uri, mime_type=cell.mime_type, text="")]
+        return self._resources.read_resource(uri)
 
 
 if TYPE_CHECKING:  # the server takes a folder source as its ResourceProvider; keep them in step

@@ -72,10 +72,10 @@ RACY_SECONDS = 2.0  # a file changed more recently than this is not stored
 Stamp = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns) of the file the prompts were built from
 Entry = tuple[Stamp, bytes, bytes]  # a stored notebook: its file's stamp, its file's digest, its listing
 
-# The modules that build what the index stores (prompts from a notebook, their stored form, the pickles). The
-# format tag covers these and every module of the package that they import, found by reading their import
-# statements: a module the build starts to use is covered the day it is imported, with no list to keep.
-_BUILD_ROOTS = ("sources/cells.py", "sources/stored.py", "sources/index.py")
+# The modules that build what the index stores (a notebook read and parsed, its prompts, their stored form, the
+# pickles). The format tag covers these and every module of the package that they import, found by reading their
+# import statements: a module the build starts to use is covered the day it is imported, with no list to keep.
+_BUILD_ROOTS = ("sources/loading.py", "sources/cells.py", "sources/stored.py", "sources/index.py")
 
 # The layout of the table; a file with another one (an older release's) is emptied and laid out anew.
 # Since 3 the file gives freed space back (incremental auto-vacuum).

@@ -39,7 +39,7 @@ from .inotify import Change, inotify_supported
 from .inotify import changes as inotify_changes
 from .polling import DEFAULT_POLL_SECONDS, blind_file_system, poll_paths
 
-__all__ = ["DEBOUNCE_MS", "STEP_MS", "ReadySignal", "symlinks_on_the_way", "watch_paths"]
+__all__ = ["DEBOUNCE_MS", "STEP_MS", "FolderWatch", "ReadySignal", "symlinks_on_the_way", "watch_paths"]
 
 log = logging.getLogger(__name__)
 
@@ -139,61 +139,229 @@ async def watch_paths(
     (seconds), are looked at periodically instead: `wanted(name)` says which
     files and `descend(name)` which subfolders such a look stats.
     """
-    every = [(path, True) for path in recursive] + [(path, False) for path in flat]
-    folders, polled, blind = _split_polled(every, poll)
-    interval = poll if poll is not None else DEFAULT_POLL_SECONDS
-    if blind:
-        log.warning(
-            "%s %s on a network file system (%s), where changes made by other machines are not reported: "
-            "looking for changes every %g s instead (--poll SECONDS or MCP_NOTEBOOK_POLL sets how often)",
-            ", ".join(str(path) for path, _ in blind),
-            "is" if len(blind) == 1 else "are",
-            ", ".join(sorted({fs for _, fs in blind})),
-            interval,
-        )
-    elif poll is not None and polled:
-        log.info("looking for changes every %g s (--poll) in %s", interval, ", ".join(str(p) for p, _ in polled))
-    pending = len(folders) + (1 if polled else 0)
-    signals: set[ReadySignal] = set()
-    stopping = False
+    watch = FolderWatch(
+        recursive,
+        flat,
+        on_changes=on_changes,
+        accept=accept,
+        ready=ready,
+        stop_event=stop_event,
+        poll=poll,
+        wanted=wanted,
+        descend=descend,
+    )
+    await watch.run()
 
-    def on_first_ready() -> None:
-        nonlocal pending
-        pending -= 1
-        if pending == 0 and ready is not None:
-            ready()
 
-    def keep(change: Change, path: str) -> bool:
-        return accept(Path(path))
+# A batch of changes as the watchers give them: (what happened, the path), and what says a watch is done.
+_Batch = set[tuple[Change, str]]
+_Done = Callable[[_Batch], bool]
 
-    def report(paths: set[Path]) -> None:
+
+class FolderWatch:
+    """One `watch_paths`: each folder followed by a task of its own (`follow`), the polled ones by one more.
+
+    A followed folder is watched while it is the folder it was (`watch_once`), waited for through its
+    nearest parent while it is gone (`wait_for`); each watch runs on inotify on the event loop
+    (`watch_with_inotify`) or, where there is none, on `watchfiles.awatch` (`watch_with_awatch`).
+    """
+
+    def __init__(
+        self,
+        recursive: Sequence[Path],
+        flat: Sequence[Path],
+        *,
+        on_changes: Callable[[set[Path]], object],
+        accept: Callable[[Path], bool],
+        ready: Callable[[], None] | None,
+        stop_event: anyio.Event | None,
+        poll: float | None,
+        wanted: Callable[[str], bool],
+        descend: Callable[[str], bool],
+    ) -> None:
+        self._every = [(path, True) for path in recursive] + [(path, False) for path in flat]
+        self._on_changes = on_changes
+        self._accept = accept
+        self._ready = ready
+        self._stop_event = stop_event
+        self._poll = poll
+        self._wanted = wanted
+        self._descend = descend
+        self._folders, self._polled, self._blind = _split_polled(self._every, poll)
+        self._interval = poll if poll is not None else DEFAULT_POLL_SECONDS
+        self._pending = len(self._folders) + (1 if self._polled else 0)  # watches not in place yet
+        self._signals: set[ReadySignal] = set()
+        self._stopping = False
+
+    async def run(self) -> None:
+        """Watch until the stop event is set or the task is cancelled."""
+        self._say_how_polled()
+        if not self._every:
+            if self._ready is not None:
+                self._ready()
+            return
+        async with anyio.create_task_group() as guard:
+            guard.start_soon(self._stop_watchers_when_cancelled)
+            async with anyio.create_task_group() as watchers:
+                for path, deep in self._folders:
+                    watchers.start_soon(self._follow, path, deep)
+                if self._polled:
+                    watchers.start_soon(
+                        partial(
+                            poll_paths,
+                            self._polled,
+                            interval=self._interval,
+                            on_changes=self._report_polled,
+                            wanted=self._wanted,
+                            descend=self._descend,
+                            ready=self._one_ready,
+                            stop_event=self._stop_event,
+                        )
+                    )
+            guard.cancel_scope.cancel()
+
+    def _say_how_polled(self) -> None:
+        """One log line for the folders looked at periodically, and why."""
+        blind, interval = self._blind, self._interval
+        if blind:
+            log.warning(
+                "%s %s on a network file system (%s), where changes made by other machines are not reported: "
+                "looking for changes every %g s instead (--poll SECONDS or MCP_NOTEBOOK_POLL sets how often)",
+                ", ".join(str(path) for path, _ in blind),
+                "is" if len(blind) == 1 else "are",
+                ", ".join(sorted({fs for _, fs in blind})),
+                interval,
+            )
+        elif self._poll is not None and self._polled:
+            log.info(
+                "looking for changes every %g s (--poll) in %s", interval, ", ".join(str(p) for p, _ in self._polled)
+            )
+
+    def _one_ready(self) -> None:
+        """One more watch is in place; the last one calls `ready`."""
+        self._pending -= 1
+        if self._pending == 0 and self._ready is not None:
+            self._ready()
+
+    def _keep(self, change: Change, path: str) -> bool:
+        return self._accept(Path(path))
+
+    def _report(self, paths: set[Path]) -> None:
         try:
-            on_changes(paths)
+            self._on_changes(paths)
         except Exception:  # one failed reload must not end the watch
             log.exception("reloading changed notebooks failed")
 
-    async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
-        await event.wait()
-        scope.cancel()
+    def _report_polled(self, changes: _Batch) -> None:
+        accepted = {Path(changed) for _, changed in changes if self._accept(Path(changed))}
+        if accepted:
+            self._report(accepted)
 
-    def stopped() -> bool:
-        return stopping or (stop_event is not None and stop_event.is_set())
+    def _stopped(self) -> bool:
+        return self._stopping or (self._stop_event is not None and self._stop_event.is_set())
 
-    async def watch(
+    async def _follow(self, path: Path, deep: bool) -> None:
+        """Watch folder `path` for as long as the watch runs, through deletions and re-creations."""
+        first: Callable[[], None] | None = self._one_ready
+
+        def on_ready(again: bool) -> None:
+            nonlocal first
+            if first is not None:
+                announce, first = first, None
+                announce()
+            elif again:
+                self._report({path})  # back, or replaced: look at everything in it, now that it is watched
+
+        while not self._stopped():
+            identity = _identity(path)
+            try:
+                if identity is None:
+                    await self._wait_for(path, lambda: on_ready(False))
+                else:
+                    await self._watch_once(path, deep, lambda: on_ready(True), identity)
+            except OSError as error:  # vanished while the watch was being set up: look again
+                log.info("watching %s failed (%s); trying again", path, error)
+                await anyio.sleep(_RECHECK_MS / 1000)
+
+    async def _watch_once(
+        self, path: Path, deep: bool, on_ready: Callable[[], None], identity: tuple[int, int]
+    ) -> None:
+        """Watch `path` until it is stopped, or is no longer the folder `identity` names."""
+
+        def done(changes: _Batch) -> bool:
+            if changes:
+                self._report({Path(changed) for _, changed in changes})
+            # Its own deletion ends a watch even when a new folder already took the place, and
+            # the inode number with it (file systems reuse them at once): the identity alone misses that.
+            deleted = any(change == Change.deleted and Path(changed) == path for change, changed in changes)
+            if deleted or _identity(path) != identity:
+                if _identity(path) is None:
+                    self._report({path})  # gone: whatever it served is withdrawn
+                return True
+            return False
+
+        await self._watch(path, deep, on_ready, done, self._keep)
+
+    async def _wait_for(self, path: Path, on_ready: Callable[[], None]) -> None:
+        """Return once `path` is a folder again (or the watch stops), watching its nearest parent."""
+        parent = _nearest_existing(path)
+
+        def done(_: _Batch) -> bool:
+            return _identity(path) is not None or _nearest_existing(path) != parent
+
+        await self._watch(parent, False, on_ready, done)
+
+    async def _watch(
+        self,
         path: Path,
         deep: bool,
         on_ready: Callable[[], None],
-        done: Callable[[set[tuple[Change, str]]], bool],
+        done: _Done,
         keep_change: Callable[[Change, str], bool] | None = None,
     ) -> None:
         """Watch `path` until the watch stops or `done(batch)` says so; `on_ready()` once the watch is in place."""
         if inotify_supported():
-            await watch_on_loop(path, deep, on_ready, done, keep_change)
-            return
+            await self._watch_with_inotify(path, deep, on_ready, done, keep_change)
+        else:
+            await self._watch_with_awatch(path, deep, on_ready, done, keep_change)
+
+    async def _watch_with_inotify(
+        self,
+        path: Path,
+        deep: bool,
+        on_ready: Callable[[], None],
+        done: _Done,
+        keep_change: Callable[[Change, str], bool] | None,
+    ) -> None:
+        # inotify on the event loop: its first (empty) batch says the watch is in place.
+        async with anyio.create_task_group() as group:
+            if self._stop_event is not None:
+                group.start_soon(_cancel_when_set, self._stop_event, group.cancel_scope)
+            first = True
+            batches = inotify_changes(path, recursive=deep)
+            async with contextlib.aclosing(batches):
+                async for changes in batches:
+                    if first:
+                        first = False
+                        on_ready()
+                    if keep_change is not None:
+                        changes = {(change, changed) for change, changed in changes if keep_change(change, changed)}
+                    if done(changes):
+                        break
+            group.cancel_scope.cancel()
+
+    async def _watch_with_awatch(
+        self,
+        path: Path,
+        deep: bool,
+        on_ready: Callable[[], None],
+        done: _Done,
+        keep_change: Callable[[Change, str], bool] | None,
+    ) -> None:
         from watchfiles import awatch  # where there is no inotify
 
-        signal = ReadySignal(on_ready, stop_event)
-        signals.add(signal)
+        signal = ReadySignal(on_ready, self._stop_event)
+        self._signals.add(signal)
         try:
             # watchfiles' own `Change` has the values of ours (an IntEnum each): they compare equal.
             batches = awatch(
@@ -211,115 +379,22 @@ async def watch_paths(
                     if done(cast(Any, changes)):
                         return
         finally:
-            signals.discard(signal)
+            self._signals.discard(signal)
 
-    async def watch_on_loop(
-        path: Path,
-        deep: bool,
-        on_ready: Callable[[], None],
-        done: Callable[[set[tuple[Change, str]]], bool],
-        keep_change: Callable[[Change, str], bool] | None,
-    ) -> None:
-        # inotify on the event loop: its first (empty) batch says the watch is in place.
-        async with anyio.create_task_group() as group:
-            if stop_event is not None:
-                group.start_soon(cancel_when_set, stop_event, group.cancel_scope)
-            first = True
-            batches = inotify_changes(path, recursive=deep)
-            async with contextlib.aclosing(batches):
-                async for changes in batches:
-                    if first:
-                        first = False
-                        on_ready()
-                    if keep_change is not None:
-                        changes = {(change, changed) for change, changed in changes if keep_change(change, changed)}
-                    if done(changes):
-                        break
-            group.cancel_scope.cancel()
-
-    async def watch_once(path: Path, deep: bool, on_ready: Callable[[], None], identity: tuple[int, int]) -> None:
-        """Watch `path` until it is stopped, or is no longer the folder `identity` names."""
-
-        def done(changes: set[tuple[Change, str]]) -> bool:
-            if changes:
-                report({Path(changed) for _, changed in changes})
-            # Its own deletion ends a watch even when a new folder already took the place, and
-            # the inode number with it (file systems reuse them at once): the identity alone misses that.
-            deleted = any(change == Change.deleted and Path(changed) == path for change, changed in changes)
-            if deleted or _identity(path) != identity:
-                if _identity(path) is None:
-                    report({path})  # gone: whatever it served is withdrawn
-                return True
-            return False
-
-        await watch(path, deep, on_ready, done, keep)
-
-    async def wait_for(path: Path, on_ready: Callable[[], None]) -> None:
-        """Return once `path` is a folder again (or the watch stops), watching its nearest parent."""
-        parent = _nearest_existing(path)
-        await watch(parent, False, on_ready, lambda _: _identity(path) is not None or _nearest_existing(path) != parent)
-
-    async def follow(path: Path, deep: bool) -> None:
-        first: Callable[[], None] | None = on_first_ready
-
-        def on_ready(again: bool) -> None:
-            nonlocal first
-            if first is not None:
-                announce, first = first, None
-                announce()
-            elif again:
-                report({path})  # back, or replaced: look at everything in it, now that it is watched
-
-        while not stopped():
-            identity = _identity(path)
-            try:
-                if identity is None:
-                    await wait_for(path, lambda: on_ready(False))
-                else:
-                    await watch_once(path, deep, lambda: on_ready(True), identity)
-            except OSError as error:  # vanished while the watch was being set up: look again
-                log.info("watching %s failed (%s); trying again", path, error)
-                await anyio.sleep(_RECHECK_MS / 1000)
-
-    async def stop_watchers_when_cancelled() -> None:
+    async def _stop_watchers_when_cancelled(self) -> None:
         # awatch waits for its thread shielded from cancellation, for up to its 5 s timeout;
         # setting the stop signals makes the thread return within one step instead.
-        nonlocal stopping
         try:
             await anyio.sleep_forever()
         finally:
-            stopping = True
-            for signal in list(signals):
+            self._stopping = True
+            for signal in list(self._signals):
                 signal.set()
 
-    def report_polled(changes: set[tuple[Change, str]]) -> None:
-        accepted = {Path(changed) for _, changed in changes if accept(Path(changed))}
-        if accepted:
-            report(accepted)
 
-    if not every:
-        if ready is not None:
-            ready()
-        return
-    async with anyio.create_task_group() as guard:
-        guard.start_soon(stop_watchers_when_cancelled)
-        async with anyio.create_task_group() as watchers:
-            for path, deep in folders:
-                watchers.start_soon(follow, path, deep)
-            if polled:
-                watchers.start_soon(
-                    partial(
-                        poll_paths,
-                        polled,
-                        interval=interval,
-                        on_changes=report_polled,
-                        wanted=wanted,
-                        descend=descend,
-                        ready=on_first_ready,
-                        stop_event=stop_event,
-                    )
-                )
-        guard.cancel_scope.cancel()
+async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
 
 
 def _split_polled(

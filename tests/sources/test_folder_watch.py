@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -19,20 +20,29 @@ DEADLINE = 1.0  # seconds from a save on disk to the new registry snapshot
 
 
 class SnapshotWaiter:
-    """Waits, with a deadline, until the registry's snapshot satisfies a condition."""
+    """Waits, with a deadline, until the registry's snapshot satisfies a condition.
+
+    Reloads publish from a worker thread, so the listener wakes the waiting task through its loop.
+    """
 
     def __init__(self, registry: PromptRegistry) -> None:
         self.registry = registry
         self.seen: list[RegistrySnapshot] = []
         self._changed = anyio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
         registry.add_listener(self.on_snapshot)
 
     def on_snapshot(self, snapshot: RegistrySnapshot) -> None:
         self.seen.append(snapshot)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
         self._changed.set()
 
     async def until(self, condition: Callable[[RegistrySnapshot], bool], deadline: float = DEADLINE) -> float:
         """Seconds it took for `condition` to hold; fails after `deadline`."""
+        self._loop = asyncio.get_running_loop()
         start = time.monotonic()
         with anyio.fail_after(deadline):
             while not condition(self.registry.snapshot()):

@@ -17,8 +17,8 @@ from mcp_notebook.exceptions import MCPNotebookError
 from mcp_notebook.models import Deferred, PromptSpec, RenderedPrompt
 from mcp_notebook.registry import PromptRegistry
 from mcp_notebook.rendering import render_prompt
-from mcp_notebook.sources import folder as folder_module
 from mcp_notebook.sources import index as index_module
+from mcp_notebook.sources import loading as loading_module
 from mcp_notebook.sources.folder import NotebookFolderSource
 from mcp_notebook.sources.index import FILE_NAME
 
@@ -148,9 +148,9 @@ def test_prompts_from_the_index_render_exactly_as_those_built_from_the_notebooks
     cache = tmp_path / "cache"
     eager_registry, eager = _serve(folder, cache)
     built: list[str] = []
-    real = folder_module.prompts_from_notebook
+    real = loading_module.prompts_from_notebook
     monkeypatch.setattr(
-        folder_module, "prompts_from_notebook", lambda data, **kw: built.append(kw["origin"]) or real(data, **kw)
+        loading_module, "prompts_from_notebook", lambda data, **kw: built.append(kw["origin"]) or real(data, **kw)
     )
 
     lazy_registry, lazy = _serve(folder, cache)

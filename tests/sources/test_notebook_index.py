@@ -16,8 +16,8 @@ import pytest
 from notebook_files import write_notebook
 
 from mcp_notebook.registry import PromptRegistry
-from mcp_notebook.sources import folder as folder_module
 from mcp_notebook.sources import index as index_module
+from mcp_notebook.sources import loading as loading_module
 from mcp_notebook.sources.folder import NotebookFolderSource
 from mcp_notebook.sources.index import FILE_NAME, NotebookIndex, default_cache_dir
 
@@ -47,13 +47,13 @@ class LoadCounter:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.keys: list[str] = []
-        real = folder_module.prompts_from_notebook
+        real = loading_module.prompts_from_notebook
 
         def counting(data: object, *, origin: str, **kwargs: object) -> object:
             self.keys.append(origin)
             return real(data, origin=origin, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(folder_module, "prompts_from_notebook", counting)
+        monkeypatch.setattr(loading_module, "prompts_from_notebook", counting)
 
 
 def _serve(folder: Path, cache: Path | None) -> tuple[PromptRegistry, NotebookFolderSource]:
@@ -210,6 +210,8 @@ def test_the_build_covers_every_module_it_imports_and_nothing_the_build_never_ru
 
     # Imported by the builders themselves, or by what they import: no list names them.
     assert {"transcript.py", "sources/uris.py", "exceptions.py", "sources/cells.py", "models.py"} <= modules
+    # How a notebook is read and parsed before it is built.
+    assert {"sources/loading.py", "sources/reader.py", "sources/sandbox.py"} <= modules
     assert {"__init__.py", "sources/__init__.py", "version.py"} <= modules
     # The package's face imports the IPython extension and the client only inside functions or for the type
     # checker: nothing of them builds a prompt.

@@ -18,6 +18,9 @@ SURFACE = {
     ],
     "mcp_notebook.sources.embeds": ["EmbedRule", "is_hidden_part"],
     "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"],
+    "mcp_notebook.sources.finding": ["ServedPaths", "exists", "is_hidden"],
+    "mcp_notebook.sources.folder_resources": ["FolderResources", "MAX_FILE_BYTES", "Published"],
+    "mcp_notebook.sources.reloading": ["Reloadable", "Reloader"],
     "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"],
     "mcp_notebook.sources.sandbox": ["FileRefusal", "SandboxedFile", "look_inside", "read_inside", "resolve_inside"],
     "mcp_notebook.sources.index": [
@@ -31,6 +34,16 @@ SURFACE = {
         "default_cache_dir",
         "format_tag",
     ],
+    "mcp_notebook.sources.loading": [
+        "MAX_NOTEBOOK_BYTES",
+        "NotebookState",
+        "build",
+        "build_stored",
+        "digest",
+        "failure_reason",
+        "read_notebook_inside",
+    ],
+    "mcp_notebook.sources.offload": ["BuildProcess", "MIN_BYTES", "Outcome", "serve"],
     "mcp_notebook.sources.parallel": [
         "Built",
         "MIN_NOTEBOOKS",
@@ -50,7 +63,14 @@ SURFACE = {
         "to_file_uri",
         "to_file_uri_template",
     ],
-    "mcp_notebook.sources.watch": ["DEBOUNCE_MS", "ReadySignal", "STEP_MS", "symlinks_on_the_way", "watch_paths"],
+    "mcp_notebook.sources.watch": [
+        "DEBOUNCE_MS",
+        "FolderWatch",
+        "ReadySignal",
+        "STEP_MS",
+        "symlinks_on_the_way",
+        "watch_paths",
+    ],
     "mcp_notebook.sources.polling": [
         "DEFAULT_POLL_SECONDS",
         "Look",

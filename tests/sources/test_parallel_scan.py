@@ -16,6 +16,7 @@ from mcp_notebook.models import Deferred
 from mcp_notebook.registry import PromptRegistry
 from mcp_notebook.sources import folder as folder_module
 from mcp_notebook.sources import index as index_module
+from mcp_notebook.sources import loading as loading_module
 from mcp_notebook.sources import parallel
 from mcp_notebook.sources.folder import NotebookFolderSource
 
@@ -96,9 +97,9 @@ def test_what_children_built_is_indexed_for_the_next_start(tmp_path: Path, monke
     _write_table(folder)
     first_registry, first = _scan(folder, 2, cache)
     read: list[str] = []
-    real = folder_module.prompts_from_notebook
+    real = loading_module.prompts_from_notebook
     monkeypatch.setattr(
-        folder_module, "prompts_from_notebook", lambda data, **kw: read.append(kw["origin"]) or real(data, **kw)
+        loading_module, "prompts_from_notebook", lambda data, **kw: read.append(kw["origin"]) or real(data, **kw)
     )
 
     again_registry, again = _scan(folder, 2, cache)

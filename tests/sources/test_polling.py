@@ -7,6 +7,7 @@ table puts on NFS is watched by polling, with one log line saying so.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -168,9 +169,19 @@ class _Waiter:
     def __init__(self, registry: PromptRegistry) -> None:
         self.registry = registry
         self.changed = anyio.Event()
-        registry.add_listener(lambda _: self.changed.set())  # reloads run on this loop: no swap here
+        self._loop: asyncio.AbstractEventLoop | None = None
+        registry.add_listener(self._on_snapshot)
+
+    def _on_snapshot(self, _: object) -> None:
+        # Reloads publish from a worker thread: the waiting task is woken through its loop.
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        self.changed.set()
 
     async def until(self, condition: Callable[[PromptRegistry], bool]) -> None:
+        self._loop = asyncio.get_running_loop()
         with anyio.fail_after(DEADLINE):
             while not condition(self.registry):
                 self.changed = anyio.Event()

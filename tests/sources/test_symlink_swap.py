@@ -130,6 +130,51 @@ async def test_swaps_never_publish_an_empty_listing(git: Path, tmp_path: Path, p
     source.close()
 
 
+def _swap_before_the_walk(git: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """git-sync swaps and deletes the old checkout after the next look asked "swapped?" and before it walks."""
+    walk = NotebookFolderSource._discover
+    walked: list[Path] = []
+
+    def discover(self: NotebookFolderSource, under: Path | None = None) -> dict[str, Path]:
+        if under is not None and not walked:  # a look at a folder (a scan walks from the top, under None)
+            walked.append(under)
+            _swap(git, 1, delete_old=True)
+        return walk(self, under)
+
+    monkeypatch.setattr(NotebookFolderSource, "_discover", discover)
+    return walked
+
+
+async def test_a_swap_during_the_first_look_is_followed_and_what_it_saw_never_published(
+    git: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = PromptRegistry()
+    source = NotebookFolderSource([git / "current"], registry)
+    source.scan()
+    snapshots = Snapshots(registry)
+    walked = _swap_before_the_walk(git, monkeypatch)
+    async with _watching(source):  # its first look walks rev-0 as it is being deleted
+        await snapshots.until(lambda s: _names(s) == ["p1"])
+    assert walked == [git / "rev-0"]
+    assert [_names(s) for s in snapshots.seen] == [["p1"]]  # never the empty listing the walk found
+
+
+def test_a_look_that_finds_the_paths_swapped_when_it_would_publish_publishes_nothing(
+    git: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = PromptRegistry()
+    source = NotebookFolderSource([git / "current"], registry)
+    source.scan()
+    published: list[RegistrySnapshot] = []
+    registry.add_listener(published.append)
+    _swap_before_the_walk(git, monkeypatch)
+
+    assert not source._reload([git / "rev-0"], in_turn=True)  # the look the watch takes
+
+    assert published == [] and _names(registry.snapshot()) == ["p0"]
+    assert source.root == (git / "rev-0").absolute()  # the swap is left for the watch to follow
+
+
 async def test_a_link_removed_then_made_again_keeps_the_old_prompts_until_it_is_back(git: Path) -> None:
     registry = PromptRegistry()
     source = NotebookFolderSource([git / "current"], registry)

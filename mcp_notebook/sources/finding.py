@@ -1,0 +1,88 @@
+"""Finding the notebooks a folder source serves: which paths are served, each notebook's key, which are on disk.
+
+Folders are searched recursively for `*.ipynb`, skipping hidden folders and
+`.ipynb_checkpoints`; files given by name are served as they are. A
+notebook's key is its path relative to the served root (posix).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .embeds import is_hidden_part
+
+__all__ = ["ServedPaths", "exists", "is_hidden"]
+
+
+def is_hidden(parts: Iterable[str]) -> bool:
+    return any(is_hidden_part(part) for part in parts)
+
+
+def exists(path: Path) -> bool:
+    """Whether something other than a folder is at `path` (a dangling symlink or a FIFO counts)."""
+    return os.path.lexists(path) and not path.is_dir()
+
+
+@dataclass(frozen=True, slots=True)
+class ServedPaths:
+    """The paths given, as they resolve now: the folders, the files and their common root, in one value."""
+
+    resolution: tuple[Path, ...]
+    folders: tuple[Path, ...]
+    files: tuple[Path, ...]
+    root: Path
+
+    @classmethod
+    def at(cls, resolved: tuple[Path, ...]) -> ServedPaths:
+        folders = tuple(dict.fromkeys(p for p in resolved if p.is_dir()))
+        files = tuple(dict.fromkeys(p for p in resolved if not p.is_dir()))
+        root = Path(os.path.commonpath([*folders, *(f.parent for f in files)]))
+        return cls(resolved, folders, files, root)
+
+    def key(self, path: Path) -> str | None:
+        """The key of a served notebook path, or None when it is not served."""
+        if path in self.files:
+            return path.relative_to(self.root).as_posix()
+        if path.suffix != ".ipynb":
+            return None
+        for folder in self.folders:
+            if path.is_relative_to(folder) and not is_hidden(path.relative_to(folder).parts):
+                return path.relative_to(self.root).as_posix()
+        return None
+
+    def accepts(self, path: Path) -> bool:
+        """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""
+        if self.key(path) is not None:
+            return True
+        return path.suffix != ".ipynb" and any(
+            path.is_relative_to(folder) and not is_hidden(path.relative_to(folder).parts) for folder in self.folders
+        )
+
+    def discover(self, under: Path | None = None) -> dict[str, Path]:
+        """Every served notebook on disk now (only those below `under`, when given), by key."""
+        found: dict[str, Path] = {}
+        for file in self.files:
+            if exists(file) and (under is None or file.is_relative_to(under)):
+                found[file.relative_to(self.root).as_posix()] = file
+        for folder in self.folders:
+            start = folder
+            if under is not None:
+                if under.is_relative_to(folder):
+                    start = under
+                elif not folder.is_relative_to(under):
+                    continue
+            if is_hidden(start.relative_to(folder).parts) or not start.is_dir():
+                continue
+            root = str(self.root)
+            for dirpath, dirnames, filenames in os.walk(start):
+                dirnames[:] = sorted(d for d in dirnames if not is_hidden([d]))
+                # Keys made from strings: pathlib per file is most of a large folder's walk.
+                folder_key = Path(os.path.relpath(dirpath, root)).as_posix()
+                prefix = "" if folder_key == "." else folder_key + "/"
+                for name in sorted(filenames):
+                    if name.endswith(".ipynb") and not name.startswith("."):
+                        found[prefix + name] = Path(dirpath, name)
+        return found

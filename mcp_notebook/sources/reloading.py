@@ -1,0 +1,187 @@
+"""Reloading a folder source as its notebooks change on disk, off the event loop, following symlink swaps.
+
+One task, the turn-taker, does every look in a worker thread, strictly one
+after the other, so that a reload and a followed swap never interleave; the
+event loop only queues the paths that changed (`watch.watch_paths`) and wakes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+import anyio.to_thread
+
+from .embeds import is_hidden_part
+from .watch import symlinks_on_the_way, watch_paths
+
+__all__ = ["Reloadable", "Reloader"]
+
+log = logging.getLogger(__name__)
+
+
+class Reloadable(Protocol):
+    """What the reloader asks of its folder source: what it serves, and the looks it takes."""
+
+    _spelled: tuple[Path, ...]  # the paths as given, symlinks unresolved
+
+    @property
+    def _folders(self) -> tuple[Path, ...]: ...
+
+    @property
+    def _files(self) -> tuple[Path, ...]: ...
+
+    def _accepts(self, path: Path) -> bool: ...
+
+    def _rescan(self) -> bool: ...
+
+    def _follow_swap(self) -> bool: ...
+
+    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False) -> bool: ...
+
+
+class Reloader:
+    """Keeps one folder source in step with its files: `watch` runs until stopped."""
+
+    def __init__(self, source: Reloadable) -> None:
+        self._source = source
+
+    async def watch(
+        self,
+        *,
+        stop_event: anyio.Event | None = None,
+        ready: Callable[[], None] | None = None,
+        poll: float | None = None,
+    ) -> None:
+        """Reload notebooks as they change on disk, until `stop_event` is set or the task is cancelled.
+
+        `ready` is called (on the event loop) once the watch is in place, after a
+        fresh look at every notebook so that nothing saved before then is missed.
+        Reading, parsing and building run in a worker thread, one look after the
+        other: the event loop only queues what changed. Registry listeners are
+        called on that thread.
+
+        A symlink on the way to a served path that is swapped to a new target
+        (git-sync renames a new `current` over the old one, then deletes the old
+        checkout) is followed: the new target is watched, then read whole, and
+        published in one change; until then the old prompts stay served. A look
+        that finds the served paths swapped meanwhile publishes nothing (it may
+        have seen the old checkout half deleted). `poll` (seconds) looks for
+        changes that often instead of asking the kernel (`polling.py`; network
+        file systems are polled anyway).
+        """
+        announce = ready
+
+        def announced() -> None:
+            nonlocal announce
+            if announce is not None:
+                call, announce = announce, None
+                call()
+
+        first = True
+        while await self._watch_until_swapped(first=first, stop_event=stop_event, ready=announced, poll=poll):
+            first = False
+
+    async def _watch_until_swapped(
+        self, *, first: bool, stop_event: anyio.Event | None, ready: Callable[[], None], poll: float | None
+    ) -> bool:
+        """Watch what is served now, until `stop_event` (False) or a symlink on the way is swapped (True).
+
+        One task, the turn-taker, does every look in a worker thread, strictly one after the other:
+        once the watch is in place, the look at everything (`first`) or, after a swap was followed, the
+        read of the new target; then each batch of changes queued meanwhile, merged. Every look begins
+        by asking whether a served path was swapped; a swap ends the watch after that look, and no look
+        of this watch runs after it. The loop only queues paths and wakes the turn-taker.
+        """
+        source = self._source
+        links = frozenset(link for path in source._spelled for link in symlinks_on_the_way(path))
+        queue = _Batches()
+        watching = anyio.Event()
+        swapped = False
+
+        def accept(path: Path) -> bool:
+            return path in links or source._accepts(path)
+
+        names = {path.name for path in (*source._files, *links)}
+
+        def wanted(name: str) -> bool:
+            return (name.endswith(".ipynb") and not name.startswith(".")) or name in names
+
+        async def take_turns() -> None:
+            nonlocal swapped
+            await watching.wait()
+            if first:  # a fresh look at everything, so that nothing saved before the watch is missed
+                queue.add({*source._folders, *source._files})
+            elif await anyio.to_thread.run_sync(source._rescan):
+                swapped = True
+                return
+            if not first or not queue.pending():
+                ready()
+            while True:
+                batch = await queue.take()
+                if await anyio.to_thread.run_sync(self._turn, batch - links):
+                    swapped = True
+                    return
+                ready()  # after the first look, which every later batch follows
+
+        async with anyio.create_task_group() as group:
+
+            async def watch_then_end() -> None:
+                flat = {f.parent for f in source._files if not any(f.parent.is_relative_to(d) for d in source._folders)}
+                await watch_paths(
+                    source._folders,
+                    sorted(flat | {link.parent for link in links}),
+                    on_changes=queue.add,
+                    accept=accept,
+                    ready=watching.set,
+                    stop_event=stop_event,
+                    poll=poll,
+                    wanted=wanted,
+                    descend=lambda name: not is_hidden_part(name),
+                )
+                group.cancel_scope.cancel()
+
+            async def turns_then_end() -> None:
+                await take_turns()
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch_then_end)
+            group.start_soon(turns_then_end)
+        return swapped
+
+    def _turn(self, changed: set[Path]) -> bool:
+        """One look, in the turn-taker's thread: follow a swap (True), or reload `changed` (False)."""
+        source = self._source
+        if source._follow_swap():  # before a batch: a swap's deletions never empty what is served
+            return True
+        try:
+            if changed:
+                source._reload(changed, in_turn=True)
+        except Exception:  # one failed reload must not end the watch
+            log.exception("reloading changed notebooks failed")
+        return source._follow_swap()  # swapped while it read: it published nothing, the new target is read
+
+
+class _Batches:
+    """Paths changed since the last look, merged; a look waits on `take` for the next (all on the event loop)."""
+
+    def __init__(self) -> None:
+        self._paths: set[Path] = set()
+        self._more = anyio.Event()
+
+    def add(self, paths: Collection[Path]) -> None:
+        self._paths.update(paths)
+        self._more.set()
+
+    def pending(self) -> bool:
+        return bool(self._paths)
+
+    async def take(self) -> set[Path]:
+        while not self._paths:
+            await self._more.wait()
+            self._more = anyio.Event()
+        paths, self._paths = self._paths, set()
+        return paths
