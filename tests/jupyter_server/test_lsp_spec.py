@@ -195,12 +195,14 @@ async def test_the_bridge_serves_the_jupyter_servers_notebooks_in_markdown_and_n
     async with lsp_socket(jupyter) as socket:
         # What jupyterlab-lsp sends for a notebook's Markdown cells: one document of them all, language markdown.
         markdown = "file:///virtual/notebook.ipynb.python-markdown.md"
-        _open(socket, markdown, "markdown", "/\n/jupyter:greet style=\n")
+        # Each slash line a paragraph of its own: only there can JupyterLab's completer put an answer (jupyterlab.py).
+        _open(socket, markdown, "markdown", "/\n\n/jupyter:greet style=\n")
         labels = await _wait_for_labels(socket, markdown, 0, 1, "/jupyter:greet")
         assert {"/jupyter:greet", "/jupyter:explain", "/jupyter:note0"} <= set(labels)
-        assert await _labels(socket, markdown, 1, len("/jupyter:greet style=")) == ["warmly", "wittily", "formally"]
+        values = await _labels(socket, markdown, 2, len("/jupyter:greet style="))
+        assert values == ["warmly", "wittily", "formally"], values
         hover = await socket.request(
-            "textDocument/hover", {"textDocument": {"uri": markdown}, "position": {"line": 1, "character": 5}}
+            "textDocument/hover", {"textDocument": {"uri": markdown}, "position": {"line": 2, "character": 5}}
         )
         assert "Greet" in hover["contents"]["value"]
 
