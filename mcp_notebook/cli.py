@@ -67,19 +67,17 @@ def _load_quietly(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderS
         sources.propagate = propagate
 
 
-def _load(
-    paths: Sequence[str], *, index_folder: Path | None = None, meanwhile: Callable[[], object] | None = None
-) -> tuple[PromptRegistry, NotebookFolderSource]:
-    """The served folder, scanned; `meanwhile` (the server's imports) runs while children share the scan."""
+def _load(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
+    """The notebooks at `paths`, scanned once (for `list` and `render`; `serve` runs a `NotebookService`)."""
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
 
     registry = PromptRegistry()
     try:
-        source = NotebookFolderSource(list(paths), registry, index_folder=index_folder)
+        source = NotebookFolderSource(list(paths), registry)
     except (FileNotFoundError, ValueError) as error:
         raise UsageProblem(str(error)) from None
-    source.first_scan(meanwhile)
+    source.first_scan()
     return registry, source
 
 

@@ -57,12 +57,7 @@ class ServiceSettings:
     cache_dir: str | None = None  # None: $MCP_NOTEBOOK_CACHE_DIR, else $XDG_CACHE_HOME/mcp-notebook
 
     def __post_init__(self) -> None:
-        for field in fields(self):
-            value = getattr(self, field.name)
-            try:
-                settings.option(field.name).check(value)
-            except ValueError as error:
-                raise ValueError(f"{field.name} {error}, not {value!r}") from None
+        settings.check_values({name: getattr(self, name) for name in self.names()})
         if self.poll is not None and not self.watch:
             raise ValueError("poll says how to watch, and watch is off: give one of them")
 

@@ -587,6 +587,15 @@ def to_env(values: Mapping[str, Any]) -> dict[str, str]:
     return {_BY_NAME[name].env: _BY_NAME[name].kind.write(value) for name, value in values.items() if value is not None}
 
 
+def check_values(values: Mapping[str, Any]) -> None:
+    """ValueError naming the first option of `values` (by name) whose value its declaration refuses."""
+    for name, value in values.items():
+        try:
+            _BY_NAME[name].check(value)
+        except ValueError as error:
+            raise ValueError(f"{name} {error}, not {value!r}") from None
+
+
 def problem_in_trait(name: str, value: Any) -> str | None:
     """Why a Jupyter setting's value is refused (`MCPNotebook.page_size must be at least 1, not 0`), or None."""
     declared = _BY_NAME[name]

@@ -41,8 +41,6 @@ class NotebookHost:
         # The prompts are one user's files behind that user's login: no cache may share them.
         self.service = NotebookService(settings, cache=CachePolicy(scope="private"))
         self.root = self.service.root
-        self.registry = self.service.registry
-        self.source = self.service.source
         # No Host check and no token here: the Jupyter server has done both, with its own rules.
         self.app: ASGIApp = create_http_app(self.service.server, allowed_hosts=None)
         self.problem: str | None = None

@@ -96,16 +96,7 @@ class FolderResources:
         return resolved
 
     def read_file(self, spec: PromptSpec, path: str) -> bytes:
-        """The bytes of a file named relative to `spec`'s notebook, as one of the prompt's embedded paths allows.
-
-        Raises `PathRefusedError` (a `PathOutsideRootError`) for absolute
-        paths, `..` escapes, symlinks leading out of the served folder, and a
-        templated path whose value selects a file outside the template's
-        folder, a hidden file or a notebook; `EmbeddedFileArgumentError` when
-        an argument selects a file that is missing or cannot be read; and
-        `ResourceError` for a fixed path that cannot be read, or a prompt that
-        is not served here.
-        """
+        """`NotebookFolderSource.read_file`: a file a prompt embeds, as its paths allow (errors told there)."""
         if spec.origin is None or spec.origin not in self._source._states:
             raise ResourceError(path, f"Prompt {spec.name!r} does not come from a notebook served here")
         if is_absolute_path(path):  # joining would silently drop the notebook's folder

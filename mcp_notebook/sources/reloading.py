@@ -56,23 +56,7 @@ class Reloader:
         ready: Callable[[], None] | None = None,
         poll: float | None = None,
     ) -> None:
-        """Reload notebooks as they change on disk, until `stop_event` is set or the task is cancelled.
-
-        `ready` is called (on the event loop) once the watch is in place, after a
-        fresh look at every notebook so that nothing saved before then is missed.
-        Reading, parsing and building run in a worker thread, one look after the
-        other: the event loop only queues what changed. Registry listeners are
-        called on that thread.
-
-        A symlink on the way to a served path that is swapped to a new target
-        (git-sync renames a new `current` over the old one, then deletes the old
-        checkout) is followed: the new target is watched, then read whole, and
-        published in one change; until then the old prompts stay served. A look
-        that finds the served paths swapped meanwhile publishes nothing (it may
-        have seen the old checkout half deleted). `poll` (seconds) looks for
-        changes that often instead of asking the kernel (`polling.py`; network
-        file systems are polled anyway).
-        """
+        """`NotebookFolderSource.watch`: reload as notebooks change on disk, every look in a worker thread."""
         announce = ready
 
         def announced() -> None:

@@ -70,12 +70,7 @@ class HttpLimits:
     drain_timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        for field in fields(self):
-            value = getattr(self, field.name)
-            try:
-                settings.option(field.name).check(value)
-            except ValueError as error:
-                raise ValueError(f"{field.name} {error}, not {value!r}") from None
+        settings.check_values({field.name: getattr(self, field.name) for field in fields(self)})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> HttpLimits:
