@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
+from test_http_transport import serving
 
 from mcp_notebook.models import MessageTemplate, PromptArgument, PromptSpec, TextContent
 from mcp_notebook.protocol.listing import PreparedListing
 from mcp_notebook.protocol.server import PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
-from mcp_notebook.transports.http import serve_http
 
 DEADLINE = 10.0
 PAGE_SIZE = 3
@@ -53,26 +51,6 @@ def _registry() -> PromptRegistry:
 def _sdk_path(server: PromptServer) -> PromptServer:
     server.middleware = [m for m in server.middleware if not isinstance(m, PreparedListing)]
     return server
-
-
-@asynccontextmanager
-async def serving(server: PromptServer, **options: Any) -> AsyncIterator[str]:
-    ready = anyio.Event()
-    urls: list[str] = []
-    shutdown = anyio.Event()
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(lambda: serve_http(server, on_ready=on_ready, shutdown=shutdown, **options))
-        with anyio.fail_after(DEADLINE):
-            await ready.wait()
-        try:
-            yield urls[0]
-        finally:
-            shutdown.set()
 
 
 class HttpWire:

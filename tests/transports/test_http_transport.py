@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_notebook.models import MessageTemplate, PromptArgument, PromptSpec, TextContent
-from mcp_notebook.protocol.server import create_server
+from mcp_notebook.protocol.server import PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
 from mcp_notebook.transports.http import allowed_hosts_for, serve_http, url_for
 
@@ -46,7 +46,9 @@ def registry() -> PromptRegistry:
 
 
 @asynccontextmanager
-async def serving(registry: PromptRegistry, **options: Any) -> AsyncIterator[str]:
+async def serving(served: PromptRegistry | PromptServer, **options: Any) -> AsyncIterator[str]:
+    """`serve_http` on a free port of 127.0.0.1 until the block ends: a server, or one made for a registry."""
+    server = served if isinstance(served, PromptServer) else create_server(served)
     ready = anyio.Event()
     urls: list[str] = []
     shutdown = anyio.Event()
@@ -56,7 +58,7 @@ async def serving(registry: PromptRegistry, **options: Any) -> AsyncIterator[str
         ready.set()
 
     async with anyio.create_task_group() as group:
-        group.start_soon(lambda: serve_http(create_server(registry), on_ready=on_ready, shutdown=shutdown, **options))
+        group.start_soon(lambda: serve_http(server, on_ready=on_ready, shutdown=shutdown, **options))
         with anyio.fail_after(DEADLINE):
             await ready.wait()
         try:
