@@ -8,12 +8,14 @@ and the notebook sources are imported inside the command that needs them.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import sys
 
 from . import __version__, settings
 from .command_line import HelpFormatter
+from .terminal import HELP_COLUMNS
 
 # Not `typing.TYPE_CHECKING`: importing typing (or json, shlex, shutil, pathlib) here would make `--help` slower.
 TYPE_CHECKING = False
@@ -758,6 +760,50 @@ def build_parser(command: str | None = None) -> _Parser:
 
         add_connect_arguments(connect)
     return parser
+
+
+HELP_COMMANDS = ("", "serve", "list", "render", "config", "connect")  # "": `mcp-notebook --help`
+HELP_TEXT_MODULE = "help_text.py"
+
+
+def help_texts() -> dict[str, str]:
+    """Each command's `--help` as argparse prints it at 80 columns, whatever the terminal: what `help_text.py` holds."""
+    at_80 = functools.partial(argparse.RawDescriptionHelpFormatter, width=HELP_COLUMNS - 2)
+    texts = {}
+    for command in HELP_COMMANDS:
+        parser = build_parser(command)
+        chosen = next(iter(parser.subcommands(command)), parser) if command else parser
+        chosen.formatter_class = at_80
+        texts[command] = chosen.format_help()
+    return texts
+
+
+def _quoted(line: str) -> str:
+    """`line` as a Python string literal, quoted as the formatter (ruff) would write it."""
+    literal = repr(line)
+    if literal.startswith("'") and '"' not in line:
+        literal = '"' + literal[1:-1].replace("\\'", "'") + '"'
+    return literal
+
+
+def write_help_text() -> Path:
+    """Write `help_text.py` again from the parser, for this Python: run it after changing any option or help."""
+    from pathlib import Path
+
+    lines = [
+        '"""`mcp-notebook --help`, rendered in advance by `cli.write_help_text()` (do not edit; see `console.py`)."""',
+        "",
+        f"PYTHON = {tuple(sys.version_info[:2])!r}  # argparse lays help out differently in other versions",
+        "TEXTS: dict[str, str] = {",
+    ]
+    for command, text in help_texts().items():
+        lines.append(f"    {_quoted(command)}: (")
+        lines.extend(f"        {_quoted(line)}" for line in text.splitlines(keepends=True))
+        lines.append("    ),")
+    lines.append("}")
+    path = Path(__file__).with_name(HELP_TEXT_MODULE)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,17 +3,18 @@
 `correction_for` reads argparse's error for a misspelled subcommand, option or
 choice and says what was meant, so the error comes with what to type ("did you
 mean"); the close names are `naming.suggest_names`, the rule `%mcp` follows
-too. `HelpFormatter` is argparse's layout without argparse's import of shutil.
-Only argparse, os, re and sys are imported up front, so `--help` stays light;
-the suggestions are imported on the error path.
+too. `HelpFormatter` is argparse's layout, at most 80 columns wide
+(`terminal.py`), without argparse's import of shutil. Only argparse, re and
+sys are imported up front, so `--help` stays light; the suggestions are
+imported on the error path.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import sys
+
+from .terminal import help_columns
 
 TYPE_CHECKING = False  # not typing's: importing typing would make `--help` slower
 if TYPE_CHECKING:
@@ -28,15 +29,10 @@ _OPTION_WORD = re.compile(r"--?[A-Za-z]")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's layout, sized to the terminal without importing shutil (and with it bz2 and lzma)."""
+    """argparse's layout at `terminal.help_columns()` (at most 80), without argparse's import of shutil."""
 
     def __init__(self, prog: str) -> None:
-        try:  # as shutil.get_terminal_size does it; argparse then keeps 2 columns free
-            fileno = sys.__stdout__.fileno()  # type: ignore[union-attr]
-            columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(fileno).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-        super().__init__(prog, width=(columns if columns > 0 else 80) - 2)
+        super().__init__(prog, width=help_columns() - 2)  # argparse keeps 2 columns free, as it does by default
 
 
 def _unquoted(text: str) -> str:

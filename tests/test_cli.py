@@ -338,6 +338,7 @@ def test_help_imports_nothing_but_what_argparse_itself_needs_to_print_help(argv:
         "mcp_notebook.version",
         "mcp_notebook.cli",
         "mcp_notebook.command_line",
+        "mcp_notebook.terminal",
         "mcp_notebook.settings",  # the options `serve` declares, which its flags are derived from
     }
 

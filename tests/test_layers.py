@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "naming",
             "command_line",
+            "terminal",
             "settings",
             "rendering",
             "argument_types",
@@ -54,6 +55,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "lazy_packages",
             "client",
             "cli",
+            "console",
+            "help_text",
             "__main__",
             "kernel_proxy",
             "config",

@@ -179,5 +179,6 @@ def test_help_imports_nothing_but_what_argparse_itself_needs_to_print_help() -> 
         "lsp_bridge.cli",
         "mcp_notebook",
         "mcp_notebook.command_line",
+        "mcp_notebook.terminal",
         "mcp_notebook.version",
     }
