@@ -35,7 +35,7 @@ from typing import Any
 from .corpus import create_corpus, prompt_arguments_for
 from .servers import ROOT, describe_environment, ours_command
 
-__all__ = ["Cell", "capture", "main", "measure", "run"]
+__all__ = ["Cell", "capture", "main", "measure", "run", "serving_process"]
 
 MODERN = "2026-07-28"
 STARTUP = 60.0
@@ -63,6 +63,8 @@ def _request(port: int, name: str, method: str = "prompts/get") -> bytes:
     if method == "prompts/get":
         params |= {"name": name, "arguments": prompt_arguments_for(name)}
         named = f"Mcp-Name: {name}\r\n"
+    elif method == "completion/complete":
+        params |= {"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": "audience", "value": "re"}}
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
     head = (
         f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
@@ -184,6 +186,15 @@ def _wait_until_serving(port: int, name: str, process: subprocess.Popen[bytes]) 
 
 @contextmanager
 def _serving(server: str, folder: Path, workers: int, name: str, canned: Path | None = None) -> Iterator[int]:
+    with serving_process(server, folder, workers, name, canned) as (port, _):
+        yield port
+
+
+@contextmanager
+def serving_process(
+    server: str, folder: Path, workers: int, name: str, canned: Path | None = None
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """`server` ("ours", "sdk" or "floor") serving `folder` with `workers` workers: its port and its process."""
     # Every server binds the port it is given, as a TCP socket: uvicorn's `--fd` takes a socket for a Unix
     # one, so its connections would go without TCP_NODELAY and wait on delayed ACKs.
     sock = _bound_socket()
@@ -200,7 +211,7 @@ def _serving(server: str, folder: Path, workers: int, name: str, canned: Path | 
     process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_until_serving(port, name, process)
-        yield port
+        yield port, process
     finally:
         process.terminate()
         try:

@@ -1,0 +1,64 @@
+"""The HTTP profile reads py-spy's collapsed stacks by party, and samples a real server under load.
+
+The shares are not judged; that they are read right, and that a real
+recording finds our code and the SDK's in the server's busy samples, is.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.profile_http import owner_of, read_collapsed
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_each_frame_belongs_to_the_party_whose_package_holds_its_file() -> None:
+    assert owner_of("mcp_notebook/transports/http.py") == "ours"
+    assert owner_of("/venv/lib/python3.11/site-packages/mcp/server/lowlevel/server.py") == "SDK"
+    assert owner_of("mcp/shared/inbound.py") == "SDK"
+    assert owner_of("pydantic_core/core_schema.py") == "pydantic"
+    assert owner_of("uvicorn/protocols/http/httptools_impl.py") == "uvicorn"
+    assert owner_of("asyncio/runners.py") == "asyncio"
+    assert owner_of("<string>") == "other"
+
+
+def test_the_leaf_frame_of_each_stack_gets_its_samples() -> None:
+    lines = [
+        "<module> (mcp-notebook:8);Server.run (uvicorn/server.py:86);"
+        "AccessGate.__call__ (mcp_notebook/transports/http.py:242) 6",
+        "<module> (mcp-notebook:8);handle_modern_request (mcp/server/_streamable_http_modern.py:90) 3",
+        "<module> (mcp-notebook:8);dumps (json/__init__.py:231) 1",
+        "not a stack",
+    ]
+    profile = read_collapsed(lines)
+    assert profile.samples == 10
+    assert profile.by_owner == {"ours": 6, "SDK": 3, "json": 1}
+    assert profile.by_function["AccessGate.__call__ (mcp_notebook/transports/http.py)"] == 6
+    assert profile.owner_lines()[2:] == ["| ours | 60% |", "| SDK | 30% |", "| json | 10% |"]
+    assert profile.function_lines(1)[2] == "| `AccessGate.__call__ (mcp_notebook/transports/http.py)` | ours | 60.0% |"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["prompts/get", "completion/complete"])
+def test_a_real_recording_of_our_server_under_load_finds_ours_and_the_sdks_code(method: str, tmp_path: Path) -> None:
+    raw = tmp_path / "stacks.txt"
+    quick = ["--seconds", "2", "--clients", "4", "--notebooks", "2", "--prompts", "2", "--method", method]
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.profile_http", *quick, "--raw", str(raw)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert out.returncode == 0, f"{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    shares = dict(re.findall(r"^\| (\w+) \| (\d+)% \|$", out.stdout, re.MULTILINE))
+    assert {"ours", "SDK"} <= shares.keys(), out.stdout
+    assert 97 <= sum(int(share) for share in shares.values()) <= 103
+    assert raw.read_text().count("mcp_notebook/transports/http.py") > 0
