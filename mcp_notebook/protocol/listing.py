@@ -149,6 +149,9 @@ class PromptPages:
         self._kept_alive: tuple[PromptSpec, ...] = ()
         self._envelopes: dict[tuple[str, int], _Envelope] = {}
         self._pages: OrderedDict[tuple[str, int], _Page] = OrderedDict()
+        # The JSON of the last pages served hollow (their list, and the whole body), as many as the dict pages.
+        self._bodies: OrderedDict[tuple[str, int], tuple[bytes, bytes, int]] = OrderedDict()
+        self._body_entries = 0
         # Where each cursor issued for this snapshot points, and the cursor after that page.
         self._issued: dict[str | None, tuple[int, str | None]] = {}
         self.built = 0  # entries serialized so far (what a change costs shows here)
@@ -168,6 +171,7 @@ class PromptPages:
             self._snapshot = snapshot
             self._entries = OrderedDict((revision, {}) for revision in self._stale)
             self._envelopes, self._pages, self._issued, self._dict_entries = {}, OrderedDict(), {}, 0
+            self._bodies, self._body_entries = OrderedDict(), 0
         offset, next_cursor = location
         if next_cursor is not None and next_cursor not in self._issued:
             end = offset + self._paginator.page_size
@@ -292,15 +296,28 @@ class PromptPages:
         if envelope is None:
             return None
         end = offset + self._paginator.page_size
-        items = b"[" + b",".join(self._items(snapshot.prompts[offset:end], revision)) + b"]"
+        key = (revision, offset)
+        cached = self._bodies.get(key)
+        if cached is not None:
+            self._bodies.move_to_end(key)
+            items, body, _ = cached
+        else:
+            page = snapshot.prompts[offset:end]
+            items = b"[" + b",".join(self._items(page, revision)) + b"]"
+            body = envelope.before + items + envelope.after
+            self._bodies[key] = (items, body, len(page))
+            self._body_entries += len(page)
+            while len(self._bodies) > 1 and (
+                len(self._bodies) > self._max_pages or self._body_entries > self._max_dict_entries
+            ):
+                self._body_entries -= self._bodies.popitem(last=False)[1][2]
 
         def build_next() -> None:
             if next_cursor is not None and snapshot is self._snapshot:
                 self._items(snapshot.prompts[end : end + self._paginator.page_size], revision)
 
-        return prepare_hollow(
-            envelope.wire, "prompts", envelope.before + items + envelope.after, items, then=build_next
-        )
+        # The next page's entries are built once, after this page is first written; they stay for the snapshot.
+        return prepare_hollow(envelope.wire, "prompts", body, items, then=build_next if cached is None else None)
 
 
 class PreparedListing:

@@ -416,3 +416,40 @@ def test_a_page_whose_envelope_cannot_be_cut_around_its_list_is_served_whole() -
         spec.name for spec in registry.snapshot().prompts[:PAGE_SIZE]
     ]
     assert written_json["_meta"] == {"echo": listing._PLACE}
+
+
+def _hollow_walk(pages: PromptPages, registry: PromptRegistry, revision: str) -> list[bytes]:
+    bodies, cursor = [], None
+    while True:
+        result = pages.wire_page(registry.snapshot(), revision, cursor, taken=True)
+        body = prepared_json(dict(result))
+        assert body is not None
+        bodies.append(body)
+        cursor = json.loads(body).get("nextCursor")
+        if cursor is None:
+            return bodies
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", MODERN])
+def test_a_page_served_again_is_written_from_its_json_until_the_prompts_change(revision: str) -> None:
+    registry = _registry()
+    pages = create_server(registry, page_size=PAGE_SIZE)._prompt_pages
+    first = _hollow_walk(pages, registry, revision)
+    again = _hollow_walk(pages, registry, revision)
+    assert all(a is b for a, b in zip(again, first, strict=True))  # the very bytes: nothing joined again
+    registry.set_group("many.ipynb", [simple_prompt(f"q{i:02}") for i in range(8)])
+    changed = _hollow_walk(pages, registry, revision)
+    names = [entry["name"] for body in changed for entry in json.loads(body)["prompts"]]
+    assert names == [spec.name for spec in registry.snapshot().prompts]
+    assert "q00" in names and "p00" not in names
+
+
+def test_the_json_of_pages_served_is_kept_for_so_many_entries() -> None:
+    registry = _registry()
+    server = create_server(registry, page_size=PAGE_SIZE)
+    shape = server._prompt_pages._shape
+    pages = PromptPages(Paginator(page_size=PAGE_SIZE), shape=shape, max_dict_entries=PAGE_SIZE)
+    bodies = _hollow_walk(pages, registry, "2025-11-25")
+    assert len(bodies) > 1
+    assert len(pages._bodies) == 1  # one page's worth of entries
+    assert _hollow_walk(pages, registry, "2025-11-25") == bodies  # rebuilt as it was
