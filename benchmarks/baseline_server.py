@@ -3,7 +3,9 @@
 It is what a developer would write with the SDK alone: read every `.ipynb` of the
 given folders with `json`, publish each cell that carries `metadata.mcp.prompt`
 as an `MCPServer` prompt with the same name, title, description and arguments,
-and answer `prompts/get` by filling `{{placeholders}}` in the cell source. It
+and answer `prompts/get` by filling `{{placeholders}}` in the cell source and
+`completion/complete` with the argument's listed values that start with what was
+typed. It
 does no paging, no watching and no validation beyond what the SDK does, so it
 is the fastest thing the SDK allows: the figure mcp-notebook is measured against.
 
@@ -16,14 +18,15 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, PromptArgument, UserMessage
+from mcp.types import Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
 
 __all__ = ["CellPromptRenderer", "create_baseline_http_app", "create_baseline_server", "main", "read_cell_prompts"]
 
@@ -110,10 +113,38 @@ def _described(argument: Mapping[str, Any]) -> str | None:
     return f"{description} (default: {default})" if description else f"Default: {default}"
 
 
+def _values(argument: Mapping[str, Any]) -> list[str]:
+    # The values a client may be offered: the argument's listed completions, then its default.
+    values = [str(v) for v in argument.get("completions", ())]
+    default = argument.get("default")
+    if default is not None and str(default) not in values:
+        values.append(str(default))
+    return values
+
+
 def create_baseline_server(folders: list[Path]) -> MCPServer[Any]:
     """An `MCPServer` that publishes the notebook prompts found under `folders`."""
     server: MCPServer[Any] = MCPServer(name="sdk-baseline")
+    values: dict[tuple[str, str], list[str]] = {}
+
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion:
+        del context
+        name = ref.name if isinstance(ref, PromptReference) else ""
+        prefix = argument.value.casefold()
+        matches = [v for v in values.get((name, argument.name), ()) if v.casefold().startswith(prefix)]
+        return Completion(values=matches[:100], total=len(matches), has_more=len(matches) > 100)
+
+    # The SDK's `completion` decorator is untyped; it returns the handler unchanged.
+    register = cast("Callable[[], Callable[[Callable[..., Awaitable[Completion]]], object]]", server.completion)
+    register()(complete)
+
     for prompt in read_cell_prompts(folders):
+        for a in prompt.arguments:
+            values[(prompt.name, str(a["name"]))] = _values(a)
         arguments = [
             PromptArgument(
                 name=str(a["name"]),

@@ -1,8 +1,8 @@
 """HTTP throughput: `mcp-notebook serve --http --workers W` vs the bare SDK server and the HTTP floor.
 
-Stateless 2026-07-28 `prompts/get` and `prompts/list` requests (each one stands alone, so any
-worker can answer it) from C concurrent clients, each on its own keep-alive
-connection, for a fixed time; the figure is requests per second, for W = 1
+Stateless 2026-07-28 `prompts/get`, `prompts/list` and `completion/complete` requests (each
+one stands alone, so any worker can answer it) from C concurrent clients, each
+on its own keep-alive connection, for a fixed time; the figure is requests per second, for W = 1
 and 2 workers and C = 1, 8 and 32 clients. Both servers run the same HTTP
 stack (uvicorn, httptools, uvloop) on the same corpus. The floor
 (`http_floor.py`) is a raw ASGI app under that same stack answering with
@@ -222,7 +222,7 @@ def serving_process(
 
 
 _BASELINE = "benchmarks.baseline_server:create_baseline_http_app"
-METHODS = ("prompts/get", "prompts/list")
+METHODS = ("prompts/get", "prompts/list", "completion/complete")
 SERVERS = ("ours", "sdk", "floor")
 
 

@@ -31,10 +31,11 @@ def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count(
         "| clients | ours, 1 | SDK, 1 | floor, 1 | ours, 2 | SDK, 2 | floor, 2 | ours/floor, 1 | ours/floor, 2"
         " | ours/SDK, 1 | ours/SDK, 2 | ours 2 workers / 1 | SDK 2 / 1 | floor 2 / 1 |"
     )
-    assert out.stdout.count(header) == 2  # prompts/get and prompts/list
+    assert out.stdout.count(header) == 3  # prompts/get, prompts/list and completion/complete
     rows = [line for line in out.stdout.splitlines() if re.match(r"\| \d+ \|", line)]
-    assert len(rows) == 4
+    assert len(rows) == 6
     for row in rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 14 and all(float(cell) > 0 for cell in cells[1:]), row
-    assert out.stdout.count("errors: 0") == 2
+    assert out.stdout.count("errors: 0") == 3
+    assert "`completion/complete`, requests/s:" in out.stdout
