@@ -34,6 +34,7 @@ SDK's own refusals such as "Missing session ID"). Every response says
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -56,8 +57,9 @@ from ..protocol.screening import readable_id
 from ..protocol.sdk_seam import write_http_messages_with
 from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
+from .direct_http import DirectLane
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
-from .http_bodies import RefusedBody, screen_post, serve_batch
+from .http_bodies import AcceptedBody, RefusedBody, screen_post, serve_batch
 from .limits import NOSNIFF, GuardedHttpToolsProtocol, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
@@ -83,6 +85,7 @@ MCP_PATH: Final = "/mcp"
 READY_PATH: Final = "/ready"
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
 _bracketed = bracketed
+_Body = tuple[bytearray, list[Message]]
 
 
 def is_loopback(host: str) -> bool:
@@ -203,8 +206,10 @@ class AccessGate:
         token_hint: str | None = None,
         limits: HttpLimits | None = None,
         ready: threading.Event | None = None,
+        direct: DirectLane | None = None,
     ) -> None:
         self.app = app
+        self.direct = direct  # answers the plain stateless requests itself (`direct_http`)
         self.allowed_hosts = allowed_hosts
         self.token = token
         # Where the token comes from, in the 401's words: the CLI and the kernel say how they were given it.
@@ -316,36 +321,60 @@ class AccessGate:
             body = _error_body("Starting: the prompts are being indexed; retry shortly", code=-32603)
         await _respond(send, 200 if ready else 503, body, [] if ready else [(b"retry-after", b"1")])
 
-    async def _read_body_then_forward(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _read_body_in_time(self, receive: Receive, send: Send) -> tuple[bool, _Body | None]:
+        """(whether the body took longer than the body timeout, what `_read_body` read)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # under another event loop (trio): anyio's timeout
+            with anyio.move_on_after(self.limits.body_timeout) as scope:
+                return False, await self._read_body(receive, send)
+            return scope.cancelled_caught, None
+        try:  # asyncio's own timeout costs a third of anyio's, on every request
+            async with asyncio.timeout(self.limits.body_timeout):
+                return False, await self._read_body(receive, send)
+        except TimeoutError:
+            return True, None
+
+    async def _read_body(self, receive: Receive, send: Send) -> _Body | None:
+        """The request body and what came after it (a disconnect); None when it was too big (answered 413)."""
         body = bytearray()
         trailing: list[Message] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                trailing.append(message)  # the client went away; let the app see it
+                break
+            body.extend(message.get("body", b""))
+            if len(body) > MAX_BODY_BYTES:
+                await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
+                return None
+            if not message.get("more_body", False):
+                break
+        return body, trailing
+
+    async def _read_body_then_forward(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = Headers(scope=scope).get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
             return
-        with anyio.move_on_after(self.limits.body_timeout) as reading:
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    trailing.append(message)  # the client went away; let the app see it
-                    break
-                body.extend(message.get("body", b""))
-                if len(body) > MAX_BODY_BYTES:
-                    await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
-                    return
-                if not message.get("more_body", False):
-                    break
-        if reading.cancelled_caught:
-            late = f"Request timeout: the body did not arrive within {self.limits.body_timeout:g} s"
-            await _respond(send, 408, _error_body(late), _CLOSE)
+        late, read = await self._read_body_in_time(receive, send)
+        if late:
+            message = f"Request timeout: the body did not arrive within {self.limits.body_timeout:g} s"
+            await _respond(send, 408, _error_body(message), _CLOSE)
             return
+        if read is None:
+            return  # too big: refused
+        body, trailing = read
         if not trailing and scope["method"] == "POST":
-            verdict = screen_post(bytes(body), Headers(scope=scope))  # malformed bodies, header checks, batches
+            headers = Headers(scope=scope)
+            verdict = screen_post(bytes(body), headers)  # malformed bodies, header checks, batches
             if isinstance(verdict, RefusedBody):
                 await _respond(send, verdict.status, verdict.body)
                 return
-            if verdict is not None:
+            if not isinstance(verdict, AcceptedBody):
                 await serve_batch(self.app, scope, verdict, send)
+                return
+            if self.direct is not None and await self.direct.serve(verdict.value, scope["headers"], send):
                 return
             send = _echoing_id(send, bytes(body))
         replay: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}, *trailing])
@@ -425,8 +454,16 @@ def create_http_app(
     if router is not None:
         router.app = sdk_app
         inner = router
+    answers = server.direct if isinstance(server, PromptServer) else None
+    direct = DirectLane(answers) if answers is not None else None
     return AccessGate(
-        inner, allowed_hosts=allowed_hosts, token=token, limits=limits, ready=ready, token_hint=token_hint
+        inner,
+        allowed_hosts=allowed_hosts,
+        token=token,
+        limits=limits,
+        ready=ready,
+        token_hint=token_hint,
+        direct=direct,
     )
 
 

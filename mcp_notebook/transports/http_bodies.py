@@ -43,7 +43,7 @@ from ..protocol.screening import (
     screen,
 )
 
-__all__ = ["HEADER_MISMATCH", "RefusedBody", "screen_post", "serve_batch"]
+__all__ = ["HEADER_MISMATCH", "AcceptedBody", "RefusedBody", "screen_post", "serve_batch"]
 
 HEADER_MISMATCH: Final = -32020
 VERSION_HEADER: Final = "mcp-protocol-version"
@@ -58,13 +58,22 @@ class RefusedBody:
         self.body = json.dumps(reply).encode()
 
 
+class AcceptedBody:
+    """A POST body that passed the screening: one JSON-RPC message, decoded (`value`), to be served."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def _header_revision(headers: Headers) -> str | None:
     value = headers.get(VERSION_HEADER)
     return value if value in KNOWN_REVISIONS else None
 
 
-def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | None:
-    """The refusal for a POST body, the batch it is (at 2025-03-26), or None: forward it to the SDK."""
+def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | AcceptedBody:
+    """The refusal for a POST body, the batch it is (at 2025-03-26), or the message it is, to serve."""
     revision = _header_revision(headers)
     try:
         value = parse_json(body, "body")
@@ -76,7 +85,7 @@ def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | 
         return verdict
     refusal = verdict or _refusal_for_message(value, header)
     if refusal is None:
-        return None
+        return AcceptedBody(value)
     status = 404 if refusal.code == types.METHOD_NOT_FOUND else 400
     return RefusedBody(status, error_reply(refusal, revision))
 

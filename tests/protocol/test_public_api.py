@@ -146,7 +146,15 @@ PUBLIC = {
         "write_http_messages_with",
     ],
     "mcp_notebook.transports.framing": ["LineRules"],
-    "mcp_notebook.transports.http_bodies": ["HEADER_MISMATCH", "RefusedBody", "screen_post", "serve_batch"],
+    "mcp_notebook.transports.http_bodies": [
+        "HEADER_MISMATCH",
+        "AcceptedBody",
+        "RefusedBody",
+        "screen_post",
+        "serve_batch",
+    ],
+    "mcp_notebook.transports.direct_http": ["DirectLane"],
+    "mcp_notebook.protocol.direct": ["DIRECT_METHODS", "DirectAnswers"],
     "mcp_notebook.transports.sse_events": ["MAX_BYTES", "MAX_EVENTS", "RecentEvents"],
     "mcp_notebook.transports.pipes": [
         "InFlight",

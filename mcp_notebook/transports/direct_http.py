@@ -1,0 +1,100 @@
+"""The direct lane of the HTTP gate: plain stateless 2026-07-28 requests answered without the SDK's transport.
+
+A stateless request for `prompts/get`, `prompts/list` or
+`completion/complete` that the SDK would answer with `200` and a JSON body
+is answered here with that same body (`protocol.direct`), from the body the
+gate has already read and screened. The lane takes a request only when the
+SDK's Streamable HTTP transport would reach its handler with it, by the same
+checks in the same order:
+
+1. `MCP-Protocol-Version` names a 2026-07-28-era revision (else the
+   handshake transport serves it);
+2. `Content-Type` is `application/json` (else 400) and `Accept` names both
+   `application/json` and `text/event-stream`, or wildcards for them (else
+   406);
+3. the body is one request (it has an id) of one of those methods;
+4. no routing header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) is
+   sent twice, and the SDK's own envelope ladder (`classify_inbound_request`:
+   the `_meta` pair, each header against the body, a supported version)
+   passes; else -32020, -32602 or -32022;
+
+and only when the server answers it directly (`DirectAnswers.answer` is not
+None). Everything else goes on to the SDK, unchanged, and is answered there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request, find_duplicated_routing_header
+from pydantic_core import to_json
+from starlette.types import Send
+
+from ..protocol.direct import DIRECT_METHODS, DirectAnswers
+from ..protocol.prepared import plain_result, prepared_json, written
+from ..protocol.revisions import MODERN_REVISIONS
+
+__all__ = ["DirectLane"]
+
+_JSON: Final = "application/json"
+_SSE: Final = "text/event-stream"
+
+RawHeaders = Iterable[tuple[bytes, bytes]]
+
+
+def _accepts_both(accept: str) -> bool:
+    """Whether `Accept` names JSON and SSE, wildcards included (the SDK's reading, RFC 9110 12.5.1)."""
+    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    if "*/*" in types:
+        return True
+    return bool(types & {_JSON, "application/*"}) and bool(types & {_SSE, "text/*"})
+
+
+class DirectLane:
+    """Answers the plain stateless requests the gate hands it (module docstring); the rest it declines."""
+
+    def __init__(self, answers: DirectAnswers) -> None:
+        self.answers = answers
+
+    def _result(self, value: Any, raw: RawHeaders) -> dict[str, Any] | None:
+        if not isinstance(value, dict) or "id" not in value or value.get("method") not in DIRECT_METHODS:
+            return None
+        params = value.get("params")
+        if not isinstance(params, dict):
+            return None
+        pairs = [(name.decode("latin-1"), text.decode("latin-1")) for name, text in raw]
+        headers = dict(reversed(pairs))  # the first of repeated headers, as the SDK reads them
+        if headers.get("mcp-protocol-version") not in MODERN_REVISIONS:
+            return None
+        if not headers.get("content-type", "").lower().startswith(_JSON):
+            return None
+        if not _accepts_both(headers.get("accept", "")) or find_duplicated_routing_header(pairs) is not None:
+            return None
+        route = classify_inbound_request(value, headers=headers)
+        if isinstance(route, InboundLadderRejection):
+            return None
+        return self.answers.answer(value["method"], params, route.protocol_version)
+
+    async def serve(self, value: Any, raw: RawHeaders, send: Send) -> bool:
+        """Answer the screened request `value` (its headers `raw`, as ASGI gives them) if the lane takes it.
+
+        False: it did not, and nothing was sent.
+        """
+        result = self._result(value, raw)
+        if result is None:
+            return False
+        body = prepared_json(result)
+        if body is None:
+            body = to_json(plain_result(result))
+        reply = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (to_json(value["id"]), body)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", str(len(reply)).encode()), (b"content-type", _JSON.encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": reply})
+        written(result)
+        return True
