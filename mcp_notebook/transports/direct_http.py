@@ -12,7 +12,8 @@ checks in the same order:
 2. `Content-Type` is `application/json` (else 400) and `Accept` names both
    `application/json` and `text/event-stream`, or wildcards for them (else
    406);
-3. the body is one request (it has an id) of one of those methods;
+3. the body is one request (it has an id) of one of those methods, with
+   params and no members JSON-RPC does not define;
 4. no routing header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) is
    sent twice, and the SDK's own envelope ladder (`classify_inbound_request`:
    the `_meta` pair, each header against the body, a supported version)
@@ -20,6 +21,12 @@ checks in the same order:
 
 and only when the server answers it directly (`DirectAnswers.answer` is not
 None). Everything else goes on to the SDK, unchanged, and is answered there.
+
+The gate asks the lane right after screening (`http_bodies.screen_post`),
+before `check_message`: a request the lane takes passes those checks anyway
+(its envelope was screened, its version header names the body's version by
+step 4, and `initialize` is not one of its methods), so they would only
+repeat work. The lane writes `X-Content-Type-Options: nosniff` itself.
 """
 
 from __future__ import annotations
@@ -34,11 +41,15 @@ from starlette.types import Send
 from ..protocol.direct import DIRECT_METHODS, DirectAnswers
 from ..protocol.prepared import plain_result, prepared_json, written
 from ..protocol.revisions import MODERN_REVISIONS
+from .limits import NOSNIFF
 
 __all__ = ["DirectLane"]
 
 _JSON: Final = "application/json"
 _SSE: Final = "text/event-stream"
+
+_CONTENT_TYPE: Final = (b"content-type", b"application/json")
+_ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
 
 RawHeaders = Iterable[tuple[bytes, bytes]]
 
@@ -60,6 +71,8 @@ class DirectLane:
     def _result(self, value: Any, raw: RawHeaders) -> dict[str, Any] | None:
         if not isinstance(value, dict) or "id" not in value or value.get("method") not in DIRECT_METHODS:
             return None
+        if not _ENVELOPE.issuperset(value):
+            return None  # members JSON-RPC does not define: the SDK's path reads the message its way
         params = value.get("params")
         if not isinstance(params, dict):
             return None
@@ -92,7 +105,7 @@ class DirectLane:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [(b"content-length", str(len(reply)).encode()), (b"content-type", _JSON.encode())],
+                "headers": [(b"content-length", str(len(reply)).encode()), _CONTENT_TYPE, NOSNIFF],
             }
         )
         await send({"type": "http.response.body", "body": reply})

@@ -59,7 +59,7 @@ from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
 from .direct_http import DirectLane
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
-from .http_bodies import AcceptedBody, RefusedBody, screen_post, serve_batch
+from .http_bodies import AcceptedBody, RefusedBody, check_message, screen_post, serve_batch
 from .limits import NOSNIFF, GuardedHttpToolsProtocol, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
@@ -233,7 +233,7 @@ class AccessGate:
             return
         if scope["type"] != "http":
             return  # no websockets here
-        send = _nosniff(send)
+        plain_send, send = send, _nosniff(send)
         headers = Headers(scope=scope)
         rejection = self._reject(scope, headers)
         if rejection is not None:
@@ -244,7 +244,7 @@ class AccessGate:
         if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
             await self._answer_readiness(scope, send)
             return
-        await self._read_body_then_forward(scope, receive, send)
+        await self._read_body_then_forward(scope, headers, receive, send, plain_send)
 
     def _refusal_line(self, scope: Scope, headers: Headers, status: int) -> str:
         """The log line of a refused request: which client (User-Agent, address), and for a 401 what fixes it."""
@@ -352,8 +352,14 @@ class AccessGate:
                 break
         return body, trailing
 
-    async def _read_body_then_forward(self, scope: Scope, receive: Receive, send: Send) -> None:
-        declared = Headers(scope=scope).get("content-length", "")
+    async def _read_body_then_forward(
+        self, scope: Scope, headers: Headers, receive: Receive, send: Send, plain_send: Send
+    ) -> None:
+        """Read the body within its limits, screen it, answer it directly if the lane takes it, else forward it.
+
+        `plain_send` is `send` before `_nosniff`: the direct lane writes that header itself.
+        """
+        declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
             return
@@ -366,15 +372,19 @@ class AccessGate:
             return  # too big: refused
         body, trailing = read
         if not trailing and scope["method"] == "POST":
-            headers = Headers(scope=scope)
-            verdict = screen_post(bytes(body), headers)  # malformed bodies, header checks, batches
-            if isinstance(verdict, RefusedBody):
-                await _respond(send, verdict.status, verdict.body)
-                return
+            verdict = screen_post(bytes(body), headers)  # malformed bodies, batches
             if not isinstance(verdict, AcceptedBody):
-                await serve_batch(self.app, scope, verdict, send)
+                if isinstance(verdict, RefusedBody):
+                    await _respond(send, verdict.status, verdict.body)
+                else:
+                    await serve_batch(self.app, scope, verdict, send)
                 return
-            if self.direct is not None and await self.direct.serve(verdict.value, scope["headers"], send):
+            # The lane takes only requests that `check_message` passes (`direct_http`), so it may go first.
+            if self.direct is not None and await self.direct.serve(verdict.value, scope["headers"], plain_send):
+                return
+            refused = check_message(verdict.value, headers)  # the header checks, what the SDK would misread
+            if refused is not None:
+                await _respond(send, refused.status, refused.body)
                 return
             send = _echoing_id(send, bytes(body))
         replay: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}, *trailing])

@@ -43,7 +43,7 @@ from ..protocol.screening import (
     screen,
 )
 
-__all__ = ["HEADER_MISMATCH", "AcceptedBody", "RefusedBody", "screen_post", "serve_batch"]
+__all__ = ["HEADER_MISMATCH", "AcceptedBody", "RefusedBody", "check_message", "screen_post", "serve_batch"]
 
 HEADER_MISMATCH: Final = -32020
 VERSION_HEADER: Final = "mcp-protocol-version"
@@ -73,7 +73,10 @@ def _header_revision(headers: Headers) -> str | None:
 
 
 def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | AcceptedBody:
-    """The refusal for a POST body, the batch it is (at 2025-03-26), or the message it is, to serve."""
+    """The refusal for a POST body that is no JSON-RPC message (or batch), the batch it is, or its message.
+
+    A message accepted here still goes through `check_message` before the SDK sees it.
+    """
     revision = _header_revision(headers)
     try:
         value = parse_json(body, "body")
@@ -83,9 +86,18 @@ def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | 
     verdict = screen(value, batches=header is None or header == BATCH_REVISION)
     if isinstance(verdict, ScreenedBatch):
         return verdict
-    refusal = verdict or _refusal_for_message(value, header)
-    if refusal is None:
-        return AcceptedBody(value)
+    if verdict is not None:
+        return _refused(verdict, revision)
+    return AcceptedBody(value)
+
+
+def check_message(value: Any, headers: Headers) -> RefusedBody | None:
+    """The refusal for a screened message that the SDK would misread (module docstring), or None."""
+    refusal = _refusal_for_message(value, headers.get(VERSION_HEADER))
+    return None if refusal is None else _refused(refusal, _header_revision(headers))
+
+
+def _refused(refusal: Refusal, revision: str | None) -> RefusedBody:
     status = 404 if refusal.code == types.METHOD_NOT_FOUND else 400
     return RefusedBody(status, error_reply(refusal, revision))
 

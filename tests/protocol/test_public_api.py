@@ -150,6 +150,7 @@ PUBLIC = {
         "HEADER_MISMATCH",
         "AcceptedBody",
         "RefusedBody",
+        "check_message",
         "screen_post",
         "serve_batch",
     ],
