@@ -57,7 +57,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT, JSONRPCMessage, JSONRPCNotification
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
     import httpx2
@@ -212,7 +212,7 @@ def check_session_manager(manager: StreamableHTTPSessionManager) -> bool:
     return present
 
 
-def shape_result(server: Server[Any], method: str, version: str, result: dict[str, Any]) -> dict[str, Any]:
+def shape_result(server: Server[Any], method: str, version: str, result: dict[str, Any] | BaseModel) -> dict[str, Any]:
     """`result` as the SDK puts a handler's result on the wire at `version`: hints, per-revision fields, stamps."""
     from mcp.server.runner import ServerRunner
 
