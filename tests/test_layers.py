@@ -95,7 +95,8 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "pure logic": frozenset({"jupyter_core"}),  # for discovery only, below
     "state": frozenset(),
     "sources": NOTEBOOK_FILES | {"anyio"},
-    "protocol seam": SDK | {"anyio", "httpx2"},  # httpx2: the type of the SDK's HTTP client, named in sdk_seam
+    # httpx2: the type of the SDK's HTTP client, named in sdk_seam; opentelemetry: whether the SDK's spans are recorded.
+    "protocol seam": SDK | {"anyio", "httpx2", "opentelemetry"},
 }
 JUPYTER_CORE_USERS = ("discovery",)
 BRIDGE_THIRD_PARTY = LSP

@@ -19,8 +19,10 @@ and its envelope) may ask `DirectAnswers.answer(method, params, revision)`:
 * or None: this request takes the SDK's path, which answers it as it always
   did. So does everything that is not the plain case: params the request's
   schema refuses, an unknown prompt or argument, a missing argument, a
-  question to ask, a progress token or log level to honour, a body still to
-  be read from disk, a prompt or completion a host hook owns. The direct path
+  question to ask, a progress token or log level to honour, a trace to
+  continue (a `traceparent`, or OpenTelemetry set up in the process: the
+  SDK's path records a span per request), a body still to be read from disk,
+  a prompt or completion a host hook owns. The direct path
   never answers with an error, so every error keeps the SDK's words.
 
 The differential tests (`tests/protocol/test_direct_answers.py`,
@@ -52,8 +54,9 @@ COMPLETE: Final = "completion/complete"
 DIRECT_METHODS: Final = frozenset({LIST_PROMPTS, GET_PROMPT, COMPLETE})
 """The methods a transport may answer through `DirectAnswers`."""
 
-# `_meta` keys whose requests need the SDK's path: it sends their progress and log notifications.
-_NOTIFYING_META: Final = ("progressToken", "io.modelcontextprotocol/logLevel")
+# `_meta` keys whose requests need the SDK's path: it sends their progress and log notifications, and
+# continues the client's trace in its OpenTelemetry span.
+_SDK_PATH_META: Final = ("progressToken", "io.modelcontextprotocol/logLevel", "traceparent")
 # Params beyond these (the multi-round-trip answers, say) belong to the SDK's path.
 _PLAIN_PARAMS: Final = {
     GET_PROMPT: frozenset({"name", "arguments", "_meta"}),
@@ -78,6 +81,7 @@ class DirectAnswers:
         read_file: FileReader | None,
         max_argument_bytes: int,
         hooked: bool,
+        traced: Callable[[], bool] = lambda: False,
     ) -> None:
         self._registry = registry
         self._pages = pages
@@ -87,6 +91,7 @@ class DirectAnswers:
         self._read_file = read_file
         self._max_argument_bytes = max_argument_bytes
         self._hooked = hooked  # a host renders or completes some prompts itself (the kernel): never direct
+        self._traced = traced  # whether the SDK's per-request spans are recorded: then every request makes one
 
     def answer(self, method: str, params: Mapping[str, Any], revision: str) -> dict[str, Any] | None:
         """The wire result of the stateless request (`method`, `params`) at `revision`; None: take the SDK's path.
@@ -99,7 +104,7 @@ class DirectAnswers:
         if plain is None or not is_modern(revision) or not plain.issuperset(params):
             return None
         meta = params.get("_meta")
-        if not isinstance(meta, Mapping) or any(key in meta for key in _NOTIFYING_META):
+        if not isinstance(meta, Mapping) or any(key in meta for key in _SDK_PATH_META) or self._traced():
             return None
         try:
             sdk_methods.validate_client_request(method, revision, params)

@@ -85,6 +85,7 @@ __all__ = [
     "sdk_version",
     "session_owners",
     "shape_result",
+    "spans_recorded",
     "write_http_messages_with",
 ]
 
@@ -210,6 +211,13 @@ def check_session_manager(manager: StreamableHTTPSessionManager) -> bool:
         _reported.add(touchpoint)
         log.error("%s; idle sessions are not evicted at the session cap", _moved(touchpoint))
     return present
+
+
+def spans_recorded() -> bool:
+    """Whether the SDK's OpenTelemetry spans of each request go anywhere: a tracer provider is set (else no-ops)."""
+    from opentelemetry import trace  # the SDK's own dependency, imported by its request path anyway
+
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def shape_result(server: Server[Any], method: str, version: str, result: dict[str, Any] | BaseModel) -> dict[str, Any]:

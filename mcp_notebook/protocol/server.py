@@ -68,7 +68,7 @@ from .listing import LIST_PROMPTS, PreparedListing, PromptPages
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
 from .prepared import PreparedResults
 from .revisions import is_modern, supports
-from .sdk_seam import add_middleware, shape_result
+from .sdk_seam import add_middleware, shape_result, spans_recorded
 
 __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
@@ -193,6 +193,7 @@ class PromptServer(Server[ChangeFeed]):
                 read_file=read_file,
                 max_argument_bytes=max_argument_bytes,
                 hooked=render is not None or complete is not None,
+                traced=spans_recorded,
             )
         add_middleware(
             self,

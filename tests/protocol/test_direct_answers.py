@@ -34,7 +34,8 @@ from mcp_notebook.models import (
     TextContent,
 )
 from mcp_notebook.protocol.convert import to_mcp_completion, to_mcp_get_prompt_result
-from mcp_notebook.protocol.sdk_seam import shape_result
+from mcp_notebook.protocol.direct import DirectAnswers
+from mcp_notebook.protocol.sdk_seam import shape_result, spans_recorded
 from mcp_notebook.protocol.server import PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
 from mcp_notebook.rendering import complete_argument, render_prompt
@@ -148,6 +149,14 @@ EMBEDS = PromptSpec(
             },
             MODERN,
         ),
+        (
+            "prompts/get",
+            {
+                **_get("greet", {"who": "x", "topic": "t"}),
+                "_meta": {**META, "traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"},
+            },
+            MODERN,
+        ),
         ("prompts/get", _get("greet", {"who": "x", "topic": "t"}), "2025-11-25"),
         ("prompts/get", {"name": "greet", "arguments": {"who": "x", "topic": "t"}}, MODERN),  # no _meta
         ("prompts/get", _get("embeds"), MODERN),  # reads a file: off the loop, on the SDK's path
@@ -179,6 +188,26 @@ def test_a_hosts_hooks_keep_gets_and_completions_on_the_sdks_path_but_not_pages(
     complete = {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": ""}, "_meta": META}
     assert answers.answer("completion/complete", complete, MODERN) is None
     assert answers.answer("prompts/list", {"_meta": META}, MODERN) is not None
+
+
+def test_nothing_is_answered_directly_while_the_sdks_spans_are_recorded() -> None:
+    server = _server(GREET)
+    assert not spans_recorded()  # no tracer provider in this process: the SDK's spans go nowhere
+    assert server.direct is not None
+    traced = DirectAnswers(
+        server.registry,
+        server._prompt_pages,
+        server.prepared_results,
+        lambda: server.server_info_stamp,
+        read_file=None,
+        max_argument_bytes=1000,
+        hooked=False,
+        traced=lambda: True,
+    )
+    plain = _get("greet", {"who": "x", "topic": "t"})
+    assert server.direct.answer("prompts/get", plain, MODERN) is not None
+    assert traced.answer("prompts/get", plain, MODERN) is None
+    assert traced.answer("prompts/list", {"_meta": META}, MODERN) is None
 
 
 def test_no_direct_answers_when_the_server_is_built_without_them() -> None:

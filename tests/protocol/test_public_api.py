@@ -143,6 +143,7 @@ PUBLIC = {
         "sdk_version",
         "session_owners",
         "shape_result",
+        "spans_recorded",
         "write_http_messages_with",
     ],
     "mcp_notebook.transports.framing": ["LineRules"],
