@@ -210,6 +210,12 @@ def test_nothing_is_answered_directly_while_the_sdks_spans_are_recorded() -> Non
     assert traced.answer("prompts/list", {"_meta": META}, MODERN) is None
 
 
+def test_a_value_over_the_size_limit_is_left_to_the_sdks_path() -> None:
+    answers = _answers(_server(GREET, max_argument_bytes=8))
+    assert answers.answer("prompts/get", _get("greet", {"who": "x" * 9, "topic": "t"}), MODERN) is None
+    assert answers.answer("prompts/get", _get("greet", {"who": "x" * 8, "topic": "t"}), MODERN) is not None
+
+
 def test_no_direct_answers_when_the_server_is_built_without_them() -> None:
     assert _server(GREET, direct=False).direct is None
 
