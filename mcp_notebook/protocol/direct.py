@@ -42,7 +42,7 @@ from ..models import Deferred, PromptSpec
 from ..registry import PromptRegistry
 from ..rendering import FileReader, complete_argument, render_prompt
 from .asking import arguments_to_ask
-from .convert import MAX_COMPLETION_VALUES, to_mcp_get_prompt_result
+from .convert import to_mcp_completion, to_mcp_get_prompt_result
 from .listing import LIST_PROMPTS, PromptPages
 from .prepared import PreparedResults
 from .revisions import is_modern
@@ -64,9 +64,6 @@ _PLAIN_PARAMS: Final = {
     COMPLETE: frozenset({"ref", "argument", "context", "_meta"}),
 }
 
-ServerInfo = Callable[[], dict[str, Any]]
-"""The server's `serverInfo` stamp, as the SDK writes it on every 2026-07-28 result."""
-
 
 class DirectAnswers:
     """Answers the plain stateless requests of one server the way its SDK handlers would (module docstring)."""
@@ -76,7 +73,7 @@ class DirectAnswers:
         registry: PromptRegistry,
         pages: PromptPages,
         results: PreparedResults,
-        server_info: ServerInfo,
+        server_info: Mapping[str, Any],
         *,
         read_file: FileReader | None,
         max_argument_bytes: int,
@@ -86,8 +83,7 @@ class DirectAnswers:
         self._registry = registry
         self._pages = pages
         self._results = results
-        self._server_info = server_info
-        self._stamp: dict[str, Any] | None = None  # the stamp, made at the first answer; only ever serialized
+        self._stamp = server_info  # the server's `serverInfo`, as the SDK stamps it; only ever serialized
         self._read_file = read_file
         self._max_argument_bytes = max_argument_bytes
         self._hooked = hooked  # a host renders or completes some prompts itself (the kernel): never direct
@@ -147,7 +143,7 @@ class DirectAnswers:
         except Exception:  # an unknown or oversized argument: the SDK's path says so in its words
             return None
         result = to_mcp_get_prompt_result(rendered, revision).model_dump(by_alias=True, mode="json", exclude_none=True)
-        return self._complete_result(result)
+        return self._stamped(result)
 
     def _complete(self, params: Mapping[str, Any], revision: str) -> dict[str, Any] | None:
         ref, argument, context = params.get("ref"), params.get("argument"), params.get("context")
@@ -158,18 +154,11 @@ class DirectAnswers:
             return None
         chosen = context.get("arguments") if isinstance(context, Mapping) else None
         found = complete_argument(spec, str(argument["name"]), str(argument["value"]), chosen)
-        values = list(found.values[:MAX_COMPLETION_VALUES])
-        has_more = found.has_more or len(found.values) > MAX_COMPLETION_VALUES
-        completion: dict[str, Any] = {"values": values}
-        if found.total is not None:
-            completion["total"] = found.total
-        completion["hasMore"] = has_more
-        return self._complete_result({"completion": completion})
+        completion = to_mcp_completion(found).model_dump(by_alias=True, mode="json", exclude_none=True)
+        return self._stamped({"completion": completion})
 
-    def _complete_result(self, result: dict[str, Any]) -> dict[str, Any]:
+    def _stamped(self, result: dict[str, Any]) -> dict[str, Any]:
         # What the SDK's shaping adds to a 2026-07-28 result: its type, and the server's identity in `_meta`.
-        if self._stamp is None:
-            self._stamp = self._server_info()
         result["resultType"] = "complete"
         meta = result.get("_meta")
         if meta is None:

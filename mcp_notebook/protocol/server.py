@@ -189,7 +189,7 @@ class PromptServer(Server[ChangeFeed]):
                 registry,
                 self._prompt_pages,
                 self.prepared_results,
-                lambda: self.server_info_stamp,
+                self.server_info_stamp,
                 read_file=read_file,
                 max_argument_bytes=max_argument_bytes,
                 hooked=render is not None or complete is not None,

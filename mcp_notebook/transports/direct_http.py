@@ -31,12 +31,13 @@ repeat work. The lane writes `X-Content-Type-Options: nosniff` itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Final
 
+from mcp.server.streamable_http import check_accept_headers
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request, find_duplicated_routing_header
 from pydantic_core import to_json
-from starlette.types import Send
+from starlette.requests import Request
+from starlette.types import Scope, Send
 
 from ..protocol.direct import DIRECT_METHODS, DirectAnswers
 from ..protocol.prepared import plain_result, prepared_json, written
@@ -46,20 +47,9 @@ from .limits import NOSNIFF
 __all__ = ["DirectLane"]
 
 _JSON: Final = "application/json"
-_SSE: Final = "text/event-stream"
 
 _CONTENT_TYPE: Final = (b"content-type", b"application/json")
 _ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
-
-RawHeaders = Iterable[tuple[bytes, bytes]]
-
-
-def _accepts_both(accept: str) -> bool:
-    """Whether `Accept` names JSON and SSE, wildcards included (the SDK's reading, RFC 9110 12.5.1)."""
-    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
-    if "*/*" in types:
-        return True
-    return bool(types & {_JSON, "application/*"}) and bool(types & {_SSE, "text/*"})
 
 
 class DirectLane:
@@ -68,7 +58,7 @@ class DirectLane:
     def __init__(self, answers: DirectAnswers) -> None:
         self.answers = answers
 
-    def _result(self, value: Any, raw: RawHeaders) -> dict[str, Any] | None:
+    def _result(self, value: Any, scope: Scope) -> dict[str, Any] | None:
         if not isinstance(value, dict) or "id" not in value or value.get("method") not in DIRECT_METHODS:
             return None
         if not _ENVELOPE.issuperset(value):
@@ -76,25 +66,25 @@ class DirectLane:
         params = value.get("params")
         if not isinstance(params, dict):
             return None
-        pairs = [(name.decode("latin-1"), text.decode("latin-1")) for name, text in raw]
+        pairs = [(name.decode("latin-1"), text.decode("latin-1")) for name, text in scope["headers"]]
         headers = dict(reversed(pairs))  # the first of repeated headers, as the SDK reads them
         if headers.get("mcp-protocol-version") not in MODERN_REVISIONS:
             return None
         if not headers.get("content-type", "").lower().startswith(_JSON):
             return None
-        if not _accepts_both(headers.get("accept", "")) or find_duplicated_routing_header(pairs) is not None:
-            return None
+        if not all(check_accept_headers(Request(scope))) or find_duplicated_routing_header(pairs) is not None:
+            return None  # the SDK answers 406 unless both are accepted (it writes SSE once the handler notifies)
         route = classify_inbound_request(value, headers=headers)
         if isinstance(route, InboundLadderRejection):
             return None
         return self.answers.answer(value["method"], params, route.protocol_version)
 
-    async def serve(self, value: Any, raw: RawHeaders, send: Send) -> bool:
-        """Answer the screened request `value` (its headers `raw`, as ASGI gives them) if the lane takes it.
+    async def serve(self, value: Any, scope: Scope, send: Send) -> bool:
+        """Answer the screened request `value` (of the HTTP request `scope`) if the lane takes it.
 
         False: it did not, and nothing was sent.
         """
-        result = self._result(value, raw)
+        result = self._result(value, scope)
         if result is None:
             return False
         body = prepared_json(result)

@@ -380,7 +380,7 @@ class AccessGate:
                     await serve_batch(self.app, scope, verdict, send)
                 return
             # The lane takes only requests that `check_message` passes (`direct_http`), so it may go first.
-            if self.direct is not None and await self.direct.serve(verdict.value, scope["headers"], plain_send):
+            if self.direct is not None and await self.direct.serve(verdict.value, scope, plain_send):
                 return
             refused = check_message(verdict.value, headers)  # the header checks, what the SDK would misread
             if refused is not None:

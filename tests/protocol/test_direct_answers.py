@@ -198,7 +198,7 @@ def test_nothing_is_answered_directly_while_the_sdks_spans_are_recorded() -> Non
         server.registry,
         server._prompt_pages,
         server.prepared_results,
-        lambda: server.server_info_stamp,
+        server.server_info_stamp,
         read_file=None,
         max_argument_bytes=1000,
         hooked=False,
