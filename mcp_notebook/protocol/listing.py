@@ -3,9 +3,10 @@
 A page is the same for every client of one revision until the registry
 publishes a new snapshot, so nothing of it is built twice. Each prompt's
 entry is made by `convert.to_mcp_prompt_entry` (a plain dict, no pydantic
-model per prompt and argument), serialized once, and kept as JSON bytes: a few hundred bytes a prompt and
-no objects for the garbage collector, so a listing of any size is kept
-whole until the prompts change. After a change, the entries of the prompts
+model per prompt and argument), serialized once (`entries_json`: what the
+prompts of one notebook share, once for them all), and kept as JSON bytes: a
+few hundred bytes a prompt and no objects for the garbage collector, so a
+listing of any size is kept whole until the prompts change. After a change, the entries of the prompts
 it did not touch (the same objects) are kept instead of being built again.
 
 A page is served in one of three forms:
@@ -52,7 +53,7 @@ from .paging import Paginator
 from .prepared import PreparedResults, prepare, prepare_hollow
 from .sdk_seam import initialize_accepted
 
-__all__ = ["LIST_PROMPTS", "PreparedListing", "PromptPages"]
+__all__ = ["LIST_PROMPTS", "PreparedListing", "PromptPages", "entries_json"]
 
 LIST_PROMPTS: Final = "prompts/list"
 
@@ -109,6 +110,52 @@ class _Page:
         self.result = result
         self.wire: dict[str, Any] | None = None  # as the SDK would put it on the wire
         self.prepared: dict[str, Any] | None = None  # the same, carrying its JSON
+
+
+_HEAD: Final = ("name", "title", "description")
+"""The fields of an entry that are each prompt's own; `to_mcp_prompt_entry` puts them first."""
+
+
+def entries_json(prompts: Sequence[PromptSpec], revision: str, shape: Shape | None = None) -> list[bytes]:
+    """The JSON of each prompt's `prompts/list` entry at `revision`: `to_json(to_mcp_prompt_entry(...))`, byte for byte.
+
+    Prompts of one notebook share their arguments, icons and `_meta` (the same
+    objects), so the JSON after an entry's name, title and description is
+    made once for each such trio of objects and joined to each prompt's own
+    fields. An entry with a null in `_meta`, which some revisions' shaping
+    drops, is shaped by the SDK (`shape`) and made whole.
+    """
+    fields = EntryFields.of(revision)
+    # (id(arguments), id(icons), id(meta)) -> the JSON after the head, or None (this trio is made whole each time);
+    # the trio is kept beside it, so that no id among them can be another object's meanwhile.
+    tails: dict[tuple[int, int, int], tuple[bytes | None, object]] = {}
+    built: list[bytes] = []
+    with _collector_paused():
+        for spec in prompts:
+            shared = (spec.arguments, spec.icons, spec.meta)
+            key = (id(shared[0]), id(shared[1]), id(shared[2]))
+            known = tails.get(key)
+            if known is not None and known[0] is not None:
+                head: dict[str, Any] = {"name": spec.name}
+                if fields.title and spec.title is not None:
+                    head["title"] = spec.title
+                if spec.description is not None:
+                    head["description"] = spec.description
+                built.append(to_json(head)[:-1] + known[0])
+                continue
+            entry = to_mcp_prompt_entry(spec, revision, fields)
+            if _null_in_meta(entry):
+                if shape is not None:
+                    entry = shape(revision, {"prompts": [entry], "resultType": "complete"})["prompts"][0]
+                tails[key] = (None, shared)
+                built.append(to_json(entry))
+                continue
+            whole = to_json(entry)
+            head_json = to_json({name: entry[name] for name in _HEAD if name in entry})
+            tail = whole[len(head_json) - 1 :] if whole.startswith(head_json[:-1]) else None
+            tails[key] = (tail, shared)
+            built.append(whole)
+    return built
 
 
 class PromptPages:
@@ -206,15 +253,9 @@ class PromptPages:
                     entries[key] = item
             items.append(item or b"")
         if missing:
-            fields = EntryFields.of(revision)
-            with _collector_paused():
-                for index in missing:
-                    spec = prompts[index]
-                    entry = to_mcp_prompt_entry(spec, revision, fields)
-                    if self._shape is not None and _null_in_meta(entry):
-                        # Some revisions' shaping drops a null in `_meta`: the SDK shapes that entry.
-                        entry = self._shape(revision, {"prompts": [entry], "resultType": "complete"})["prompts"][0]
-                    items[index] = entries[id(spec)] = to_json(entry)
+            built = entries_json([prompts[index] for index in missing], revision, self._shape)
+            for index, item in zip(missing, built, strict=True):
+                items[index] = entries[id(prompts[index])] = item
             self.built += len(missing)
         return items
 
