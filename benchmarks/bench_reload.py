@@ -98,10 +98,14 @@ def _wait_until_watching(client: RawStdioClient, corpus: Corpus, scratch: Path, 
     raise SystemExit("the server never sent prompts/list_changed after a save; is it watching the folder?")
 
 
-def measure_saves(client: RawStdioClient, corpus: Corpus, saves: int, scratch: Path) -> SaveFigures:
-    """Save `saves` notebooks in turn and time each save to the notification that announces it."""
+def measure_saves(client: RawStdioClient, corpus: Corpus, saves: int, scratch: Path, first: int = 0) -> SaveFigures:
+    """Save `saves` notebooks in turn and time each save to the notification that announces it.
+
+    Each save writes revision `first`, `first + 1`, ... of its notebook: another series of saves of the
+    same corpus starts where the last one ended, so that every save changes something.
+    """
     figures = SaveFigures()
-    for revision in range(saves):
+    for revision in range(first, first + saves):
         notebook = revision % len(corpus.notebooks)
         figures.latencies.append(_save_and_wait(client, corpus, notebook, revision, scratch, figures))
     return figures

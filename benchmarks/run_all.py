@@ -37,7 +37,7 @@ QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "bench_reload": ("--notebooks", "3", "--prompts", "2", "--saves", "2", "--probe-seconds", "0.5"),
     "bench_load_ext": ("--repeats", "1"),
     "bench_lsp_completion": ("--quick",),
-    "bench_scale": ("--notebooks", "3", "--prompts", "2", "--repeats", "1", "--saves", "2", "--idle-seconds", "0.2"),
+    "bench_scale": ("--notebooks", "3", "--prompts", "2", "--runs", "1", "--saves", "2", "--idle-seconds", "0.2"),
     "bench_loop_stall": ("--cells", "300", "--megabytes", "1", "--window", "0.3"),
     "bench_poll": ("--notebooks", "3", "--prompts", "1", "--saves", "1", "--idle-seconds", "0.2", "--intervals", "0.3"),
 }

@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.baseline_server import CellPrompt, CellPromptRenderer
 from benchmarks.import_log import heaviest, parse_importtime
-from benchmarks.report import ComparisonTable, summarize
+from benchmarks.report import ComparisonTable, FigureTable, summarize
 
 
 def test_summary_is_in_milliseconds_and_p99_is_a_measured_sample() -> None:
@@ -32,6 +32,20 @@ def test_comparison_table_shows_ratio_and_flags_a_missed_target() -> None:
     lines = str(table).splitlines()
     assert any("fast" in line and "0.50" in line and "ok" in line for line in lines)
     assert any("slow" in line and "1.50" in line and "MISSED" in line for line in lines)
+
+
+def test_a_figure_of_several_runs_shows_its_median_and_spread_and_is_judged_by_its_worst_run() -> None:
+    table = FigureTable("t")
+    once = table.add_runs("steady", [3.0, 1.0, 2.0], unit="x", target=6.0)
+    worst = table.add_runs("one bad run", [5.0, 7.0, 4.0, 5.5, 5.0], unit="x", target=6.0)
+    single = table.add_runs("one run", [0.9], unit="s", target=1.0)
+    assert (once.value, once.spread, once.verdict) == (2.0, (1.0, 3.0), "ok in every run")
+    assert (worst.value, worst.spread) == (5.0, (4.0, 7.0))
+    assert worst.verdict == "MISSED (target <= 6 x)"  # the median meets it, one run does not
+    assert (single.spread, single.verdict) == (None, "ok")
+    lines = str(table).splitlines()
+    assert any("one bad run" in line and "5.00 x (4.00–7.00)" in line for line in lines)
+    assert any("one run" in line and "0.90 s " in line and "–" not in line for line in lines)
 
 
 def test_import_log_keeps_only_modules_after_the_mark_with_their_depth() -> None:

@@ -26,7 +26,7 @@ QUICK = {
     "benchmarks.bench_reload": ("--notebooks", "3", "--prompts", "2", "--saves", "2", "--probe-seconds", "0.5"),
     "benchmarks.bench_load_ext": ("--repeats", "1"),
     "benchmarks.bench_scale": (
-        "--notebooks", "3", "--prompts", "2", "--repeats", "1", "--saves", "2", "--idle-seconds", "0.2",
+        "--notebooks", "3", "--prompts", "2", "--runs", "1", "--saves", "2", "--idle-seconds", "0.2",
     ),
     "benchmarks.bench_loop_stall": ("--cells", "300", "--megabytes", "1", "--window", "0.3"),
     "benchmarks": ("--quick", "--only", "bench_index"),
