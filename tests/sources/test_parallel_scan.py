@@ -135,6 +135,43 @@ def test_a_child_that_dies_leaves_its_notebooks_to_the_parent(
         os.waitpid(forked[0], os.WNOHANG)  # and the child is reaped
 
 
+def test_what_a_child_sent_before_it_died_is_used_and_the_rest_is_left_to_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: list[int]
+) -> None:
+    """A child sends its notebooks a few at a time; the frames it finished count, a frame it did not never reads."""
+    folder = tmp_path / "served"
+    _hostile(folder)
+    parent = os.getpid()
+    real = NotebookFolderSource._build_stored
+    log = tmp_path / "built-in-the-child.txt"
+
+    def dies_in_its_third_frame(self: NotebookFolderSource, key: str):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent:
+            with log.open("a") as out:
+                out.write(key + "\n")
+            if len(log.read_text().splitlines()) == 10:
+                os._exit(3)
+        return real(self, key)
+
+    alone_registry, _ = _scan(folder, 0)
+    monkeypatch.setattr(parallel, "_FRAME", 4)
+    monkeypatch.setattr(NotebookFolderSource, "_build_stored", dies_in_its_third_frame)
+    shared_registry, shared = _scan(folder, 1)
+
+    snapshot = shared_registry.snapshot()
+    assert snapshot.fingerprint == alone_registry.snapshot().fingerprint
+    assert snapshot.warnings == alone_registry.snapshot().warnings
+    from_child = {spec.origin for spec in snapshot.prompts if isinstance(spec.messages, Deferred)}
+    sent = log.read_text().splitlines()[:8]  # its first two frames, of four notebooks each
+    # Every notebook of those frames that loads came from the child; the broken ones, and all after, from here.
+    assert from_child == {key for key in sent if key.startswith("many/")}
+    assert len(from_child) >= 4
+    for spec in alone_registry.snapshot().prompts:
+        assert _rendered(snapshot.get(spec.name), shared) == _rendered(spec, _scan(folder, 0)[1])  # type: ignore[arg-type]
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forked[0], os.WNOHANG)  # and the child is reaped
+
+
 def test_children_are_used_only_when_they_pay_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parallel, "can_fork", lambda: True)
     monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _: {0, 1, 2, 3, 4, 5, 6, 7})
