@@ -413,6 +413,10 @@ class NotebookIndex:
 
         Pickling and writing happen outside the lock `get` takes, on a connection of their own
         (SQLite's write-ahead log lets readers go on meanwhile), so a reload is never kept waiting.
+        Run in a thread beside a server that answers requests, it gives way after each notebook it
+        pickles: the interpreter lock goes to a thread waiting for it within one notebook's pickling,
+        not after the interpreter's switch interval (which gave this write half of the server's time
+        right after a cold start, and doubled the time of the listing asked for then).
         """
         with self._lock:
             pending, self._pending = self._pending, {}
@@ -427,6 +431,7 @@ class NotebookIndex:
                 listing = listing_of(loaded, origin=key, root=self._root)
                 if listing is not None:
                     rows.append((self._root, key, self._format, *stamp, digest, listing, _dumps(body_of(loaded))))
+                time.sleep(0)  # gives way to any thread waiting for the interpreter lock (see above)
             except Exception:  # something that does not pickle is simply not stored
                 log.debug("notebook %s cannot be stored in the index", key, exc_info=True)
         with self._writing:
