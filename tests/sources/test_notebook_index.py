@@ -414,3 +414,44 @@ def test_closing_the_index_folds_its_write_ahead_log_into_the_file(notebooks: Pa
     assert index._connection is not None
     assert index._connection.execute("PRAGMA journal_size_limit").fetchone()[0] == index_module._WAL_LIMIT  # ... ours
     index.close()
+
+
+def test_the_writer_gives_the_interpreter_lock_to_a_waiting_thread_between_notebooks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a start the writer pickles thousands of notebooks beside a server answering requests.
+
+    With a switch interval far longer than the whole write, a thread that waits for the lock gets it only
+    when the writer gives it up: here, after the notebook it was pickling when asked.
+    """
+    folder = tmp_path / "many"
+    for i in range(40):
+        _prompt(folder / f"n{i:02}.ipynb", f"p{i}", f"Text {i} about {{{{topic}}}}.")
+    index = NotebookIndex(tmp_path / "cache", folder)
+    for i in range(40):
+        key = f"n{i:02}.ipynb"
+        file, loaded = loading_module.build(folder, key)
+        index.put(key, (*file.stamp, file.ctime_ns), loading_module.digest(file), loaded)
+    pickled: list[str] = []
+    first = threading.Event()
+    real = index_module._dumps
+
+    def counted(value: object) -> bytes:
+        pickled.append("one")
+        first.set()
+        return real(value)
+
+    monkeypatch.setattr(index_module, "_dumps", counted)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)
+    try:
+        writer = threading.Thread(target=index.flush)
+        writer.start()
+        first.wait()  # back once this thread holds the lock again
+        seen = len(pickled)
+        writer.join()
+    finally:
+        sys.setswitchinterval(interval)
+        index.close()
+    assert len(pickled) == 40
+    assert seen <= 2  # within a notebook or two of asking (without giving way: after all 40)
