@@ -31,6 +31,7 @@ repeat work. The lane writes `X-Content-Type-Options: nosniff` itself.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Final
 
 from mcp.server.streamable_http import check_accept_headers
@@ -50,6 +51,23 @@ _JSON: Final = "application/json"
 
 _CONTENT_TYPE: Final = (b"content-type", b"application/json")
 _ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
+_REMEMBERED_ACCEPT: Final = 256  # longer `Accept` values are judged afresh each time, not kept
+
+
+def _accepts_both(accept: str) -> bool:
+    """Whether the SDK's transport takes a request whose (first) `Accept` header is `accept`: its own verdict."""
+    if len(accept) > _REMEMBERED_ACCEPT:
+        return _judge_accept(accept)
+    return _remembered_accept(accept)
+
+
+def _judge_accept(accept: str) -> bool:
+    scope: Scope = {"type": "http", "headers": [(b"accept", accept.encode("latin-1"))]}
+    return all(check_accept_headers(Request(scope)))
+
+
+# A client sends the same `Accept` on every request: its verdict is kept, not parsed again per request.
+_remembered_accept = lru_cache(maxsize=64)(_judge_accept)
 
 
 class DirectLane:
@@ -72,7 +90,7 @@ class DirectLane:
             return None
         if not headers.get("content-type", "").lower().startswith(_JSON):
             return None
-        if not all(check_accept_headers(Request(scope))) or find_duplicated_routing_header(pairs) is not None:
+        if not _accepts_both(headers.get("accept", "")) or find_duplicated_routing_header(pairs) is not None:
             return None  # the SDK answers 406 unless both are accepted (it writes SSE once the handler notifies)
         route = classify_inbound_request(value, headers=headers)
         if isinstance(route, InboundLadderRejection):

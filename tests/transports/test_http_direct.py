@@ -139,6 +139,13 @@ CASES = [
         {"Accept": "application/*;q=0.9, text/*"},
     ),
     Case(
+        "get, a long Accept",  # judged afresh rather than remembered, the same way
+        "prompts/get",
+        _get("greet", {"who": "x"}),
+        True,
+        {"Accept": "application/json, " + "application/x-other;q=0.1, " * 20 + "text/event-stream"},
+    ),
+    Case(
         "get, a charset",
         "prompts/get",
         _get("greet", {"who": "x"}),
@@ -186,6 +193,20 @@ CASES = [
         False,
     ),
     Case("get, Accept JSON only", "prompts/get", _get("greet", {"who": "x"}), False, {"Accept": "application/json"}),
+    Case(
+        "get, a long Accept without SSE",
+        "prompts/get",
+        _get("greet", {"who": "x"}),
+        False,
+        {"Accept": "application/json" + ", application/x-other;q=0.1" * 20},
+    ),
+    Case(  # the same value as a request the lane took: what was remembered for it is that value's verdict
+        "get, Accept wildcards again, then SSE only",
+        "prompts/get",
+        _get("greet", {"who": "x"}),
+        False,
+        {"Accept": "text/*"},
+    ),
     Case("get, not JSON", "prompts/get", _get("greet", {"who": "x"}), False, {"Content-Type": "text/plain"}),
     Case("list, a bad cursor", "prompts/list", {"cursor": "not-ours", "_meta": _meta()}, False),
     Case("list, cursor not a string", "prompts/list", {"cursor": 3, "_meta": _meta()}, False),
