@@ -11,6 +11,12 @@ There the watched folders are looked at every `interval` seconds instead: one
 timer for all of them, and each look is a walk of the folder trees in a worker
 thread (never on the event loop) comparing every wanted file's modification
 time, size and inode with the last look's. Nothing runs between two looks.
+
+A walk is not a snapshot: a file renamed from a folder already walked into one
+not walked yet is seen twice, and a file written while it is looked at is seen
+half written. So a look that found changes is taken again at once, up to
+`SETTLE_LOOKS` times, until two looks agree; only then are the changes passed
+on, and clients are told once, of what is really there.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from .inotify import Change
 __all__ = [
     "DEFAULT_POLL_SECONDS",
     "POLL_ENV",
+    "SETTLE_LOOKS",
     "Look",
     "blind_file_system",
     "changes_between",
@@ -43,6 +50,8 @@ __all__ = [
 POLL_ENV: Final = "MCP_NOTEBOOK_POLL"
 DEFAULT_POLL_SECONDS: Final = 2.0
 """How often a folder on a network file system is looked at, unless `--poll` says otherwise."""
+SETTLE_LOOKS: Final = 4
+"""At most this many looks in a row until two agree; a folder written without pause is reported as last seen."""
 
 # File systems whose files other machines change without this kernel knowing: inotify misses those writes.
 _BLIND_TYPES: Final = frozenset(
@@ -214,6 +223,14 @@ async def poll_paths(
     async def looked() -> Look:
         return await anyio.to_thread.run_sync(look, folders, wanted, descend)
 
+    async def settled(now: Look) -> Look:
+        for _ in range(SETTLE_LOOKS - 1):
+            again = await looked()
+            if again == now:
+                break
+            now = again
+        return now
+
     last = await looked()
     ready()
     while True:
@@ -225,6 +242,8 @@ async def poll_paths(
             if stop_event.is_set():
                 return
         now = await looked()
+        if now != last:
+            now = await settled(now)
         changed = changes_between(last, now)
         last = now
         if changed:

@@ -75,6 +75,7 @@ SURFACE = {
         "DEFAULT_POLL_SECONDS",
         "Look",
         "POLL_ENV",
+        "SETTLE_LOOKS",
         "blind_file_system",
         "changes_between",
         "file_system_type",

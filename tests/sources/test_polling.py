@@ -25,11 +25,13 @@ from mcp_notebook.sources.folder import NotebookFolderSource
 from mcp_notebook.sources.inotify import Change
 from mcp_notebook.sources.polling import (
     POLL_ENV,
+    SETTLE_LOOKS,
     blind_file_system,
     changes_between,
     file_system_type,
     look,
     poll_interval_from_env,
+    poll_paths,
 )
 
 DEADLINE = 5.0
@@ -145,6 +147,88 @@ def test_retargeting_a_symlink_is_a_change(tmp_path: Path) -> None:
     os.symlink("rev-2", tmp_path / ".current.tmp")
     os.replace(tmp_path / ".current.tmp", tmp_path / "current")
     assert changes_between(before, looked()) == {(Change.modified, str(tmp_path / "current"))}
+
+
+async def _first_report(
+    folders: list[tuple[Path, bool]], wanted: Callable[[str], bool], armed: list[bool]
+) -> tuple[set[tuple[Change, str]], int]:
+    """What the first report of `poll_paths` says once `armed[0]` is set after its first look, and the looks taken."""
+    reports: list[set[tuple[Change, str]]] = []
+    looks = [0]
+    reported = anyio.Event()
+    stop = anyio.Event()
+
+    def counted(name: str) -> bool:
+        looks[0] += name == "anchor.ipynb"
+        return wanted(name)
+
+    def on_changes(changes: set[tuple[Change, str]]) -> None:
+        reports.append(changes)
+        reported.set()
+
+    def ready() -> None:
+        armed[0] = True
+        looks[0] = 0
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(
+            partial(
+                poll_paths,
+                folders,
+                interval=0.02,
+                on_changes=on_changes,
+                wanted=counted,
+                descend=lambda _: True,
+                ready=ready,
+                stop_event=stop,
+            )
+        )
+        with anyio.fail_after(DEADLINE):
+            await reported.wait()
+        stop.set()
+    return reports[0], looks[0]
+
+
+async def test_a_rename_made_while_a_look_walks_is_reported_once_as_a_rename(tmp_path: Path) -> None:
+    # The look walks `first`, then `second`, then `third`: a file moved from the first
+    # to the third while `second` is walked is in both places for that look.
+    first, second, third = (tmp_path / name for name in ("first", "second", "third"))
+    for folder in (first, second, third):
+        folder.mkdir()
+    (first / "fresh.ipynb").write_text("{}")
+    (second / "anchor.ipynb").write_text("{}")
+    armed = [False]
+
+    def wanted(name: str) -> bool:
+        if name == "anchor.ipynb" and armed[0]:
+            armed[0] = False
+            (first / "fresh.ipynb").rename(third / "moved.ipynb")
+        return name.endswith(".ipynb")
+
+    folders = [(first, False), (second, False), (third, False)]
+    report, looks = await _first_report(folders, wanted, armed)
+    assert report == {(Change.deleted, str(first / "fresh.ipynb")), (Change.added, str(third / "moved.ipynb"))}
+    assert looks == 3  # the torn look, the one that disagreed with it, and the one that agreed
+
+
+async def test_a_file_written_through_every_look_is_still_reported(tmp_path: Path) -> None:
+    # `growing` is in the folder walked second, so every look sees it after it was written to.
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    (tmp_path / "first" / "anchor.ipynb").write_text("{}")
+    growing = tmp_path / "second" / "growing.ipynb"
+    growing.write_text("{")
+    armed = [False]
+
+    def wanted(name: str) -> bool:
+        if name == "anchor.ipynb" and armed[0]:
+            with growing.open("a") as file:
+                file.write(" ")  # the file is a byte longer at every look
+        return name.endswith(".ipynb")
+
+    report, looks = await _first_report([(tmp_path / "first", False), (tmp_path / "second", False)], wanted, armed)
+    assert report == {(Change.modified, str(growing))}
+    assert looks == SETTLE_LOOKS  # no two looks agree, and the last is reported
 
 
 def _prompts(path: Path, *names: str) -> None:
