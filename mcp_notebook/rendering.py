@@ -31,6 +31,7 @@ __all__ = [
     "MAX_COMPLETIONS",
     "PLACEHOLDER_PATTERN",
     "FileReader",
+    "argument_values",
     "complete_argument",
     "is_textual_mime_type",
     "placeholders",
@@ -111,7 +112,11 @@ def is_textual_mime_type(mime_type: str | None) -> bool:
     )
 
 
-def _argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_argument_bytes: int) -> dict[str, str]:
+def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_argument_bytes: int) -> dict[str, str]:
+    """The value of each of `spec`'s arguments for `arguments`: the one given, or its default, or "".
+
+    Raises as `render_prompt` does (unknown, missing, too large).
+    """
     given = dict(arguments or {})
     declared = [arg.name for arg in spec.arguments]
     unknown = [name for name in given if name not in declared]
@@ -196,7 +201,7 @@ def render_prompt(
     absent optional argument renders as its default, or as "". Files embedded
     by path are read through `read_file`, which enforces the served root.
     """
-    values = _argument_values(spec, arguments, max_argument_bytes)
+    values = argument_values(spec, arguments, max_argument_bytes)
     messages = tuple(_render_message(spec, template, values, read_file) for template in spec.messages)
     return RenderedPrompt(messages=messages, description=spec.description, name=spec.name)
 

@@ -53,6 +53,7 @@ def test_the_public_surface_of_rendering_is_pinned() -> None:
         "FileReader",
         "MAX_COMPLETIONS",
         "PLACEHOLDER_PATTERN",
+        "argument_values",
         "complete_argument",
         "is_textual_mime_type",
         "placeholders",

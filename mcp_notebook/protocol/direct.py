@@ -40,11 +40,12 @@ from mcp_types import methods as sdk_methods
 
 from ..models import Deferred, PromptSpec
 from ..registry import PromptRegistry
-from ..rendering import FileReader, complete_argument, render_prompt
+from ..rendering import FileReader, argument_values, complete_argument
 from .asking import arguments_to_ask
-from .convert import to_mcp_completion, to_mcp_get_prompt_result
+from .convert import to_mcp_completion
+from .get_bodies import GetBodies
 from .listing import LIST_PROMPTS, PromptPages
-from .prepared import PreparedResults
+from .prepared import PreparedResults, prepared_body
 from .revisions import is_modern
 
 __all__ = ["DIRECT_METHODS", "DirectAnswers"]
@@ -88,6 +89,7 @@ class DirectAnswers:
         self._max_argument_bytes = max_argument_bytes
         self._hooked = hooked  # a host renders or completes some prompts itself (the kernel): never direct
         self._traced = traced  # whether the SDK's per-request spans are recorded: then every request makes one
+        self._bodies = GetBodies(self._stamped)
 
     def answer(self, method: str, params: Mapping[str, Any], revision: str) -> dict[str, Any] | None:
         """The wire result of the stateless request (`method`, `params`) at `revision`; None: take the SDK's path.
@@ -137,13 +139,11 @@ class DirectAnswers:
         if arguments_to_ask(spec, arguments):
             return None  # a question for the user, or the missing-arguments error
         try:
-            rendered = render_prompt(
-                spec, arguments, read_file=self._read_file, max_argument_bytes=self._max_argument_bytes
-            )
+            values = argument_values(spec, arguments, self._max_argument_bytes)
+            body = self._bodies.body(spec, values, revision)  # rendered as `render_prompt` renders it (get_bodies)
         except Exception:  # an unknown or oversized argument: the SDK's path says so in its words
             return None
-        result = to_mcp_get_prompt_result(rendered, revision).model_dump(by_alias=True, mode="json", exclude_none=True)
-        return self._stamped(result)
+        return None if body is None else prepared_body(body)
 
     def _complete(self, params: Mapping[str, Any], revision: str) -> dict[str, Any] | None:
         ref, argument, context = params.get("ref"), params.get("argument"), params.get("context")

@@ -48,6 +48,7 @@ __all__ = [
     "plain_result",
     "prepare",
     "prepare_hollow",
+    "prepared_body",
     "prepared_json",
     "written",
 ]
@@ -97,6 +98,11 @@ def prepare(result: Mapping[str, Any]) -> dict[str, Any]:
     return {**result, PREPARED: Prepared(tuple(result.items()), None)}
 
 
+def prepared_body(body: bytes) -> dict[str, Any]:
+    """A result that exists only as its JSON, `body`: a transport writes it as it is."""
+    return {PREPARED: Prepared((), body)}
+
+
 def prepare_hollow(
     result: Mapping[str, Any], key: str, body: bytes, items_json: bytes, then: Callable[[], object] | None = None
 ) -> dict[str, Any]:
@@ -135,6 +141,9 @@ def plain_result(result: dict[str, Any]) -> dict[str, Any]:
     carrier = _carrier(result)
     if carrier is None:
         return result
+    if not carrier.others and carrier.body is not None:  # only JSON (`prepared_body`)
+        made: dict[str, Any] = json.loads(carrier.body)
+        return made
     plain = {name: value for name, value in result.items() if name != PREPARED}
     if carrier.items is not None:
         key, items = carrier.items

@@ -10,6 +10,7 @@ Over real HTTP, `tests/transports/test_http_direct.py` compares whole replies.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from notebook_files import write_notebook
+from pydantic_core import to_json
 from test_deferred_off_loop import _restored
 
 from mcp_notebook.models import (
@@ -35,6 +37,7 @@ from mcp_notebook.models import (
 )
 from mcp_notebook.protocol.convert import to_mcp_completion, to_mcp_get_prompt_result
 from mcp_notebook.protocol.direct import DirectAnswers
+from mcp_notebook.protocol.prepared import plain_result, prepared_json
 from mcp_notebook.protocol.sdk_seam import shape_result, spans_recorded
 from mcp_notebook.protocol.server import PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
@@ -71,6 +74,11 @@ def _answers(server: PromptServer) -> Any:
     return server.direct
 
 
+def _wire(result: dict[str, Any]) -> Any:
+    """A direct answer as a transport writes it (its prepared JSON, or the plain result), read back."""
+    return json.loads(prepared_json(result) or to_json(plain_result(result)))
+
+
 def _get(name: str, arguments: Mapping[str, Any] | None = None, **params: Any) -> dict[str, Any]:
     base: dict[str, Any] = {"name": name, "_meta": META}
     if arguments is not None:
@@ -88,9 +96,10 @@ def test_a_get_is_the_sdk_shaping_of_the_handlers_model(block: str) -> None:
         messages=(MessageTemplate("user", BLOCKS[block]), MessageTemplate("assistant", TextContent("ok"))),
     )
     server = _server(spec)
-    answered = _answers(server).answer("prompts/get", _get("p", {"who": "Ada"}), MODERN)
+    answered = _wire(_answers(server).answer("prompts/get", _get("p", {"who": "Ada"}), MODERN))
     rendered = render_prompt(spec, {"who": "Ada"})
-    assert answered == shape_result(server, "prompts/get", MODERN, to_mcp_get_prompt_result(rendered, MODERN))
+    shaped = shape_result(server, "prompts/get", MODERN, to_mcp_get_prompt_result(rendered, MODERN))
+    assert answered == json.loads(to_json(shaped))
     assert answered["resultType"] == "complete"
 
 
@@ -231,4 +240,4 @@ def test_a_restored_prompt_is_answered_directly_once_its_body_is_read(tmp_path: 
     assert answers.answer("prompts/get", params, MODERN) is None  # its body is read off the loop first
     assert spec.messages[0] is not None and spec.messages.made  # what the SDK's path does, in a thread
     answered = answers.answer("prompts/get", params, MODERN)
-    assert answered is not None and answered["messages"][0]["content"]["text"] == "Hello Ada."
+    assert answered is not None and _wire(answered)["messages"][0]["content"]["text"] == "Hello Ada."
