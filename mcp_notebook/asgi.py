@@ -92,16 +92,15 @@ def create_app(
     from .service import NotebookService
     from .sources.start_report import claim_the_report
     from .transports.affinity import worker_dir_problem
+    from .transports.direct_http import DirectHttpToolsProtocol
     from .transports.hosts import HostAllowList
     from .transports.http import create_http_app
-    from .transports.limits import GuardedHttpToolsProtocol
     from .transports.uvicorn_seam import protect_loading_config
 
     settings = settings or ServeSettings.from_env()
     if settings.worker_dir and (problem := worker_dir_problem(Path(settings.worker_dir))) is not None:
         _say(problem)
         raise SystemExit(_STARTUP_FAILURE)
-    protect_loading_config(GuardedHttpToolsProtocol, mcp_limits=settings.limits)
     service = NotebookService(settings.service)
 
     def print_summary(lines: list[str]) -> None:
@@ -141,4 +140,5 @@ def create_app(
     )
     if settings.port is None:
         gate.hosts_for_port = lambda port: HostAllowList.for_bind("0.0.0.0", port, settings.allowed_hosts)
+    protect_loading_config(DirectHttpToolsProtocol, mcp_limits=settings.limits, mcp_gate=gate)
     return gate

@@ -27,12 +27,18 @@ before `check_message`: a request the lane takes passes those checks anyway
 (its envelope was screened, its version header names the body's version by
 step 4, and `initialize` is not one of its methods), so they would only
 repeat work. The lane writes `X-Content-Type-Options: nosniff` itself.
+
+The gate asks it from two places: its ASGI `__call__` (any ASGI server),
+and, under uvicorn, `DirectHttpToolsProtocol` as soon as a request's body
+has arrived (`AccessGate.answer_arrived`), without an ASGI cycle at all.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from mcp.server.streamable_http import check_accept_headers
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request, find_duplicated_routing_header
@@ -43,9 +49,12 @@ from starlette.types import Scope, Send
 from ..protocol.direct import DIRECT_METHODS, DirectAnswers
 from ..protocol.prepared import plain_result, prepared_json, written
 from ..protocol.revisions import MODERN_REVISIONS
-from .limits import NOSNIFF
+from .limits import NOSNIFF, GuardedHttpToolsProtocol
+from .uvicorn_seam import TRACE_LOG_LEVEL, HttpToolsProtocol
 
-__all__ = ["DirectLane"]
+__all__ = ["BATCHED_BYTES", "HOLD_BYTES", "ArrivalAnswers", "DirectHttpToolsProtocol", "DirectLane"]
+
+log = logging.getLogger(__name__)
 
 _JSON: Final = "application/json"
 
@@ -97,18 +106,26 @@ class DirectLane:
             return None
         return self.answers.answer(value["method"], params, route.protocol_version)
 
+    def reply(self, value: Any, scope: Scope) -> tuple[bytes, dict[str, Any]] | None:
+        """The JSON-RPC reply to the screened request `value` (of the HTTP request `scope`) and the result in
+        it, if the lane takes it; None if it does not. Once the reply is written, call `written(result)`."""
+        result = self._result(value, scope)
+        if result is None:
+            return None
+        body = prepared_json(result)
+        if body is None:
+            body = to_json(plain_result(result))
+        return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (to_json(value["id"]), body), result
+
     async def serve(self, value: Any, scope: Scope, send: Send) -> bool:
         """Answer the screened request `value` (of the HTTP request `scope`) if the lane takes it.
 
         False: it did not, and nothing was sent.
         """
-        result = self._result(value, scope)
-        if result is None:
+        answer = self.reply(value, scope)
+        if answer is None:
             return False
-        body = prepared_json(result)
-        if body is None:
-            body = to_json(plain_result(result))
-        reply = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (to_json(value["id"]), body)
+        reply, result = answer
         await send(
             {
                 "type": "http.response.start",
@@ -119,3 +136,178 @@ class DirectLane:
         await send({"type": "http.response.body", "body": reply})
         written(result)
         return True
+
+
+class ArrivalAnswers(Protocol):
+    """What `DirectHttpToolsProtocol` asks of the access gate (`http.AccessGate`) about a request it read whole."""
+
+    def answer_arrived(
+        self, headers: list[tuple[bytes, bytes]], body: bytes, server: tuple[str, int | None] | None
+    ) -> tuple[bytes, dict[str, Any]] | None: ...
+
+    def late_body(self) -> bytes: ...
+
+
+HOLD_BYTES: Final = 64 * 1024
+"""The largest body a request may declare and still be read by the protocol for the lane."""
+
+BATCHED_BYTES: Final = 16 * 1024
+"""Answers up to this size are written together at the end of the loop's turn; larger ones at once."""
+
+_JSON_HEADERS: Final = b"content-type: application/json\r\nx-content-type-options: nosniff\r\ncontent-length: "
+
+
+class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
+    """The guarded protocol, answering a request the direct lane takes as soon as its body is read.
+
+    uvicorn starts an ASGI cycle (a scope, a task, `receive` and `send`) for
+    every request as soon as its headers are in: on this machine that costs
+    as much as the whole answer of a `prompts/get`. A request that may be one
+    the lane takes (`POST /mcp`, a `Content-Length` of at most `HOLD_BYTES`,
+    HTTP/1.1 kept alive, no `Expect`, nothing before it still being answered)
+    is held instead, its body read here; once it is whole, the gate answers it
+    (`AccessGate.answer_arrived`: the gate's checks, then the lane) and the
+    reply is written at once, in order with any requests pipelined behind it.
+    A request the gate does not answer there is handed to uvicorn's cycle as
+    it came, and served on the ASGI path like every other request: refusals,
+    errors and everything the lane declines keep their answers.
+
+    A held body has `body_timeout` to arrive, as on the ASGI path (then 408,
+    in the gate's words). Nothing is held where uvicorn must see every
+    request: with its access log or trace log on, or a concurrency limit.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        answers: ArrivalAnswers | None = getattr(self.config, "mcp_gate", None)
+        seen = self.access_log or self.limit_concurrency is not None or self.logger.isEnabledFor(TRACE_LOG_LEVEL)
+        self._answers = None if seen or self.root_path else answers
+        self._held: bytearray | None = None
+        self._body_timer: asyncio.TimerHandle | None = None
+        self._draining = False
+        self._later: list[tuple[bytes, bool]] | None = None  # answers written at the end of this turn of the loop
+
+    def _may_hold(self) -> bool:
+        """Whether the request whose headers just arrived may be one the lane takes (class docstring)."""
+        if self._answers is None or self._draining or self.url != b"/mcp" or self.expect_100_continue:
+            return False
+        if self.pipeline or (self.cycle is not None and not self.cycle.response_complete):
+            return False
+        parser = self.parser
+        if parser.get_method() != b"POST" or parser.get_http_version() != "1.1" or parser.should_upgrade():
+            return False
+        if not parser.should_keep_alive():
+            return False
+        length: bytes | None = None
+        for name, value in self.headers:
+            if name == b"content-length":
+                if length is not None:
+                    return False
+                length = value
+            elif name == b"transfer-encoding":
+                return False
+        return length is not None and length.isdigit() and int(length) <= HOLD_BYTES
+
+    def on_headers_complete(self) -> None:
+        if not self._may_hold():
+            super().on_headers_complete()
+            return
+        self._headers_arrived()
+        self._held = bytearray()
+
+    def on_body(self, body: bytes) -> None:
+        if self._held is None:
+            super().on_body(body)
+        else:
+            self._held += body  # at most HOLD_BYTES: the parser reads no more than Content-Length
+
+    def on_message_complete(self) -> None:
+        held = self._held
+        if held is None:
+            super().on_message_complete()
+            return
+        self._held = None
+        self._stop_body_timer()
+        answers = self._answers
+        assert answers is not None
+        try:
+            answer = answers.answer_arrived(self.headers, bytes(held), self.server)
+        except Exception:  # a bug of ours must not cost the request: the ASGI path serves it
+            log.exception("answering a request as it arrived failed; the request is served the usual way")
+            answer = None
+        if answer is None:
+            self._hand_over(held)
+            return
+        reply, result = answer
+        self._write(b"HTTP/1.1 200 OK\r\n", reply, closing=self._draining)
+        try:
+            written(result)
+        except Exception:
+            log.exception("after an answer was written")
+        self.on_response_complete()
+
+    def _hand_over(self, held: bytearray) -> None:
+        """Give the held request to uvicorn's ASGI cycle, as if it had never been held."""
+        HttpToolsProtocol.on_headers_complete(self)  # the guarded part (`_headers_arrived`) has run already
+        if self._draining:
+            self.cycle.keep_alive = False
+        if held:
+            HttpToolsProtocol.on_body(self, bytes(held))
+        HttpToolsProtocol.on_message_complete(self)
+
+    def _write(self, status_line: bytes, body: bytes, *, closing: bool) -> None:
+        head = [status_line]
+        for name, value in self.server_state.default_headers:  # uvicorn's `date` and `server`, as on every answer
+            head += (name, b": ", value, b"\r\n")
+        head += (_JSON_HEADERS, str(len(body)).encode(), b"\r\n")
+        if closing:
+            head.append(b"connection: close\r\n")
+        head += (b"\r\n", body)
+        data = b"".join(head)
+        if self._later is not None:  # an answer of this connection waits for the end of the turn: this one follows it
+            self._later.append((data, closing))
+        elif len(data) > BATCHED_BYTES:
+            self._send(data, closing)
+        else:
+            self._later = [(data, closing)]
+            self.loop.call_soon(self._send_later)
+
+    def _send_later(self) -> None:
+        later, self._later = self._later or [], None
+        for data, closing in later:
+            self._send(data, closing)
+
+    def _send(self, data: bytes, closing: bool) -> None:
+        if self.transport.is_closing():
+            return
+        self.transport.write(data)
+        if closing:
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._held is not None and self._body_timer is None:  # the body goes on in later packets
+            self._body_timer = self.loop.call_later(self._limits.body_timeout, self._on_body_timeout)
+
+    def _on_body_timeout(self) -> None:
+        self._body_timer = None
+        if self._held is None or self.transport.is_closing():
+            return
+        self._held = None
+        assert self._answers is not None
+        self._write(b"HTTP/1.1 408 Request Timeout\r\n", self._answers.late_body(), closing=True)
+
+    def _stop_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_body_timer()
+        self._held = None
+        super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        self._draining = True  # nothing more is held; a held request is answered, then the connection closes
+        if self._held is None:
+            super().shutdown()

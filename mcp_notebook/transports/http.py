@@ -57,10 +57,10 @@ from ..protocol.screening import readable_id
 from ..protocol.sdk_seam import write_http_messages_with
 from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
-from .direct_http import DirectLane
+from .direct_http import DirectHttpToolsProtocol, DirectLane
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
 from .http_bodies import AcceptedBody, RefusedBody, check_message, screen_post, serve_batch
-from .limits import NOSNIFF, GuardedHttpToolsProtocol, HttpLimits
+from .limits import NOSNIFF, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
 from .ticks import SleepingServer
@@ -312,6 +312,28 @@ class AccessGate:
         data = {"reason": "wrong token" if presented else "missing token"}
         return 401, _error_body(message, data=data), [(b"www-authenticate", challenge.encode())]
 
+    def late_body(self) -> bytes:
+        """The body of the 408 to a request whose body did not all arrive within the body timeout."""
+        return _error_body(f"Request timeout: the body did not arrive within {self.limits.body_timeout:g} s")
+
+    def answer_arrived(
+        self, headers: list[tuple[bytes, bytes]], body: bytes, server: tuple[str, int | None] | None
+    ) -> tuple[bytes, dict[str, Any]] | None:
+        """The direct lane's reply to a whole `POST /mcp` the HTTP protocol read itself, and its result.
+
+        The same checks as `__call__`, in its order, without the ASGI cycle: a
+        request they refuse, or that the lane declines, gets None and goes to
+        `__call__` as it came, which answers it (and logs a refusal).
+        """
+        if self.direct is None or (self.ready is not None and not self.ready.is_set()):
+            return None
+        scope: Scope = {"type": "http", "method": "POST", "path": MCP_PATH, "headers": headers, "server": server}
+        parsed = Headers(scope=scope)
+        if len(body) > MAX_BODY_BYTES or self._reject(scope, parsed) is not None:
+            return None
+        verdict = screen_post(body, parsed)
+        return self.direct.reply(verdict.value, scope) if isinstance(verdict, AcceptedBody) else None
+
     async def _answer_readiness(self, scope: Scope, send: Send) -> None:
         """The load balancer's probe (and `/mcp` while indexing): 200 once the prompts are indexed, else 503."""
         ready = self.ready is None or self.ready.is_set()
@@ -365,8 +387,7 @@ class AccessGate:
             return
         late, read = await self._read_body_in_time(receive, send)
         if late:
-            message = f"Request timeout: the body did not arrive within {self.limits.body_timeout:g} s"
-            await _respond(send, 408, _error_body(message), _CLOSE)
+            await _respond(send, 408, self.late_body(), _CLOSE)
             return
         if read is None:
             return  # too big: refused
@@ -478,10 +499,11 @@ def create_http_app(
 
 
 def uvicorn_config(app: Any, limits: HttpLimits, **options: Any) -> uvicorn.Config:
-    """uvicorn settings for serving `app` within `limits` (the protocol with the header timeout and cap)."""
+    """uvicorn settings for serving `app` within `limits`: the protocol with the header timeout and cap,
+    which also answers the direct lane's requests as they arrive when `app` is an `AccessGate`."""
     config = uvicorn.Config(
         app,
-        http=GuardedHttpToolsProtocol,
+        http=DirectHttpToolsProtocol,
         lifespan="on",
         log_config=None,
         access_log=False,
@@ -491,6 +513,8 @@ def uvicorn_config(app: Any, limits: HttpLimits, **options: Any) -> uvicorn.Conf
         **options,
     )
     config.mcp_limits = limits  # type: ignore[attr-defined]  # read by GuardedHttpToolsProtocol
+    if isinstance(app, AccessGate):
+        config.mcp_gate = app  # type: ignore[attr-defined]  # read by DirectHttpToolsProtocol
     return config
 
 

@@ -167,10 +167,14 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def on_headers_complete(self) -> None:
+        self._headers_arrived()
+        super().on_headers_complete()
+
+    def _headers_arrived(self) -> None:
+        """A request's headers are all here: no header timeout now, the connection is busy, `Host` is settled."""
         self._disarm_header_timer()
         self._book.busy(self)
         self._authority_as_host()
-        super().on_headers_complete()
 
     def _authority_as_host(self) -> None:
         """An absolute-form target names the host itself: it replaces `Host`, so the gate checks it (RFC 9112 3.2.2)."""

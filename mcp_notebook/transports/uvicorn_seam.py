@@ -7,7 +7,12 @@ uvicorn versions they are tested with in pyproject.toml:
 * `HttpToolsProtocol` (`uvicorn.protocols.http.httptools_impl`): subclassed by
   `limits.GuardedHttpToolsProtocol` for the header timeout, the connection cap
   and the absolute-form rule (its `url`, `headers`, `transport`, `loop`,
-  `server_state`, `config` attributes and the parser callbacks);
+  `server_state`, `config` attributes and the parser callbacks), and by
+  `direct_http.DirectHttpToolsProtocol`, which holds a request's body and
+  answers it without an ASGI cycle or hands it to one (`on_body`,
+  `on_message_complete`, `shutdown`, `data_received`; the `parser`, `cycle`,
+  `pipeline`, `expect_100_continue`, `access_log`, `limit_concurrency`,
+  `root_path` and `server_state.default_headers` it reads; `TRACE_LOG_LEVEL`);
 * `Server.main_loop`, `Server.on_tick` and the `should_exit` attribute:
   `ticks.SleepingServer` wakes once a second instead of ten times;
 * `Server.capture_signals`: the sibling socket server of `affinity.py` leaves
@@ -26,15 +31,18 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import re
 from collections.abc import Iterator
 from typing import Any, Final
 
 import uvicorn
+from uvicorn.logging import TRACE_LOG_LEVEL
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 __all__ = [
     "TESTED_VERSIONS",
+    "TRACE_LOG_LEVEL",
     "HttpToolsProtocol",
     "Multiprocess",
     "QuietServer",
@@ -49,11 +57,26 @@ _PROTOCOL_PARTS: Final = (
     "on_url",
     "on_header",
     "on_headers_complete",
+    "on_body",
+    "on_message_complete",
     "on_response_complete",
+    "shutdown",
     "connection_made",
     "connection_lost",
     "data_received",
     "send_400_response",
+)
+
+# What `DirectHttpToolsProtocol` reads of a connection's state, as uvicorn sets it up.
+_PROTOCOL_STATE: Final = (
+    "parser",
+    "cycle",
+    "pipeline",
+    "expect_100_continue",
+    "access_log",
+    "limit_concurrency",
+    "root_path",
+    "server_state",
 )
 
 
@@ -70,6 +93,12 @@ def missing_touchpoints() -> list[str]:
     missing = [
         f"HttpToolsProtocol.{name}" for name in _PROTOCOL_PARTS if not callable(getattr(HttpToolsProtocol, name, None))
     ]
+    setup = inspect.getsource(HttpToolsProtocol.__init__)
+    missing += [
+        f"HttpToolsProtocol.{name}" for name in _PROTOCOL_STATE if not re.search(rf"self\.{name}\b(:[^=\n]*)? =", setup)
+    ]
+    if "default_headers" not in inspect.getsource(uvicorn.server.ServerState):
+        missing.append("ServerState.default_headers")
     for name in ("main_loop", "on_tick", "capture_signals"):
         if not callable(getattr(uvicorn.Server, name, None)):
             missing.append(f"Server.{name}")

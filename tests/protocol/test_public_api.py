@@ -114,6 +114,7 @@ PUBLIC = {
     ],
     "mcp_notebook.transports.uvicorn_seam": [
         "TESTED_VERSIONS",
+        "TRACE_LOG_LEVEL",
         "HttpToolsProtocol",
         "Multiprocess",
         "QuietServer",
@@ -155,8 +156,15 @@ PUBLIC = {
         "screen_post",
         "serve_batch",
     ],
-    "mcp_notebook.transports.direct_http": ["DirectLane"],
+    "mcp_notebook.transports.direct_http": [
+        "BATCHED_BYTES",
+        "HOLD_BYTES",
+        "ArrivalAnswers",
+        "DirectHttpToolsProtocol",
+        "DirectLane",
+    ],
     "mcp_notebook.protocol.direct": ["DIRECT_METHODS", "DirectAnswers"],
+    "mcp_notebook.protocol.get_bodies": ["MAX_PROMPTS", "GetBodies"],
     "mcp_notebook.transports.sse_events": ["MAX_BYTES", "MAX_EVENTS", "RecentEvents"],
     "mcp_notebook.transports.pipes": [
         "InFlight",
