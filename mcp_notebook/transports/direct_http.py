@@ -166,15 +166,23 @@ class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
     the lane takes (`POST /mcp`, a `Content-Length` of at most `HOLD_BYTES`,
     HTTP/1.1 kept alive, no `Expect`, nothing before it still being answered)
     is held instead, its body read here; once it is whole, the gate answers it
-    (`AccessGate.answer_arrived`: the gate's checks, then the lane) and the
-    reply is written at once, in order with any requests pipelined behind it.
-    A request the gate does not answer there is handed to uvicorn's cycle as
-    it came, and served on the ASGI path like every other request: refusals,
-    errors and everything the lane declines keep their answers.
+    (`AccessGate.answer_arrived`: the gate's checks, then the lane), in order
+    with any requests pipelined behind it. A request the gate does not answer
+    there is handed to uvicorn's cycle as it came, and served on the ASGI path
+    like every other request: refusals, errors and everything the lane
+    declines keep their answers.
+
+    An answer of up to `BATCHED_BYTES` is written at the end of the loop's
+    turn, with the others of that turn: on the machine measured a write
+    between two reads cost about three times the system time of one among
+    others (benchmarks/README.md). A larger one, or one that closes the
+    connection, is written at once: many large ones at the end of a turn
+    outgrow what the sockets take.
 
     A held body has `body_timeout` to arrive, as on the ASGI path (then 408,
     in the gate's words). Nothing is held where uvicorn must see every
-    request: with its access log or trace log on, or a concurrency limit.
+    request: with its access log or trace log on, a concurrency limit or a
+    root path.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -266,7 +274,7 @@ class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
         data = b"".join(head)
         if self._later is not None:  # an answer of this connection waits for the end of the turn: this one follows it
             self._later.append((data, closing))
-        elif len(data) > BATCHED_BYTES:
+        elif closing or len(data) > BATCHED_BYTES:
             self._send(data, closing)
         else:
             self._later = [(data, closing)]
