@@ -172,13 +172,13 @@ def _run_serve_http(args: argparse.Namespace, service: ServiceSettings, http: di
     from dataclasses import replace
 
     from .asgi import ServeSettings
-    from .transports.http import bind_socket, is_loopback, url_for
+    from .transports.http import bind_socket, is_loopback, port_sharing, url_for
     from .transports.limits import HttpLimits
 
     limits = HttpLimits(**{name: http[name] for name in settings.LIMITS})
     host, workers = http["host"], http["workers"]
     try:
-        sock = bind_socket(host, http["port"] or 0)
+        sock = bind_socket(host, http["port"] or 0, shared_port=workers > 1 and port_sharing())
     except OSError as error:
         raise UsageProblem(f"cannot listen on {host}:{http['port'] or 0}: {error.strerror or error}") from None
     port = int(sock.getsockname()[1])

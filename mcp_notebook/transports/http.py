@@ -39,6 +39,7 @@ import hmac
 import json
 import logging
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Container, Coroutine, Sequence
@@ -74,6 +75,7 @@ __all__ = [
     "bind_socket",
     "create_http_app",
     "is_loopback",
+    "port_sharing",
     "serve_http",
     "url_for",
     "uvicorn_config",
@@ -103,20 +105,40 @@ def allowed_hosts_for(host: str, port: int, extra: Sequence[str] = ()) -> HostAl
     return HostAllowList.for_bind(host, port, extra)
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening socket on `host`:`port` (0 = any free port); connections queue until serving starts."""
+def bind_socket(host: str, port: int, *, shared_port: bool = False) -> socket.socket:
+    """A listening socket on `host`:`port` (0 = any free port); connections queue until serving starts.
+
+    `shared_port` (where `port_sharing()`): bound but not listening, with `SO_REUSEPORT`, so that
+    each worker can bind a socket of its own to the same port (`workers.py`); a busy port still fails here.
+    """
     family, kind, proto, _, address = socket.getaddrinfo(
         host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
+    if shared_port:
+        # First a plain bind, which fails on a port held by anyone, `SO_REUSEPORT` or not: another server
+        # of this user's on the port is a busy port too, never a sibling whose connections get shared.
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+            address = probe.getsockname()
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
+        if shared_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
-        sock.listen(128)
+        if not shared_port:
+            sock.listen(128)
     except OSError:
         sock.close()
         raise
     return sock
+
+
+def port_sharing() -> bool:
+    """Whether worker processes can each listen on one port and have the system balance new connections
+    between them: Linux's `SO_REUSEPORT` does (elsewhere it picks one socket, or is not there)."""
+    return sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
 
 
 # A slow body is cut off. An oversized one is not: the server discards the rest, so the client

@@ -19,6 +19,9 @@ uvicorn versions they are tested with in pyproject.toml:
   the signals to the worker's own server (`QuietServer`);
 * `Multiprocess` (`uvicorn.supervisors.multiprocess`), its `init_processes`,
   `processes`, `should_exit` and `Process.wait_until_ready`: `workers.py`;
+  there too, each worker's own socket: every place that starts a worker
+  (`init_processes`, `keep_subprocess_alive`, `restart_all`, `handle_ttin`)
+  reads `self.sockets` as `Process(self.config, self.sockets)`;
 * `Config.load` calling the application factory (`protected_by`): under
   `uvicorn --factory mcp_notebook.asgi:create_app`, the factory swaps uvicorn's
   protocol for the guarded one, so the limits hold there too.
@@ -104,8 +107,16 @@ def missing_touchpoints() -> list[str]:
             missing.append(f"Server.{name}")
     if "should_exit" not in vars(uvicorn.Server(uvicorn.Config(app="unused:app"))):
         missing.append("Server.should_exit")
-    if not callable(getattr(Multiprocess, "init_processes", None)):
-        missing.append("Multiprocess.init_processes")
+    for name in ("init_processes", "keep_subprocess_alive", "restart_all", "handle_ttin"):
+        method = getattr(Multiprocess, name, None)
+        if not callable(method):
+            missing.append(f"Multiprocess.{name}")
+        elif name != "init_processes" and "Process(self.config, self.sockets)" not in inspect.getsource(method):
+            missing.append(f"Multiprocess.{name} starts a worker with Process(self.config, self.sockets)")
+    if "Process(self.config, self.sockets)" not in inspect.getsource(Multiprocess.init_processes):
+        missing.append("Multiprocess.init_processes starts each worker with Process(self.config, self.sockets)")
+    if "Process(" in inspect.getsource(Multiprocess.run):
+        missing.append("Multiprocess.run starts a worker itself")
     if not callable(getattr(Process, "wait_until_ready", None)):
         missing.append("Process.wait_until_ready")
     if "http_protocol_class" not in inspect.getsource(uvicorn.Config.load):

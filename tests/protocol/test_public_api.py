@@ -85,6 +85,7 @@ PUBLIC = {
         "bind_socket",
         "create_http_app",
         "is_loopback",
+        "port_sharing",
         "serve_http",
         "url_for",
         "uvicorn_config",
