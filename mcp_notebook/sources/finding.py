@@ -3,6 +3,10 @@
 Folders are searched recursively for `*.ipynb`, skipping hidden folders and
 `.ipynb_checkpoints`; files given by name are served as they are. A
 notebook's key is its path relative to the served root (posix).
+
+Where the watch polls (`polling.py`), what is on disk is what its first look
+saw (`Seen`), not a walk taken later: a file that came and went between the
+two would be served by the walk, and no later look would ever report it gone.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from pathlib import Path
 
 from .embeds import is_hidden_part
 
-__all__ = ["ServedPaths", "exists", "is_hidden"]
+__all__ = ["Seen", "ServedPaths", "exists", "is_hidden", "present"]
 
 
 def is_hidden(parts: Iterable[str]) -> bool:
@@ -24,6 +28,27 @@ def is_hidden(parts: Iterable[str]) -> bool:
 def exists(path: Path) -> bool:
     """Whether something other than a folder is at `path` (a dangling symlink or a FIFO counts)."""
     return os.path.lexists(path) and not path.is_dir()
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What a watch's first look at the folders it polls found: the folders (with subfolders or not), the files."""
+
+    folders: tuple[tuple[Path, bool], ...]
+    files: frozenset[str]
+
+    def covers_file(self, path: Path) -> bool:
+        """Whether the look says if file `path` is there: it is in a polled folder, or below one polled deep."""
+        return any(path.is_relative_to(folder) if deep else path.parent == folder for folder, deep in self.folders)
+
+    def covers_folder(self, path: Path) -> bool:
+        """Whether the look walked all of folder `path`: it is, or is below, a folder polled deep."""
+        return any(deep and path.is_relative_to(folder) for folder, deep in self.folders)
+
+
+def present(path: Path, seen: Seen | None) -> bool:
+    """Whether served file `path` is on disk now, and was there when `seen` looked, if it looked there."""
+    return exists(path) and (seen is None or not seen.covers_file(path) or str(path) in seen.files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +86,14 @@ class ServedPaths:
             path.is_relative_to(folder) and not is_hidden(path.relative_to(folder).parts) for folder in self.folders
         )
 
-    def discover(self, under: Path | None = None) -> dict[str, Path]:
-        """Every served notebook on disk now (only those below `under`, when given), by key."""
+    def discover(self, under: Path | None = None, *, seen: Seen | None = None) -> dict[str, Path]:
+        """Every served notebook on disk now (only those below `under`, when given), by key.
+
+        Inside the folders `seen` covers, those its look found (a file given by name, if it is still there too).
+        """
         found: dict[str, Path] = {}
         for file in self.files:
-            if exists(file) and (under is None or file.is_relative_to(under)):
+            if (under is None or file.is_relative_to(under)) and present(file, seen):
                 found[file.relative_to(self.root).as_posix()] = file
         for folder in self.folders:
             start = folder
@@ -75,6 +103,9 @@ class ServedPaths:
                 elif not folder.is_relative_to(under):
                     continue
             if is_hidden(start.relative_to(folder).parts) or not start.is_dir():
+                continue
+            if seen is not None and seen.covers_folder(start):
+                found.update(self._seen_below(start, folder, seen))
                 continue
             root = str(self.root)
             for dirpath, dirnames, filenames in os.walk(start):
@@ -86,3 +117,14 @@ class ServedPaths:
                     if name.endswith(".ipynb") and not name.startswith("."):
                         found[prefix + name] = Path(dirpath, name)
         return found
+
+    def _seen_below(self, start: Path, folder: Path, seen: Seen) -> dict[str, Path]:
+        """The served notebooks below `start` (in served `folder`) that `seen` found, by key, in key order."""
+        inside = os.path.join(start, "")
+        found: dict[str, Path] = {}
+        for name in seen.files:
+            if name.startswith(inside) and name.endswith(".ipynb"):
+                path = Path(name)
+                if not path.name.startswith(".") and not is_hidden(path.relative_to(folder).parent.parts):
+                    found[path.relative_to(self.root).as_posix()] = path
+        return dict(sorted(found.items()))

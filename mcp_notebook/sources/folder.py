@@ -37,7 +37,7 @@ from ..models import EmbeddedResource, PromptSpec
 from ..registry import PromptRegistry
 from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts
-from .finding import ServedPaths, exists
+from .finding import Seen, ServedPaths, present
 from .folder_resources import MAX_FILE_BYTES, FolderResources
 from .index import Entry, NotebookIndex, Stamp
 from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason, read_notebook_inside
@@ -140,9 +140,9 @@ class NotebookFolderSource:
         """The key of a served notebook path, or None when this source does not serve it."""
         return self._served.key(path)
 
-    def _discover(self, under: Path | None = None) -> dict[str, Path]:
-        """Every served notebook on disk now (only those below `under`, when given)."""
-        return self._served.discover(under)
+    def _discover(self, under: Path | None = None, seen: Seen | None = None) -> dict[str, Path]:
+        """Every served notebook on disk now (only those below `under`), as `seen` found it where the watch polls."""
+        return self._served.discover(under, seen=seen)
 
     def _read_notebook(self, key: str) -> SandboxedFile:
         return read_notebook_inside(self._root, key)
@@ -418,8 +418,11 @@ class NotebookFolderSource:
         """
         return self._reload(changed)
 
-    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False) -> bool:
-        """`reload`; `in_turn` (the watch's turn-taker): publish nothing if swapped meanwhile, offload large builds."""
+    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False, seen: Seen | None = None) -> bool:
+        """`reload`; `in_turn` (the watch's turn-taker): publish nothing if swapped meanwhile, offload large builds.
+
+        With `seen` (the watch's first look at what it polls), what is there is what that look found.
+        """
         found: dict[str, Path] = {}
         rescanned: dict[str, Path] = {}
         gone: set[str] = set()
@@ -428,7 +431,7 @@ class NotebookFolderSource:
                 path = Path(os.path.abspath(raw if Path(raw).is_absolute() else self._root / raw))
                 key = self._key(path)
                 if key is not None:
-                    if exists(path):
+                    if present(path, seen):
                         found[key] = path
                     else:
                         gone.add(key)
@@ -437,7 +440,7 @@ class NotebookFolderSource:
                 if path.is_relative_to(self._root):
                     prefix = path.relative_to(self._root).as_posix()
                     below = {k for k in self._states if prefix == "." or k.startswith(prefix + "/")}
-                    now = self._discover(under=path) if path.is_dir() else {}
+                    now = self._discover(under=path, seen=seen) if path.is_dir() else {}
                     rescanned.update(now)
                     gone |= below - set(now)
             below_only = {key: path for key, path in rescanned.items() if key not in found}
@@ -500,10 +503,11 @@ class NotebookFolderSource:
             log.info("%s now leads to %s: serving the notebooks there", spelled, now)
         return True
 
-    def _rescan(self) -> bool:
+    def _rescan(self, seen: Seen | None = None) -> bool:
         """After a swap: read every notebook of the new target and publish them all as one registry change.
 
         Returns whether a served path was swapped again meanwhile (then followed, and nothing published).
+        With `seen` (the new watch's first look at what it polls), what is there is what that look found.
         """
         with self._lock:
             if self._index is not None and self._index_folder is not None and self._index_root != self._root:
@@ -511,7 +515,7 @@ class NotebookFolderSource:
                 self._index.close()
                 self._index = NotebookIndex(self._index_folder, self._root)
                 self._index_root = self._root
-            found = self._discover()
+            found = self._discover(seen=seen)
             gone = [key for key in self._states if key not in found]
             self._apply(found, gone, store=False, unless_moved=True, offload=True)
             if self._follow_swap():

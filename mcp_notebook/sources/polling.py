@@ -212,12 +212,13 @@ async def poll_paths(
     on_changes: Callable[[set[tuple[Change, str]]], object],
     wanted: Callable[[str], bool],
     descend: Callable[[str], bool],
-    ready: Callable[[], None],
+    ready: Callable[[Look], None],
     stop_event: anyio.Event | None = None,
 ) -> None:
     """Look at `folders` every `interval` seconds and pass what changed to `on_changes`, until `stop_event`.
 
-    `ready()` is called once the first look is taken: a change after it is found by the next look.
+    `ready(first)` is called with the first look once it is taken: a change after it is found by the
+    next look, and a change before it only by that first look.
     """
 
     async def looked() -> Look:
@@ -232,7 +233,7 @@ async def poll_paths(
         return now
 
     last = await looked()
-    ready()
+    ready(last)
     while True:
         if stop_event is None:
             await anyio.sleep(interval)

@@ -16,6 +16,7 @@ import anyio
 import anyio.to_thread
 
 from .embeds import is_hidden_part
+from .finding import Seen
 from .watch import symlinks_on_the_way, watch_paths
 
 __all__ = ["Reloadable", "Reloader"]
@@ -36,11 +37,11 @@ class Reloadable(Protocol):
 
     def _accepts(self, path: Path) -> bool: ...
 
-    def _rescan(self) -> bool: ...
+    def _rescan(self, seen: Seen | None = None) -> bool: ...
 
     def _follow_swap(self) -> bool: ...
 
-    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False) -> bool: ...
+    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False, seen: Seen | None = None) -> bool: ...
 
 
 class Reloader:
@@ -79,12 +80,21 @@ class Reloader:
         read of the new target; then each batch of changes queued meanwhile, merged. Every look begins
         by asking whether a served path was swapped; a swap ends the watch after that look, and no look
         of this watch runs after it. The loop only queues paths and wakes the turn-taker.
+
+        Where the watch polls, that first look reads what the poll's first look found (`Seen`) rather
+        than walking again: a file saved after the poll's look and gone before its next would be read
+        by a later walk, yet never reported gone, and stay served.
         """
         source = self._source
         links = frozenset(link for path in source._spelled for link in symlinks_on_the_way(path))
         queue = _Batches()
         watching = anyio.Event()
         swapped = False
+        polled: Seen | None = None
+
+        def seen(first: Seen) -> None:
+            nonlocal polled
+            polled = first
 
         def accept(path: Path) -> bool:
             return path in links or source._accepts(path)
@@ -98,18 +108,18 @@ class Reloader:
             nonlocal swapped
             await watching.wait()
             if first:  # a fresh look at everything, so that nothing saved before the watch is missed
-                queue.add({*source._folders, *source._files})
-            elif await anyio.to_thread.run_sync(source._rescan):
-                swapped = True
+                everything = {*source._folders, *source._files} - links
+                swapped = await anyio.to_thread.run_sync(self._turn, everything, polled)
+            else:
+                swapped = await anyio.to_thread.run_sync(source._rescan, polled)
+            if swapped:
                 return
-            if not first or not queue.pending():
-                ready()
+            ready()  # after the first look, which every later batch follows
             while True:
                 batch = await queue.take()
                 if await anyio.to_thread.run_sync(self._turn, batch - links):
                     swapped = True
                     return
-                ready()  # after the first look, which every later batch follows
 
         async with anyio.create_task_group() as group:
 
@@ -125,6 +135,7 @@ class Reloader:
                     poll=poll,
                     wanted=wanted,
                     descend=lambda name: not is_hidden_part(name),
+                    seen=seen,
                 )
                 group.cancel_scope.cancel()
 
@@ -136,14 +147,14 @@ class Reloader:
             group.start_soon(turns_then_end)
         return swapped
 
-    def _turn(self, changed: set[Path]) -> bool:
-        """One look, in the turn-taker's thread: follow a swap (True), or reload `changed` (False)."""
+    def _turn(self, changed: set[Path], seen: Seen | None = None) -> bool:
+        """One look, in the turn-taker's thread: follow a swap (True), or reload `changed` (False), as `seen`."""
         source = self._source
         if source._follow_swap():  # before a batch: a swap's deletions never empty what is served
             return True
         try:
             if changed:
-                source._reload(changed, in_turn=True)
+                source._reload(changed, in_turn=True, seen=seen)
         except Exception:  # one failed reload must not end the watch
             log.exception("reloading changed notebooks failed")
         return source._follow_swap()  # swapped while it read: it published nothing, the new target is read

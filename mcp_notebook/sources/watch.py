@@ -35,9 +35,10 @@ from typing import Any, cast
 import anyio
 import anyio.from_thread
 
+from .finding import Seen
 from .inotify import Change, inotify_supported
 from .inotify import changes as inotify_changes
-from .polling import DEFAULT_POLL_SECONDS, blind_file_system, poll_paths
+from .polling import DEFAULT_POLL_SECONDS, Look, blind_file_system, poll_paths
 
 __all__ = ["DEBOUNCE_MS", "STEP_MS", "FolderWatch", "ReadySignal", "symlinks_on_the_way", "watch_paths"]
 
@@ -127,6 +128,7 @@ async def watch_paths(
     poll: float | None = None,
     wanted: Callable[[str], bool] = lambda _: True,
     descend: Callable[[str], bool] = lambda _: True,
+    seen: Callable[[Seen], None] | None = None,
 ) -> None:
     """Call `on_changes(paths)` on the event loop for each batch of accepted changes, until `stop_event`.
 
@@ -137,7 +139,9 @@ async def watch_paths(
 
     Folders on a file system where inotify is blind, or all of them with `poll`
     (seconds), are looked at periodically instead: `wanted(name)` says which
-    files and `descend(name)` which subfolders such a look stats.
+    files and `descend(name)` which subfolders such a look stats. Before `ready`, `seen` is handed
+    what the first such look found: what is on disk there is what it says, since only changes made
+    after it are reported.
     """
     watch = FolderWatch(
         recursive,
@@ -149,6 +153,7 @@ async def watch_paths(
         poll=poll,
         wanted=wanted,
         descend=descend,
+        seen=seen,
     )
     await watch.run()
 
@@ -178,6 +183,7 @@ class FolderWatch:
         poll: float | None,
         wanted: Callable[[str], bool],
         descend: Callable[[str], bool],
+        seen: Callable[[Seen], None] | None = None,
     ) -> None:
         self._every = [(path, True) for path in recursive] + [(path, False) for path in flat]
         self._on_changes = on_changes
@@ -187,6 +193,7 @@ class FolderWatch:
         self._poll = poll
         self._wanted = wanted
         self._descend = descend
+        self._seen = seen
         self._folders, self._polled, self._blind = _split_polled(self._every, poll)
         self._interval = poll if poll is not None else DEFAULT_POLL_SECONDS
         self._pending = len(self._folders) + (1 if self._polled else 0)  # watches not in place yet
@@ -214,7 +221,7 @@ class FolderWatch:
                             on_changes=self._report_polled,
                             wanted=self._wanted,
                             descend=self._descend,
-                            ready=self._one_ready,
+                            ready=self._polled_ready,
                             stop_event=self._stop_event,
                         )
                     )
@@ -242,6 +249,12 @@ class FolderWatch:
         self._pending -= 1
         if self._pending == 0 and self._ready is not None:
             self._ready()
+
+    def _polled_ready(self, first: Look) -> None:
+        """The first look at the polled folders is taken: hand on what it found, and that this watch is in place."""
+        if self._seen is not None:
+            self._seen(Seen(tuple(self._polled), frozenset(first)))
+        self._one_ready()
 
     def _keep(self, change: Change, path: str) -> bool:
         return self._accept(Path(path))

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -26,6 +27,7 @@ from mcp_notebook.sources.inotify import Change
 from mcp_notebook.sources.polling import (
     POLL_ENV,
     SETTLE_LOOKS,
+    Look,
     blind_file_system,
     changes_between,
     file_system_type,
@@ -166,7 +168,7 @@ async def _first_report(
         reports.append(changes)
         reported.set()
 
-    def ready() -> None:
+    def ready(_: Look) -> None:
         armed[0] = True
         looks[0] = 0
 
@@ -316,6 +318,35 @@ async def test_forced_polling_follows_saves_renames_and_deletes(
         await waiter.names("alpha", "alpha_two", "gamma")
         (tmp_path / "renamed.ipynb").unlink()
         await waiter.names("gamma")
+
+
+async def test_a_notebook_saved_and_gone_between_the_polls_first_look_and_the_first_reload_is_never_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The poll compares each look with the one before, the first taken as the watch begins. The first
+    # reload used to walk the folder again: a notebook saved between the two was served, and once gone
+    # before the poll's next look, no look ever said so, and it was served for ever.
+    monkeypatch.setattr(watch, "inotify_changes", None)
+    _prompts(tmp_path / "a.ipynb", "alpha")
+    registry = PromptRegistry()
+    source = NotebookFolderSource([tmp_path], registry)
+    source.scan()
+    waiter = _Waiter(registry)
+    reload = NotebookFolderSource._reload
+    saved: list[Path] = []
+
+    def saved_just_before_the_first_reload(self: NotebookFolderSource, changed: Any, **options: Any) -> bool:
+        if not saved:
+            saved.append(tmp_path / "brief.ipynb")
+            _prompts(saved[0], "brief")
+        return reload(self, changed, **options)
+
+    monkeypatch.setattr(NotebookFolderSource, "_reload", saved_just_before_the_first_reload)
+    async with _watching(source, poll=0.1):  # ready once the first reload is done
+        saved[0].unlink()  # gone before the poll's next look
+        _prompts(tmp_path / "b.ipynb", "beta")  # a later save, which the next look reports
+        await waiter.names("alpha", "beta")
+        assert "brief" not in {prompt.name for prompt in registry.snapshot().prompts}
 
 
 def test_the_poll_interval_reaches_every_worker_through_the_environment() -> None:

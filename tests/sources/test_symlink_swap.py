@@ -20,6 +20,7 @@ import pytest
 from notebook_dicts import markdown, notebook, write
 
 from mcp_notebook.registry import PromptRegistry, RegistrySnapshot
+from mcp_notebook.sources.finding import Seen
 from mcp_notebook.sources.folder import NotebookFolderSource
 from mcp_notebook.sources.watch import symlinks_on_the_way
 
@@ -135,11 +136,11 @@ def _swap_before_the_walk(git: Path, monkeypatch: pytest.MonkeyPatch) -> list[Pa
     walk = NotebookFolderSource._discover
     walked: list[Path] = []
 
-    def discover(self: NotebookFolderSource, under: Path | None = None) -> dict[str, Path]:
+    def discover(self: NotebookFolderSource, under: Path | None = None, seen: Seen | None = None) -> dict[str, Path]:
         if under is not None and not walked:  # a look at a folder (a scan walks from the top, under None)
             walked.append(under)
             _swap(git, 1, delete_old=True)
-        return walk(self, under)
+        return walk(self, under, seen)
 
     monkeypatch.setattr(NotebookFolderSource, "_discover", discover)
     return walked
