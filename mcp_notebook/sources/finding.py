@@ -18,11 +18,16 @@ from pathlib import Path
 
 from .embeds import is_hidden_part
 
-__all__ = ["Seen", "ServedPaths", "exists", "is_hidden", "present"]
+__all__ = ["Seen", "ServedPaths", "exists", "is_hidden", "is_notebook_name", "present"]
 
 
 def is_hidden(parts: Iterable[str]) -> bool:
     return any(is_hidden_part(part) for part in parts)
+
+
+def is_notebook_name(name: str) -> bool:
+    """Whether a file named `name`, found in a served folder, is served: a notebook, not hidden."""
+    return name.endswith(".ipynb") and not name.startswith(".")
 
 
 def exists(path: Path) -> bool:
@@ -114,7 +119,7 @@ class ServedPaths:
                 folder_key = Path(os.path.relpath(dirpath, root)).as_posix()
                 prefix = "" if folder_key == "." else folder_key + "/"
                 for name in sorted(filenames):
-                    if name.endswith(".ipynb") and not name.startswith("."):
+                    if is_notebook_name(name):
                         found[prefix + name] = Path(dirpath, name)
         return found
 
@@ -123,8 +128,8 @@ class ServedPaths:
         inside = os.path.join(start, "")
         found: dict[str, Path] = {}
         for name in seen.files:
-            if name.startswith(inside) and name.endswith(".ipynb"):
+            if name.startswith(inside):
                 path = Path(name)
-                if not path.name.startswith(".") and not is_hidden(path.relative_to(folder).parent.parts):
+                if is_notebook_name(path.name) and not is_hidden(path.relative_to(folder).parent.parts):
                     found[path.relative_to(self.root).as_posix()] = path
         return dict(sorted(found.items()))

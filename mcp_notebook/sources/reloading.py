@@ -16,7 +16,7 @@ import anyio
 import anyio.to_thread
 
 from .embeds import is_hidden_part
-from .finding import Seen
+from .finding import Seen, is_notebook_name
 from .watch import symlinks_on_the_way, watch_paths
 
 __all__ = ["Reloadable", "Reloader"]
@@ -102,7 +102,7 @@ class Reloader:
         names = {path.name for path in (*source._files, *links)}
 
         def wanted(name: str) -> bool:
-            return (name.endswith(".ipynb") and not name.startswith(".")) or name in names
+            return is_notebook_name(name) or name in names
 
         async def take_turns() -> None:
             nonlocal swapped

@@ -188,8 +188,8 @@ class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         answers: ArrivalAnswers | None = getattr(self.config, "mcp_gate", None)
-        seen = self.access_log or self.limit_concurrency is not None or self.logger.isEnabledFor(TRACE_LOG_LEVEL)
-        self._answers = None if seen or self.root_path else answers
+        sees_all = self.access_log or self.limit_concurrency is not None or self.logger.isEnabledFor(TRACE_LOG_LEVEL)
+        self._answers = None if sees_all or self.root_path else answers
         self._held: bytearray | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._draining = False

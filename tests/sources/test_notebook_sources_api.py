@@ -18,7 +18,7 @@ SURFACE = {
     ],
     "mcp_notebook.sources.embeds": ["EmbedRule", "is_hidden_part"],
     "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"],
-    "mcp_notebook.sources.finding": ["Seen", "ServedPaths", "exists", "is_hidden", "present"],
+    "mcp_notebook.sources.finding": ["Seen", "ServedPaths", "exists", "is_hidden", "is_notebook_name", "present"],
     "mcp_notebook.sources.folder_resources": ["FolderResources", "MAX_FILE_BYTES", "Published"],
     "mcp_notebook.sources.reloading": ["Reloadable", "Reloader"],
     "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"],

@@ -300,15 +300,20 @@ async def test_a_folder_on_nfs_is_polled_and_one_line_says_so(
     ]
 
 
-async def test_forced_polling_follows_saves_renames_and_deletes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _polled_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[NotebookFolderSource, _Waiter]:
+    """`tmp_path` with one notebook (prompt `alpha`) served, scanned, and to be watched by polling only."""
     monkeypatch.setattr(watch, "inotify_changes", None)
     _prompts(tmp_path / "a.ipynb", "alpha")
     registry = PromptRegistry()
     source = NotebookFolderSource([tmp_path], registry)
     source.scan()
-    waiter = _Waiter(registry)
+    return source, _Waiter(registry)
+
+
+async def test_forced_polling_follows_saves_renames_and_deletes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, waiter = _polled_folder(tmp_path, monkeypatch)
     async with _watching(source, poll=0.1):
         _prompts(tmp_path / "a.ipynb", "alpha", "alpha_two")
         await waiter.names("alpha", "alpha_two")
@@ -326,12 +331,7 @@ async def test_a_notebook_saved_and_gone_between_the_polls_first_look_and_the_fi
     # The poll compares each look with the one before, the first taken as the watch begins. The first
     # reload used to walk the folder again: a notebook saved between the two was served, and once gone
     # before the poll's next look, no look ever said so, and it was served for ever.
-    monkeypatch.setattr(watch, "inotify_changes", None)
-    _prompts(tmp_path / "a.ipynb", "alpha")
-    registry = PromptRegistry()
-    source = NotebookFolderSource([tmp_path], registry)
-    source.scan()
-    waiter = _Waiter(registry)
+    source, waiter = _polled_folder(tmp_path, monkeypatch)
     reload = NotebookFolderSource._reload
     saved: list[Path] = []
 
@@ -346,7 +346,7 @@ async def test_a_notebook_saved_and_gone_between_the_polls_first_look_and_the_fi
         saved[0].unlink()  # gone before the poll's next look
         _prompts(tmp_path / "b.ipynb", "beta")  # a later save, which the next look reports
         await waiter.names("alpha", "beta")
-        assert "brief" not in {prompt.name for prompt in registry.snapshot().prompts}
+        assert "brief" not in {prompt.name for prompt in waiter.registry.snapshot().prompts}
 
 
 def test_the_poll_interval_reaches_every_worker_through_the_environment() -> None:
