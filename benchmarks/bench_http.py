@@ -9,10 +9,17 @@ stack (uvicorn, httptools, uvloop) on the same corpus. The floor
 our exact response bytes, captured from ours in the same run: what HTTP
 alone costs here. The three take turns, one after the other, per worker
 count, and every figure is printed as a ratio too (ours/floor, ours/SDK),
-which is what counts on a loaded machine. The load generator is one process of raw asyncio
-sockets on uvloop (pre-built requests, a minimal response reader), so it
-costs the servers as little CPU as a client can. Example:
-`python -m benchmarks.bench_http --notebooks 50 --prompts 10 --seconds 5`.
+which is what counts on a loaded machine.
+
+The load generator shares the machine's cores with the servers, so what it
+spends per request is taken from them: with two workers on two cores it caps
+the ratio of two workers to one at 2 S / (S + L), S being the server's CPU
+per request and L the generator's. It is `wrk` (C, one thread, pre-built
+requests; Debian's package `wrk`) when that is on the PATH, about 6 us a
+request here, and otherwise one process of raw asyncio sockets on uvloop
+(pre-built requests, a minimal response reader), about 14. Both count an
+answer only when it is a 200 carrying a JSON-RPC result. `--load` picks one.
+Example: `python -m benchmarks.bench_http --notebooks 50 --prompts 10 --seconds 5`.
 """
 
 from __future__ import annotations
@@ -20,7 +27,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -111,8 +121,15 @@ async def _load(port: int, request: bytes, clients: int, seconds: float) -> tupl
     return counts[0], counts[1], time.perf_counter() - started
 
 
-def measure(port: int, name: str, clients: int, seconds: float, method: str = "prompts/get") -> tuple[int, int, float]:
-    """(answered, errors, seconds) for `clients` clients sending `method` (about `name`) for `seconds`."""
+def measure(
+    port: int, name: str, clients: int, seconds: float, method: str = "prompts/get", load: str = "python"
+) -> tuple[int, int, float]:
+    """(answered, errors, seconds) for `clients` clients sending `method` (about `name`) for `seconds`.
+
+    `load` is the load generator: "python" (ours, asyncio on uvloop) or "wrk".
+    """
+    if load == "wrk":
+        return _measure_with_wrk(port, _request(port, name, method), clients, seconds)
     try:
         import uvloop
 
@@ -121,6 +138,68 @@ def measure(port: int, name: str, clients: int, seconds: float, method: str = "p
         runner = asyncio.run
     result: tuple[int, int, float] = runner(_load(port, _request(port, name, method), clients, seconds))
     return result
+
+
+# wrk sends the request `_request` builds (its own Host and Content-Length) and counts the answers that
+# are not a 200 with a JSON-RPC result, as the Python load generator does.
+_WRK_SCRIPT = """\
+wrk.method = "POST"
+wrk.body = %(body)s
+%(headers)s
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) bad = 0 end
+function response(status, headers, body)
+  if status ~= 200 or not string.find(body, '"result"', 1, true) then bad = bad + 1 end
+end
+function done(summary, latency, requests)
+  local count = 0
+  for _, thread in ipairs(threads) do count = count + thread:get("bad") end
+  io.write(string.format("not answered: %%d\\n", count))
+end
+"""
+
+
+def _lua_string(text: str) -> str:
+    return json.dumps(text)  # a JSON string of ASCII is a Lua string literal
+
+
+def _wrk_script(request: bytes) -> str:
+    head, body = request.split(b"\r\n\r\n", 1)
+    fields = [line.split(":", 1) for line in head.decode("ascii").split("\r\n")[1:]]
+    headers = "\n".join(
+        f"wrk.headers[{_lua_string(name)}] = {_lua_string(value.strip())}"
+        for name, value in fields
+        if name.lower() not in ("host", "content-length")
+    )
+    return _WRK_SCRIPT % {"body": _lua_string(body.decode("ascii")), "headers": headers}
+
+
+def _measure_with_wrk(port: int, request: bytes, clients: int, seconds: float) -> tuple[int, int, float]:
+    with tempfile.TemporaryDirectory(prefix="mcp-notebook-wrk-") as scratch:
+        script = Path(scratch) / "request.lua"
+        script.write_text(_wrk_script(request))
+        url = f"http://127.0.0.1:{port}/mcp"
+        subprocess.run(["wrk", "-t1", f"-c{clients}", "-d1s", "-s", str(script), url], capture_output=True)  # warm-up
+        # wrk runs whole seconds: a shorter cell runs one.
+        argv = ["wrk", "-t1", f"-c{clients}", f"-d{max(1, math.ceil(seconds))}s", "-s", str(script), url]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    done = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)\b", out)
+    refused = re.search(r"not answered: (\d+)", out)
+    if done is None or refused is None:
+        raise RuntimeError(f"wrk printed what this does not read:\n{out}")
+    spent = float(done[2]) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[done[3]]
+    failed = int(refused[1]) + sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
+    return int(done[1]) - int(refused[1]), failed, spent
+
+
+def load_generator(choice: str) -> str:
+    """The load generator to use, `wrk` or `python`: `choice`, with `auto` taking wrk when it is on the PATH."""
+    if choice == "auto":
+        return "wrk" if shutil.which("wrk") else "python"
+    if choice == "wrk" and not shutil.which("wrk"):
+        raise SystemExit("--load wrk: wrk is not on the PATH (Debian: apt install wrk)")
+    return choice
 
 
 _HOP_HEADERS = (b"date", b"server", b"content-length", b"transfer-encoding")
@@ -226,7 +305,14 @@ METHODS = ("prompts/get", "prompts/list", "completion/complete")
 SERVERS = ("ours", "sdk", "floor")
 
 
-def run(folder: Path, name: str, workers: Sequence[int], clients: Sequence[int], seconds: float) -> list[Cell]:
+def run(
+    folder: Path,
+    name: str,
+    workers: Sequence[int],
+    clients: Sequence[int],
+    seconds: float,
+    load: str = "python",
+) -> list[Cell]:
     """Every cell, the servers taking turns per worker count; the floor answers with the bytes ours gave."""
     cells: list[Cell] = []
     canned = folder.parent / "floor-responses.json"
@@ -240,7 +326,7 @@ def run(folder: Path, name: str, workers: Sequence[int], clients: Sequence[int],
                     _check_floor(port, name, canned)
                 for method in METHODS:
                     for concurrency in clients:
-                        answered, errors, spent = measure(port, name, concurrency, seconds, method)
+                        answered, errors, spent = measure(port, name, concurrency, seconds, method, load)
                         cells.append(Cell(method, server, count, concurrency, answered, errors, spent))
     return cells
 
@@ -302,6 +388,12 @@ def create_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument(
+        "--load",
+        choices=("auto", "wrk", "python"),
+        default="auto",
+        help="the load generator: wrk, the Python one, or wrk when it is on the PATH (default)",
+    )
     return parser
 
 
@@ -309,12 +401,20 @@ def main(argv: list[str] | None = None) -> None:
     args = create_parser().parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="mcp-notebook-bench-") as scratch:
         corpus = create_corpus(Path(scratch) / "corpus", notebooks=args.notebooks, prompts=args.prompts)
-        cells = run(corpus.folder, corpus.prompt_names[0], args.workers, args.clients, args.seconds)
-    print(f"### HTTP throughput ({corpus.size} prompts, {args.seconds:g} s per cell, load: {_load_average()})\n")
+        load = load_generator(args.load)
+        cells = run(corpus.folder, corpus.prompt_names[0], args.workers, args.clients, args.seconds, load)
+    print(
+        f"### HTTP throughput ({corpus.size} prompts, {args.seconds:g} s per cell, load generator: {load}, "
+        f"machine load: {_load_average()})\n"
+    )
     print(render(cells))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        document = {"environment": describe_environment(), "cells": [asdict(c) | {"rate": c.rate} for c in cells]}
+        document = {
+            "environment": describe_environment(),
+            "load_generator": load,
+            "cells": [asdict(c) | {"rate": c.rate} for c in cells],
+        }
         args.json.write_text(json.dumps(document, indent=2))
     if sum(c.errors for c in cells):
         raise SystemExit("some requests failed")

@@ -1,11 +1,13 @@
 """The HTTP throughput benchmark runs at tiny sizes and prints ours, the SDK's and the floor's rates and ratios.
 
 The figures are not judged; that the floor answers with our bytes is (the benchmark checks it, or fails).
+It runs with each load generator: the Python one, and wrk (Debian's, from `.ci/bench-setup.sh`).
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +15,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+MARKER = ROOT / "test-artifacts" / "bench-setup.txt"
 pytestmark = pytest.mark.slow
 
 
-def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count() -> None:
+@pytest.mark.parametrize("load", ["python", "wrk"])
+def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count(load: str) -> None:
+    if load == "wrk" and shutil.which("wrk") is None:
+        reason = MARKER.read_text().strip() if MARKER.exists() else "wrk is not on the PATH"
+        pytest.skip(f"{reason} (bash .ci/bench-setup.sh installs it)")
     quick = ["--notebooks", "2", "--prompts", "2", "--seconds", "0.2", "--clients", "1", "2", "--workers", "1", "2"]
+    quick += ["--load", load]
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.bench_http", *quick],
         cwd=ROOT,
@@ -27,6 +35,7 @@ def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count(
         check=False,
     )
     assert out.returncode == 0, f"{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    assert f"load generator: {load}," in out.stdout
     header = (
         "| clients | ours, 1 | SDK, 1 | floor, 1 | ours, 2 | SDK, 2 | floor, 2 | ours/floor, 1 | ours/floor, 2"
         " | ours/SDK, 1 | ours/SDK, 2 | ours 2 workers / 1 | SDK 2 / 1 | floor 2 / 1 |"
