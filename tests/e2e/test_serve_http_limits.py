@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import IO
 
 import anyio
 import httpx2
@@ -88,6 +89,37 @@ def test_headers_sent_a_byte_at_a_time_are_cut_off(strict: ServedHttp) -> None:
         reply = read_until_closed(sock, DEADLINE)
     assert reply.startswith(b"HTTP/1.1 408"), reply
     assert time.monotonic() - started < DEADLINE
+
+
+def _one_response(reader: IO[bytes]) -> bytes:
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        line = reader.readline()
+        assert line, f"closed after {head!r}"
+        head += line
+    length = next(int(line[15:]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:"))
+    return head + reader.read(length)
+
+
+def test_the_header_timeout_counts_from_the_last_response_on_a_busy_connection(strict: ServedHttp) -> None:
+    """Requests for twice the header timeout on one connection are all answered; then headers that stop
+    coming get their 408 a whole timeout after the last response, not sooner."""
+    ready = f"GET /ready HTTP/1.1\r\nHost: 127.0.0.1:{strict.port}\r\n\r\n".encode()
+    with _connect(strict) as sock, sock.makefile("rb") as reader:
+        started = time.monotonic()
+        answered = 0
+        while time.monotonic() - started < 2.0:  # the header timeout is 1 s
+            sock.sendall(ready)
+            reply = _one_response(reader)
+            assert reply.startswith(b"HTTP/1.1 200"), reply
+            answered += 1
+        sock.sendall(b"POST /mcp HTTP/1.1\r\n")
+        stalled = time.monotonic()
+        reply = read_until_closed(sock, DEADLINE)
+        waited = time.monotonic() - stalled
+    assert answered > 2
+    assert reply.startswith(b"HTTP/1.1 408"), reply
+    assert waited >= 0.9, waited  # the server cannot answer before the deadline; a slow machine only adds to it
 
 
 def test_an_idle_keep_alive_connection_is_closed(strict: ServedHttp) -> None:
