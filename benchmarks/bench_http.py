@@ -30,6 +30,7 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -45,7 +46,7 @@ from typing import Any
 from .corpus import create_corpus, prompt_arguments_for
 from .servers import ROOT, describe_environment, ours_command
 
-__all__ = ["Cell", "capture", "main", "measure", "run", "serving_process"]
+__all__ = ["Cell", "Measured", "capture", "main", "measure", "measure_cpu", "run", "serving_process"]
 
 MODERN = "2026-07-28"
 STARTUP = 60.0
@@ -60,10 +61,48 @@ class Cell:
     requests: int
     errors: int
     seconds: float
+    server_cpu: float = 0.0  # CPU seconds of the server's processes over the measured time (0: not known)
+    load_cpu: float = 0.0  # and of the load generator
 
     @property
     def rate(self) -> float:
         return self.requests / self.seconds if self.seconds > 0 else 0.0
+
+    def per_request(self, cpu: float) -> float:
+        """`cpu` seconds over the answered requests, in microseconds."""
+        return cpu / self.requests * 1e6 if self.requests else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    answered: int
+    errors: int
+    seconds: float
+    server_cpu: float  # CPU seconds of the server's processes over the measured time (0: not known)
+    load_cpu: float  # and of the load generator
+
+
+def _tree_cpu(pid: int | None) -> float:
+    """User and system CPU seconds so far of process `pid` and every process below it (Linux; else 0)."""
+    if pid is None or not Path("/proc/self/stat").exists():
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return total
+
+
+def _own_cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _request(port: int, name: str, method: str = "prompts/get") -> bytes:
@@ -112,13 +151,16 @@ async def _client(port: int, request: bytes, until: float, counts: list[int]) ->
         writer.close()
 
 
-async def _load(port: int, request: bytes, clients: int, seconds: float) -> tuple[int, int, float]:
+async def _load(port: int, request: bytes, clients: int, seconds: float, server: int | None) -> Measured:
     counts = [0, 0]
     warm = time.perf_counter() + min(1.0, seconds / 2)
     await asyncio.gather(*(_client(port, request, warm, [0, 0]) for _ in range(clients)))
+    server_cpu, own_cpu = _tree_cpu(server), _own_cpu(resource.RUSAGE_SELF)
     started = time.perf_counter()
     await asyncio.gather(*(_client(port, request, started + seconds, counts) for _ in range(clients)))
-    return counts[0], counts[1], time.perf_counter() - started
+    spent = time.perf_counter() - started
+    server_cpu, own_cpu = _tree_cpu(server) - server_cpu, _own_cpu(resource.RUSAGE_SELF) - own_cpu
+    return Measured(counts[0], counts[1], spent, server_cpu, own_cpu)
 
 
 def measure(
@@ -128,15 +170,24 @@ def measure(
 
     `load` is the load generator: "python" (ours, asyncio on uvloop) or "wrk".
     """
+    found = measure_cpu(port, name, clients, seconds, method, load)
+    return found.answered, found.errors, found.seconds
+
+
+def measure_cpu(
+    port: int, name: str, clients: int, seconds: float, method: str, load: str, server: int | None = None
+) -> Measured:
+    """`measure`, with the CPU time the server's processes (those of `server` down) and the load generator
+    spent over the measured time."""
     if load == "wrk":
-        return _measure_with_wrk(port, _request(port, name, method), clients, seconds)
+        return _measure_with_wrk(port, _request(port, name, method), clients, seconds, server)
     try:
         import uvloop
 
         runner: Any = uvloop.run
     except ImportError:
         runner = asyncio.run
-    result: tuple[int, int, float] = runner(_load(port, _request(port, name, method), clients, seconds))
+    result: Measured = runner(_load(port, _request(port, name, method), clients, seconds, server))
     return result
 
 
@@ -178,7 +229,7 @@ def _wrk_script(request: bytes) -> str:
 _WRK_TIMEOUT = 60
 
 
-def _measure_with_wrk(port: int, request: bytes, clients: int, seconds: float) -> tuple[int, int, float]:
+def _measure_with_wrk(port: int, request: bytes, clients: int, seconds: float, server: int | None) -> Measured:
     with tempfile.TemporaryDirectory(prefix="mcp-notebook-wrk-") as scratch:
         script = Path(scratch) / "request.lua"
         script.write_text(_wrk_script(request))
@@ -188,14 +239,16 @@ def _measure_with_wrk(port: int, request: bytes, clients: int, seconds: float) -
         subprocess.run([*wrk, "-d1s", url], capture_output=True)  # warm-up
         # wrk runs whole seconds: a shorter cell runs one.
         argv = [*wrk, f"-d{max(1, math.ceil(seconds))}s", url]
+        server_cpu, own_cpu = _tree_cpu(server), _own_cpu(resource.RUSAGE_CHILDREN)
         out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        server_cpu, own_cpu = _tree_cpu(server) - server_cpu, _own_cpu(resource.RUSAGE_CHILDREN) - own_cpu
     done = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)\b", out)
     refused = re.search(r"not answered: (\d+)", out)
     if done is None or refused is None:
         raise RuntimeError(f"wrk printed what this does not read:\n{out}")
     spent = float(done[2]) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[done[3]]
     failed = int(refused[1]) + sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
-    return int(done[1]) - int(refused[1]), failed, spent
+    return Measured(int(done[1]) - int(refused[1]), failed, spent, server_cpu, own_cpu)
 
 
 def load_generator(choice: str) -> str:
@@ -269,9 +322,11 @@ def _wait_until_serving(port: int, name: str, process: subprocess.Popen[bytes]) 
 
 
 @contextmanager
-def _serving(server: str, folder: Path, workers: int, name: str, canned: Path | None = None) -> Iterator[int]:
-    with serving_process(server, folder, workers, name, canned) as (port, _):
-        yield port
+def _serving(
+    server: str, folder: Path, workers: int, name: str, canned: Path | None = None
+) -> Iterator[tuple[int, int]]:
+    with serving_process(server, folder, workers, name, canned) as (port, process):
+        yield port, process.pid
 
 
 @contextmanager
@@ -324,15 +379,16 @@ def run(
     for count in workers:
         # The floor needs our bytes first; the SDK goes first or between, turn about.
         for server in ("ours", "sdk", "floor") if count % 2 else ("sdk", "ours", "floor"):
-            with _serving(server, folder, count, name, canned) as port:
+            with _serving(server, folder, count, name, canned) as (port, pid):
                 if server == "ours":
                     canned.write_text(json.dumps({method: capture(port, name, method) for method in METHODS}))
                 elif server == "floor":
                     _check_floor(port, name, canned)
                 for method in METHODS:
                     for concurrency in clients:
-                        answered, errors, spent = measure(port, name, concurrency, seconds, method, load)
-                        cells.append(Cell(method, server, count, concurrency, answered, errors, spent))
+                        found = measure_cpu(port, name, concurrency, seconds, method, load, pid)
+                        figures = (found.answered, found.errors, found.seconds, found.server_cpu, found.load_cpu)
+                        cells.append(Cell(method, server, count, concurrency, *figures))
     return cells
 
 
@@ -377,6 +433,44 @@ def _render_method(cells: Sequence[Cell]) -> str:
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     lines.append(f"errors: {sum(c.errors for c in cells)}")
+    if any(c.server_cpu for c in cells):
+        lines += ["", _render_cpu(cells, clients, workers)]
+    return "\n".join(lines)
+
+
+def _render_cpu(cells: Sequence[Cell], clients: Sequence[int], workers: Sequence[int]) -> str:
+    """CPU per answered request, the server's and the load generator's; and two workers / one without the
+    load generator's share of the cores."""
+
+    def cell(server: str, count: int, concurrency: int) -> Cell | None:
+        return next((c for c in cells if (c.server, c.workers, c.clients) == (server, count, concurrency)), None)
+
+    def spent(found: Cell | None) -> str:
+        if found is None or not found.requests:
+            return "-"
+        return f"{found.per_request(found.server_cpu):.0f} + {found.per_request(found.load_cpu):.0f}"
+
+    cores = os.cpu_count() or 1
+    scaling = {1, 2} <= set(workers)
+    heads = ["clients"] + [f"{s}, {w}" for w in workers for s in ("ours", "SDK", "floor")]
+    if scaling:
+        heads.append("ours 2 workers / 1 if the load generator took no CPU")
+    lines = [
+        "CPU per answered request, us: the server's processes + the load generator (both on this machine's cores):",
+        "",
+        "| " + " | ".join(heads) + " |",
+        "|" + "---|" * len(heads),
+    ]
+    for count in clients:
+        row = [str(count)] + [spent(cell(s, w, count)) for w in workers for s in SERVERS]
+        if scaling:
+            one, two = cell("ours", 1, count), cell("ours", 2, count)
+            ceiling = "-"
+            if one is not None and two is not None and one.requests and two.requests and two.server_cpu:
+                # One worker keeps a core busy; two keep two busy, less what the load generator takes of them.
+                ceiling = f"{min(cores, 2) * one.per_request(one.server_cpu) / two.per_request(two.server_cpu):.2f}"
+            row.append(ceiling)
+        lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 

@@ -41,10 +41,23 @@ def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count(
         " | ours/SDK, 1 | ours/SDK, 2 | ours 2 workers / 1 | SDK 2 / 1 | floor 2 / 1 |"
     )
     assert out.stdout.count(header) == 3  # prompts/get, prompts/list and completion/complete
-    rows = [line for line in out.stdout.splitlines() if re.match(r"\| \d+ \|", line)]
+    rows = [line for line in out.stdout.splitlines() if re.match(r"\| \d+ \| [\d.]+ \|", line)]
     assert len(rows) == 6
     for row in rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert len(cells) == 14 and all(float(cell) > 0 for cell in cells[1:]), row
+    # The CPU each server and the load generator spent per answered request, read from /proc (Linux).
+    cpu_header = (
+        "| clients | ours, 1 | SDK, 1 | floor, 1 | ours, 2 | SDK, 2 | floor, 2"
+        " | ours 2 workers / 1 if the load generator took no CPU |"
+    )
+    assert out.stdout.count(cpu_header) == 3
+    cpu_rows = [line for line in out.stdout.splitlines() if re.match(r"\| \d+ \| \d+ \+ \d+ \|", line)]
+    assert len(cpu_rows) == 6
+    for row in cpu_rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        spent = [re.fullmatch(r"(\d+) \+ (\d+)", cell) for cell in cells[1:7]]
+        assert all(found and int(found[1]) > 0 for found in spent), row  # every server spent some CPU
+        assert float(cells[7]) > 0, row
     assert out.stdout.count("errors: 0") == 3
     assert "`completion/complete`, requests/s:" in out.stdout
