@@ -22,11 +22,14 @@ checks in the same order:
 and only when the server answers it directly (`DirectAnswers.answer` is not
 None). Everything else goes on to the SDK, unchanged, and is answered there.
 
-The gate asks the lane right after screening (`http_bodies.screen_post`),
-before `check_message`: a request the lane takes passes those checks anyway
-(its envelope was screened, its version header names the body's version by
-step 4, and `initialize` is not one of its methods), so they would only
-repeat work. The lane writes `X-Content-Type-Options: nosniff` itself.
+On the ASGI path the gate asks the lane right after screening
+(`http_bodies.screen_post`), before `check_message`; on arrival it asks
+`takes_headers` first and screens the body after (a header set that passed
+is judged once: `AccessGate.answer_arrived`). A request the lane takes
+passes `check_message` anyway (its envelope was screened, its version
+header names the body's version by step 4, and `initialize` is not one of
+its methods), so it would only repeat work. The lane writes
+`X-Content-Type-Options: nosniff` itself.
 
 The gate asks it from two places: its ASGI `__call__` (any ASGI server),
 and, under uvicorn, `DirectHttpToolsProtocol` as soon as a request's body
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final, Protocol
 
@@ -85,15 +89,12 @@ class DirectLane:
     def __init__(self, answers: DirectAnswers) -> None:
         self.answers = answers
 
-    def _result(self, value: Any, scope: Scope) -> dict[str, Any] | None:
-        if not isinstance(value, dict) or "id" not in value or value.get("method") not in DIRECT_METHODS:
-            return None
-        if not _ENVELOPE.issuperset(value):
-            return None  # members JSON-RPC does not define: the SDK's path reads the message its way
-        params = value.get("params")
-        if not isinstance(params, dict):
-            return None
-        pairs = [(name.decode("latin-1"), text.decode("latin-1")) for name, text in scope["headers"]]
+    @staticmethod
+    def takes_headers(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str] | None:
+        """The headers `raw` of a request as the lane reads them, if they are ones it takes (steps 1, 2 and the
+        duplicates of 4 in the module docstring); None if they are not. What the lane reads of them depends on
+        nothing else, so a caller may keep the verdict for the same headers."""
+        pairs = [(name.decode("latin-1"), text.decode("latin-1")) for name, text in raw]
         headers = dict(reversed(pairs))  # the first of repeated headers, as the SDK reads them
         if headers.get("mcp-protocol-version") not in MODERN_REVISIONS:
             return None
@@ -101,6 +102,16 @@ class DirectLane:
             return None
         if not _accepts_both(headers.get("accept", "")) or find_duplicated_routing_header(pairs) is not None:
             return None  # the SDK answers 406 unless both are accepted (it writes SSE once the handler notifies)
+        return headers
+
+    def _result(self, value: Any, headers: Mapping[str, str]) -> dict[str, Any] | None:
+        if not isinstance(value, dict) or "id" not in value or value.get("method") not in DIRECT_METHODS:
+            return None
+        if not _ENVELOPE.issuperset(value):
+            return None  # members JSON-RPC does not define: the SDK's path reads the message its way
+        params = value.get("params")
+        if not isinstance(params, dict):
+            return None
         route = classify_inbound_request(value, headers=headers)
         if isinstance(route, InboundLadderRejection):
             return None
@@ -109,7 +120,12 @@ class DirectLane:
     def reply(self, value: Any, scope: Scope) -> tuple[bytes, dict[str, Any]] | None:
         """The JSON-RPC reply to the screened request `value` (of the HTTP request `scope`) and the result in
         it, if the lane takes it; None if it does not. Once the reply is written, call `written(result)`."""
-        result = self._result(value, scope)
+        headers = self.takes_headers(scope["headers"])
+        return None if headers is None else self.reply_with(value, headers)
+
+    def reply_with(self, value: Any, headers: Mapping[str, str]) -> tuple[bytes, dict[str, Any]] | None:
+        """`reply`, for a request whose headers `takes_headers` took (and gave as `headers`)."""
+        result = self._result(value, headers)
         if result is None:
             return None
         body = prepared_json(result)

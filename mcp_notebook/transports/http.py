@@ -54,7 +54,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..protocol.prepared import encode_message, plain_message
-from ..protocol.screening import readable_id
+from ..protocol.screening import UnreadableMessage, parse_json, readable_id, screen
 from ..protocol.sdk_seam import write_http_messages_with
 from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
@@ -86,6 +86,7 @@ log = logging.getLogger(__name__)
 MCP_PATH: Final = "/mcp"
 READY_PATH: Final = "/ready"
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
+_TAKEN_HEADERS_KEPT: Final = 256  # header sets whose verdict `answer_arrived` keeps; then it starts afresh
 _bracketed = bracketed
 _Body = tuple[bytearray, list[Message]]
 
@@ -248,6 +249,9 @@ class AccessGate:
         # allow list is then built for the port the request arrived on.
         self.hosts_for_port: Callable[[int], HostAllowList] | None = None
         self._hosts_by_port: dict[int, HostAllowList] = {}
+        # The headers (less Content-Length) and server of requests `answer_arrived` let through to the lane,
+        # and what the lane read of them.
+        self._taken_headers: dict[tuple[Any, tuple[tuple[bytes, bytes], ...]], dict[str, str]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -343,18 +347,39 @@ class AccessGate:
     ) -> tuple[bytes, dict[str, Any]] | None:
         """The direct lane's reply to a whole `POST /mcp` the HTTP protocol read itself, and its result.
 
-        The same checks as `__call__`, in its order, without the ASGI cycle: a
-        request they refuse, or that the lane declines, gets None and goes to
-        `__call__` as it came, which answers it (and logs a refusal).
+        The same checks as `__call__`, without the ASGI cycle: a request they
+        refuse, or that the lane declines, gets None and goes to `__call__` as
+        it came, which answers it (and logs a refusal). The headers are judged
+        first, the gate's checks then the lane's (`DirectLane.takes_headers`),
+        and the body after them. Those verdicts depend on the headers and the
+        server alone, so the ones on header sets that passed are kept: a
+        client's next request with the same headers (but for Content-Length,
+        which no check reads) is judged by its body alone. Any other header
+        set is judged afresh, and nothing that failed is kept.
         """
-        if self.direct is None or (self.ready is not None and not self.ready.is_set()):
+        direct = self.direct
+        if direct is None or (self.ready is not None and not self.ready.is_set()) or len(body) > MAX_BODY_BYTES:
             return None
-        scope: Scope = {"type": "http", "method": "POST", "path": MCP_PATH, "headers": headers, "server": server}
-        parsed = Headers(scope=scope)
-        if len(body) > MAX_BODY_BYTES or self._reject(scope, parsed) is not None:
+        # A client sends the same headers with every request, but for the body's length (which no check here
+        # reads): the verdict on them is kept, for header sets that passed every check only.
+        key = (server, tuple([pair for pair in headers if pair[0] != b"content-length"]))
+        taken = self._taken_headers.get(key)
+        if taken is None:
+            scope: Scope = {"type": "http", "method": "POST", "path": MCP_PATH, "headers": headers, "server": server}
+            if self._reject(scope, Headers(scope=scope)) is not None:
+                return None
+            taken = direct.takes_headers(key[1])
+            if taken is None:
+                return None
+            if len(self._taken_headers) >= _TAKEN_HEADERS_KEPT:
+                self._taken_headers.clear()
+            self._taken_headers[key] = taken
+        # The lane takes only a 2026-07-28-era MCP-Protocol-Version: a batch is refused, as `screen_post` does.
+        try:
+            value = parse_json(body, "body")
+        except UnreadableMessage:
             return None
-        verdict = screen_post(body, parsed)
-        return self.direct.reply(verdict.value, scope) if isinstance(verdict, AcceptedBody) else None
+        return direct.reply_with(value, taken) if screen(value, batches=False) is None else None
 
     async def _answer_readiness(self, scope: Scope, send: Send) -> None:
         """The load balancer's probe (and `/mcp` while indexing): 200 once the prompts are indexed, else 503."""

@@ -229,6 +229,53 @@ async def test_a_wrong_host_is_refused_by_the_asgi_app(asgi_calls: list[str]) ->
     assert asgi_calls == ["/mcp"]
 
 
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [
+        (("Authorization: Bearer wrong",), 401),
+        (("Authorization: Bearer right", "Origin: https://evil.example"), 403),
+        (("Authorization: Bearer right", "Host: evil.example"), 400),  # a second Host
+        (("Authorization: Bearer right", "Mcp-Method: prompts/get"), 400),  # a routing header twice: the SDK's -32020
+    ],
+)
+async def test_headers_that_passed_are_checked_afresh_when_any_of_them_changes(
+    asgi_calls: list[str], extra: tuple[str, ...], status: int
+) -> None:
+    """The gate keeps its verdict on a header set that passed; a request whose headers differ in anything but
+    Content-Length is checked afresh, and one that fails is refused by the ASGI app as ever."""
+    right = "Authorization: Bearer right"
+    async with serving(_registry(), stateless=True, token="right") as url, wire_to(url) as (wire, port):
+        await wire.stream.send(_get(port, 1, "greet", "Ada", right))
+        assert (await wire.response())[0] == 200
+        await wire.stream.send(_get(port, 2, "greet", "Ada", *extra))
+        refused, _, body = await wire.response()
+        assert refused == status and "error" in body, body
+        await wire.stream.send(_get(port, 3, "greet", "Grace", right))  # a longer body, the same verdict
+        answered, _, body = await wire.response()
+        assert answered == 200 and body["result"]["messages"][0]["content"]["text"] == "Hello Grace"
+    assert asgi_calls == ["/mcp"]  # the refused one only
+
+
+async def test_the_gate_keeps_verdicts_on_a_bounded_number_of_header_sets() -> None:
+    """Requests with ever new headers are all checked and answered, and the verdicts kept stay bounded."""
+    gate = http.create_http_app(create_server(_registry()), allowed_hosts=["127.0.0.1:8000"], stateless=True)
+    assert isinstance(gate, http.AccessGate)
+    gate.ready = None
+    request = _get(8000, 1)
+    head, body = request.split(b"\r\n\r\n", 1)
+    headers = [
+        (name.strip().lower(), value.strip())
+        for name, _, value in (line.partition(b":") for line in head.split(b"\r\n")[1:])
+    ]
+    server = ("127.0.0.1", 8000)
+    for n in range(600):
+        answer = gate.answer_arrived([*headers, (b"x-request", str(n).encode())], body, server)
+        assert answer is not None and b'"Hello Ada"' in answer[0]
+    assert 0 < len(gate._taken_headers) <= http._TAKEN_HEADERS_KEPT
+    refused = [(name, b"evil.example" if name == b"host" else value) for name, value in headers]
+    assert gate.answer_arrived(refused, body, server) is None  # left to the ASGI app, which answers 421
+
+
 class Recorded(asyncio.Transport):
     """A transport that keeps what the protocol writes, for driving one connection's protocol by hand."""
 
