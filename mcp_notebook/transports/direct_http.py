@@ -56,7 +56,7 @@ from ..protocol.revisions import MODERN_REVISIONS
 from .limits import NOSNIFF, GuardedHttpToolsProtocol
 from .uvicorn_seam import TRACE_LOG_LEVEL, HttpToolsProtocol
 
-__all__ = ["BATCHED_BYTES", "HOLD_BYTES", "ArrivalAnswers", "DirectHttpToolsProtocol", "DirectLane"]
+__all__ = ["BATCHED_BYTES", "HOLD_BYTES", "ArrivalAnswers", "DirectHttpToolsProtocol", "DirectLane", "Reply"]
 
 log = logging.getLogger(__name__)
 
@@ -117,13 +117,14 @@ class DirectLane:
             return None
         return self.answers.answer(value["method"], params, route.protocol_version)
 
-    def reply(self, value: Any, scope: Scope) -> tuple[bytes, dict[str, Any]] | None:
-        """The JSON-RPC reply to the screened request `value` (of the HTTP request `scope`) and the result in
-        it, if the lane takes it; None if it does not. Once the reply is written, call `written(result)`."""
+    def reply(self, value: Any, scope: Scope) -> tuple[Reply, dict[str, Any]] | None:
+        """The JSON-RPC reply to the screened request `value` (of the HTTP request `scope`), in pieces, and
+        the result in it, if the lane takes it; None if it does not. Once the reply is written, call
+        `written(result)`."""
         headers = self.takes_headers(scope["headers"])
         return None if headers is None else self.reply_with(value, headers)
 
-    def reply_with(self, value: Any, headers: Mapping[str, str]) -> tuple[bytes, dict[str, Any]] | None:
+    def reply_with(self, value: Any, headers: Mapping[str, str]) -> tuple[Reply, dict[str, Any]] | None:
         """`reply`, for a request whose headers `takes_headers` took (and gave as `headers`)."""
         result = self._result(value, headers)
         if result is None:
@@ -131,7 +132,8 @@ class DirectLane:
         body = prepared_json(result)
         if body is None:
             body = to_json(plain_result(result))
-        return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (to_json(value["id"]), body), result
+        # In pieces: the result's JSON is not copied to be sent (a 500-prompt page is about 200 KB).
+        return (b'{"jsonrpc":"2.0","id":' + to_json(value["id"]) + b',"result":', body, b"}"), result
 
     async def serve(self, value: Any, scope: Scope, send: Send) -> bool:
         """Answer the screened request `value` (of the HTTP request `scope`) if the lane takes it.
@@ -141,7 +143,8 @@ class DirectLane:
         answer = self.reply(value, scope)
         if answer is None:
             return False
-        reply, result = answer
+        pieces, result = answer
+        reply = b"".join(pieces)
         await send(
             {
                 "type": "http.response.start",
@@ -154,12 +157,16 @@ class DirectLane:
         return True
 
 
+Reply = tuple[bytes, ...]
+"""A reply's bytes, in the pieces that make it."""
+
+
 class ArrivalAnswers(Protocol):
     """What `DirectHttpToolsProtocol` asks of the access gate (`http.AccessGate`) about a request it read whole."""
 
     def answer_arrived(
         self, headers: list[tuple[bytes, bytes]], body: bytes, server: tuple[str, int | None] | None
-    ) -> tuple[bytes, dict[str, Any]] | None: ...
+    ) -> tuple[Reply, dict[str, Any]] | None: ...
 
     def late_body(self) -> bytes: ...
 
@@ -209,7 +216,7 @@ class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
         self._held: bytearray | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._draining = False
-        self._later: list[tuple[bytes, bool]] | None = None  # answers written at the end of this turn of the loop
+        self._later: list[tuple[Reply, bool]] | None = None  # answers written at the end of this turn of the loop
 
     def _may_hold(self) -> bool:
         """Whether the request whose headers just arrived may be one the lane takes (class docstring)."""
@@ -279,21 +286,21 @@ class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
             HttpToolsProtocol.on_body(self, bytes(held))
         HttpToolsProtocol.on_message_complete(self)
 
-    def _write(self, status_line: bytes, body: bytes, *, closing: bool) -> None:
+    def _write(self, status_line: bytes, body: Reply, *, closing: bool) -> None:
+        length = sum(map(len, body))
         head = [status_line]
         for name, value in self.server_state.default_headers:  # uvicorn's `date` and `server`, as on every answer
             head += (name, b": ", value, b"\r\n")
-        head += (_JSON_HEADERS, str(len(body)).encode(), b"\r\n")
+        head += (_JSON_HEADERS, str(length).encode(), b"\r\n")
         if closing:
             head.append(b"connection: close\r\n")
-        head += (b"\r\n", body)
-        data = b"".join(head)
+        head.append(b"\r\n")
         if self._later is not None:  # an answer of this connection waits for the end of the turn: this one follows it
-            self._later.append((data, closing))
-        elif closing or len(data) > BATCHED_BYTES:
-            self._send(data, closing)
+            self._later.append(((b"".join(head + list(body)),), closing))
+        elif closing or length > BATCHED_BYTES:
+            self._send((b"".join(head), *body), closing)  # the body's pieces as they are: no copy of a large one
         else:
-            self._later = [(data, closing)]
+            self._later = [((b"".join(head + list(body)),), closing)]
             self.loop.call_soon(self._send_later)
 
     def _send_later(self) -> None:
@@ -301,10 +308,11 @@ class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
         for data, closing in later:
             self._send(data, closing)
 
-    def _send(self, data: bytes, closing: bool) -> None:
+    def _send(self, pieces: Reply, closing: bool) -> None:
         if self.transport.is_closing():
             return
-        self.transport.write(data)
+        for data in pieces:  # uvloop sends what is buffered together, with one `writev`
+            self.transport.write(data)
         if closing:
             self.transport.close()
 
@@ -319,7 +327,7 @@ class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
             return
         self._held = None
         assert self._answers is not None
-        self._write(b"HTTP/1.1 408 Request Timeout\r\n", self._answers.late_body(), closing=True)
+        self._write(b"HTTP/1.1 408 Request Timeout\r\n", (self._answers.late_body(),), closing=True)
 
     def _stop_body_timer(self) -> None:
         if self._body_timer is not None:

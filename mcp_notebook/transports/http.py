@@ -58,7 +58,7 @@ from ..protocol.screening import UnreadableMessage, parse_json, readable_id, scr
 from ..protocol.sdk_seam import write_http_messages_with
 from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
-from .direct_http import DirectHttpToolsProtocol, DirectLane
+from .direct_http import DirectHttpToolsProtocol, DirectLane, Reply
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
 from .http_bodies import AcceptedBody, RefusedBody, check_message, screen_post, serve_batch
 from .limits import NOSNIFF, HttpLimits
@@ -344,7 +344,7 @@ class AccessGate:
 
     def answer_arrived(
         self, headers: list[tuple[bytes, bytes]], body: bytes, server: tuple[str, int | None] | None
-    ) -> tuple[bytes, dict[str, Any]] | None:
+    ) -> tuple[Reply, dict[str, Any]] | None:
         """The direct lane's reply to a whole `POST /mcp` the HTTP protocol read itself, and its result.
 
         The same checks as `__call__`, without the ASGI cycle: a request they

@@ -163,6 +163,7 @@ PUBLIC = {
         "ArrivalAnswers",
         "DirectHttpToolsProtocol",
         "DirectLane",
+        "Reply",
     ],
     "mcp_notebook.protocol.direct": ["DIRECT_METHODS", "DirectAnswers"],
     "mcp_notebook.protocol.get_bodies": ["MAX_PROMPTS", "GetBodies"],

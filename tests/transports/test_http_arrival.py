@@ -29,7 +29,7 @@ from mcp_notebook.models import MessageTemplate, PromptArgument, PromptSpec, Tex
 from mcp_notebook.protocol.server import create_server
 from mcp_notebook.registry import PromptRegistry
 from mcp_notebook.transports import http
-from mcp_notebook.transports.direct_http import HOLD_BYTES, DirectHttpToolsProtocol
+from mcp_notebook.transports.direct_http import BATCHED_BYTES, HOLD_BYTES, DirectHttpToolsProtocol
 from mcp_notebook.transports.limits import HttpLimits
 
 MODERN = "2026-07-28"
@@ -163,6 +163,35 @@ async def test_pipelined_requests_are_answered_in_order(asgi_calls: list[str]) -
     assert asgi_calls == ["/mcp"] * 4
 
 
+async def test_an_answer_over_the_batched_size_is_written_whole_and_in_order(asgi_calls: list[str]) -> None:
+    """A page of hundreds of prompts (over `BATCHED_BYTES`, written at once and in pieces) arrives whole,
+    between the small answers pipelined before and after it, on one connection and again on the next turn."""
+    registry = _registry()
+    registry.set_group(
+        "many.ipynb",
+        [
+            PromptSpec(name=f"p{n:03d}", description="d" * 60, messages=(MessageTemplate("user", TextContent("x")),))
+            for n in range(300)
+        ],
+    )
+    names = ["greet"] + [f"p{n:03d}" for n in range(300)]
+    async with serving(registry, stateless=True) as url, wire_to(url) as (wire, port):
+        # First in its turn (written at once, in pieces), then behind a small one (written with it).
+        for requests in ([2, 3], [1, 2, 3]):
+            sent = {1: _get(port, 1), 2: _request(port, 2, "prompts/list", {}), 3: _get(port, 3, who="Bob")}
+            await wire.stream.send(b"".join(sent[n] for n in requests))
+            answers: dict[int, tuple[int, dict[str, str], Any]] = {}
+            for _ in requests:
+                status, headers, body = await wire.response()
+                answers[body["id"]] = (status, headers, body)
+            assert list(answers) == requests  # in order
+            status, headers, page = answers[2]
+            assert status == 200 and int(headers["content-length"]) > BATCHED_BYTES
+            assert [p["name"] for p in page["result"]["prompts"]] == names
+            assert answers[3][2]["result"]["messages"][0]["content"]["text"] == "Hello Bob"
+    assert asgi_calls == []
+
+
 async def test_a_body_that_comes_in_pieces_is_answered_once_whole(asgi_calls: list[str]) -> None:
     async with serving(_registry(), stateless=True) as url, wire_to(url) as (wire, port):
         request = _get(port, 1)
@@ -270,7 +299,7 @@ async def test_the_gate_keeps_verdicts_on_a_bounded_number_of_header_sets() -> N
     server = ("127.0.0.1", 8000)
     for n in range(600):
         answer = gate.answer_arrived([*headers, (b"x-request", str(n).encode())], body, server)
-        assert answer is not None and b'"Hello Ada"' in answer[0]
+        assert answer is not None and b'"Hello Ada"' in b"".join(answer[0])
     assert 0 < len(gate._taken_headers) <= http._TAKEN_HEADERS_KEPT
     refused = [(name, b"evil.example" if name == b"host" else value) for name, value in headers]
     assert gate.answer_arrived(refused, body, server) is None  # left to the ASGI app, which answers 421
