@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from benchmark_runs import ROOT, run_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
 MARKER = ROOT / "test-artifacts" / "bench-setup.txt"
 pytestmark = pytest.mark.slow
 
@@ -26,22 +23,14 @@ def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count(
         pytest.skip(f"{reason} (bash .ci/bench-setup.sh installs it)")
     quick = ["--notebooks", "2", "--prompts", "2", "--seconds", "0.2", "--clients", "1", "2", "--workers", "1", "2"]
     quick += ["--load", load]
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_http", *quick],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert out.returncode == 0, f"{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
-    assert f"load generator: {load}," in out.stdout
+    out = run_benchmark("benchmarks.bench_http", *quick)
+    assert f"load generator: {load}," in out
     header = (
         "| clients | ours, 1 | SDK, 1 | floor, 1 | ours, 2 | SDK, 2 | floor, 2 | ours/floor, 1 | ours/floor, 2"
         " | ours/SDK, 1 | ours/SDK, 2 | ours 2 workers / 1 | SDK 2 / 1 | floor 2 / 1 |"
     )
-    assert out.stdout.count(header) == 3  # prompts/get, prompts/list and completion/complete
-    rows = [line for line in out.stdout.splitlines() if re.match(r"\| \d+ \| [\d.]+ \|", line)]
+    assert out.count(header) == 3  # prompts/get, prompts/list and completion/complete
+    rows = [line for line in out.splitlines() if re.match(r"\| \d+ \| [\d.]+ \|", line)]
     assert len(rows) == 6
     for row in rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
@@ -51,13 +40,13 @@ def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count(
         "| clients | ours, 1 | SDK, 1 | floor, 1 | ours, 2 | SDK, 2 | floor, 2"
         " | ours 2 workers / 1 if the load generator took no CPU |"
     )
-    assert out.stdout.count(cpu_header) == 3
-    cpu_rows = [line for line in out.stdout.splitlines() if re.match(r"\| \d+ \| \d+ \+ \d+ \|", line)]
+    assert out.count(cpu_header) == 3
+    cpu_rows = [line for line in out.splitlines() if re.match(r"\| \d+ \| \d+ \+ \d+ \|", line)]
     assert len(cpu_rows) == 6
     for row in cpu_rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         spent = [re.fullmatch(r"(\d+) \+ (\d+)", cell) for cell in cells[1:7]]
         assert all(found and int(found[1]) > 0 for found in spent), row  # every server spent some CPU
         assert float(cells[7]) > 0, row
-    assert out.stdout.count("errors: 0") == 3
-    assert "`completion/complete`, requests/s:" in out.stdout
+    assert out.count("errors: 0") == 3
+    assert "`completion/complete`, requests/s:" in out

@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from benchmark_runs import run_benchmark
 
 from benchmarks.run_all import QUICK_ARGUMENTS
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def test_the_poll_benchmark_measures_inotify_and_each_interval() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_poll", *QUICK_ARGUMENTS["bench_poll"]],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    rows = [line.strip("|").split("|") for line in out.stdout.splitlines() if line.startswith("| ")]
+    out = run_benchmark("benchmarks.bench_poll", *QUICK_ARGUMENTS["bench_poll"])
+    rows = [line.strip("|").split("|") for line in out.splitlines() if line.startswith("| ")]
     metrics = [row[0].strip() for row in rows[1:]]
     assert metrics[0].startswith("one look at the folder")
     for way in ("inotify", "--poll 0.3"):

@@ -8,14 +8,11 @@ servers and interpreters, hence `slow`). Each script runs once per session.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
+import benchmark_runs
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 QUICK = {
@@ -43,16 +40,7 @@ def run_benchmark() -> Runner:
 
     def run(module: str) -> str:
         if module not in outputs:
-            out = subprocess.run(
-                [sys.executable, "-m", module, *QUICK[module]],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=240,
-                check=False,
-            )
-            assert out.returncode == 0, f"{module} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
-            outputs[module] = out.stdout
+            outputs[module] = benchmark_runs.run_benchmark(module, *QUICK[module])
         return outputs[module]
 
     return run

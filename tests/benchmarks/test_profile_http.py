@@ -7,15 +7,12 @@ recording finds our code and the SDK's in the server's busy samples, is.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_runs import run_benchmark
 
 from benchmarks.profile_http import owner_of, read_collapsed
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_each_frame_belongs_to_the_party_whose_package_holds_its_file() -> None:
@@ -49,16 +46,8 @@ def test_the_leaf_frame_of_each_stack_gets_its_samples() -> None:
 def test_a_real_recording_of_our_server_under_load_finds_ours_and_the_sdks_code(method: str, tmp_path: Path) -> None:
     raw = tmp_path / "stacks.txt"
     quick = ["--seconds", "2", "--clients", "4", "--notebooks", "2", "--prompts", "2", "--method", method]
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.profile_http", *quick, "--raw", str(raw)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert out.returncode == 0, f"{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
-    shares = dict(re.findall(r"^\| (\w+) \| (\d+)% \|$", out.stdout, re.MULTILINE))
-    assert {"ours", "SDK"} <= shares.keys(), out.stdout
+    out = run_benchmark("benchmarks.profile_http", *quick, "--raw", str(raw))
+    shares = dict(re.findall(r"^\| (\w+) \| (\d+)% \|$", out, re.MULTILINE))
+    assert {"ours", "SDK"} <= shares.keys(), out
     assert 97 <= sum(int(share) for share in shares.values()) <= 103
     assert raw.read_text().count("mcp_notebook/transports/http.py") > 0
