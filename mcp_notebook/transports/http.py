@@ -54,13 +54,13 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..protocol.prepared import encode_message, plain_message
-from ..protocol.screening import UnreadableMessage, parse_json, readable_id, screen
+from ..protocol.screening import readable_id
 from ..protocol.sdk_seam import write_http_messages_with
 from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
 from .direct_http import DirectHttpToolsProtocol, DirectLane, Reply
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
-from .http_bodies import AcceptedBody, RefusedBody, check_message, screen_post, serve_batch
+from .http_bodies import VERSION_HEADER, AcceptedBody, RefusedBody, check_message, screen_body, screen_post, serve_batch
 from .limits import NOSNIFF, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
@@ -374,12 +374,8 @@ class AccessGate:
             if len(self._taken_headers) >= _TAKEN_HEADERS_KEPT:
                 self._taken_headers.clear()
             self._taken_headers[key] = taken
-        # The lane takes only a 2026-07-28-era MCP-Protocol-Version: a batch is refused, as `screen_post` does.
-        try:
-            value = parse_json(body, "body")
-        except UnreadableMessage:
-            return None
-        return direct.reply_with(value, taken) if screen(value, batches=False) is None else None
+        verdict = screen_body(body, taken.get(VERSION_HEADER))
+        return direct.reply_with(verdict.value, taken) if isinstance(verdict, AcceptedBody) else None
 
     async def _answer_readiness(self, scope: Scope, send: Send) -> None:
         """The load balancer's probe (and `/mcp` while indexing): 200 once the prompts are indexed, else 503."""

@@ -43,7 +43,15 @@ from ..protocol.screening import (
     screen,
 )
 
-__all__ = ["HEADER_MISMATCH", "AcceptedBody", "RefusedBody", "check_message", "screen_post", "serve_batch"]
+__all__ = [
+    "HEADER_MISMATCH",
+    "AcceptedBody",
+    "RefusedBody",
+    "check_message",
+    "screen_body",
+    "screen_post",
+    "serve_batch",
+]
 
 HEADER_MISMATCH: Final = -32020
 VERSION_HEADER: Final = "mcp-protocol-version"
@@ -68,8 +76,11 @@ class AcceptedBody:
 
 
 def _header_revision(headers: Headers) -> str | None:
-    value = headers.get(VERSION_HEADER)
-    return value if value in KNOWN_REVISIONS else None
+    return _known(headers.get(VERSION_HEADER))
+
+
+def _known(header: str | None) -> str | None:
+    return header if header in KNOWN_REVISIONS else None
 
 
 def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | AcceptedBody:
@@ -77,17 +88,20 @@ def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | 
 
     A message accepted here still goes through `check_message` before the SDK sees it.
     """
-    revision = _header_revision(headers)
+    return screen_body(body, headers.get(VERSION_HEADER))
+
+
+def screen_body(body: bytes, header: str | None) -> RefusedBody | ScreenedBatch | AcceptedBody:
+    """`screen_post`, for a request whose (first) `MCP-Protocol-Version` header is `header`."""
     try:
         value = parse_json(body, "body")
     except UnreadableMessage as problem:
-        return RefusedBody(400, error_reply(problem.refusal, revision))
-    header = headers.get(VERSION_HEADER)
+        return RefusedBody(400, error_reply(problem.refusal, _known(header)))
     verdict = screen(value, batches=header is None or header == BATCH_REVISION)
     if isinstance(verdict, ScreenedBatch):
         return verdict
     if verdict is not None:
-        return _refused(verdict, revision)
+        return _refused(verdict, _known(header))
     return AcceptedBody(value)
 
 

@@ -154,6 +154,7 @@ PUBLIC = {
         "AcceptedBody",
         "RefusedBody",
         "check_message",
+        "screen_body",
         "screen_post",
         "serve_batch",
     ],
