@@ -295,12 +295,14 @@ class DirectHttpToolsProtocol(GuardedHttpToolsProtocol):
         if closing:
             head.append(b"connection: close\r\n")
         head.append(b"\r\n")
-        if self._later is not None:  # an answer of this connection waits for the end of the turn: this one follows it
-            self._later.append(((b"".join(head + list(body)),), closing))
-        elif closing or length > BATCHED_BYTES:
+        if self._later is None and (closing or length > BATCHED_BYTES):
             self._send((b"".join(head), *body), closing)  # the body's pieces as they are: no copy of a large one
+            return
+        answer = ((b"".join(head + list(body)),), closing)
+        if self._later is not None:  # an answer of this connection waits for the end of the turn: this one follows it
+            self._later.append(answer)
         else:
-            self._later = [((b"".join(head + list(body)),), closing)]
+            self._later = [answer]
             self.loop.call_soon(self._send_later)
 
     def _send_later(self) -> None:
