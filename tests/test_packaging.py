@@ -83,7 +83,39 @@ def _as_a_background_job() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+# The fast suite takes about 100 s on two busy cores; a run past these deadlines is stuck, not slow.
+COLLECT_DEADLINE = 300
+RUN_DEADLINE = 900
+# Each fast test ends within seconds: one past this fails on its own, with its stack, and the run goes on.
+FAST_TEST_TIMEOUT = 120
+
+
+def _pytest_from(top: Path, env: dict[str, str], *args: str, deadline: float) -> subprocess.CompletedProcess[str]:
+    """Run pytest in `top` as a background job with no stdin. If it outlives `deadline`, it gets SIGABRT, on
+    which faulthandler (on from the start, so also once pytest is done) writes every thread's stack, and the
+    test fails with that and the output."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    with subprocess.Popen(
+        command,
+        cwd=top,
+        env={**env, "PYTHONFAULTHANDLER": "1"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_as_a_background_job,
+    ) as child:
+        try:
+            out, err = child.communicate(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGABRT)
+            out, err = child.communicate()
+            pytest.fail(f"{command} did not end within {deadline} s:\n{out[-4000:]}\n{err[-8000:]}")
+    return subprocess.CompletedProcess(command, child.returncode, out, err)
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(COLLECT_DEADLINE + RUN_DEADLINE + 120)
 def test_the_fast_suite_runs_from_the_unpacked_sdist_without_tools_and_with_sigint_ignored(
     sdist: Path, tmp_path: Path
 ) -> None:
@@ -93,24 +125,9 @@ def test_the_fast_suite_runs_from_the_unpacked_sdist_without_tools_and_with_sigi
     assert not (top / ".tools").exists()  # as on a fresh checkout where no .ci/*-setup.sh ran
     env = {key: value for key, value in os.environ.items() if key != "MCP_NOTEBOOK_TOOLS"}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    collected = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only"],
-        cwd=top,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    collected = _pytest_from(top, env, "--collect-only", deadline=COLLECT_DEADLINE)
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-2000:]  # every module, slow too
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow"],
-        cwd=top,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        preexec_fn=_as_a_background_job,
-    )
+    run = _pytest_from(top, env, "-m", "not slow", "-o", f"timeout={FAST_TEST_TIMEOUT}", deadline=RUN_DEADLINE)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert " passed" in run.stdout and " failed" not in run.stdout
     # The tests ran against the sdist's own copy of the package, not this checkout's.
