@@ -91,9 +91,9 @@ FAST_TEST_TIMEOUT = 120
 
 
 def _pytest_from(top: Path, env: dict[str, str], *args: str, deadline: float) -> subprocess.CompletedProcess[str]:
-    """Run pytest in `top` as a background job with no stdin. If it outlives `deadline`, it gets SIGABRT, on
-    which faulthandler (on from the start, so also once pytest is done) writes every thread's stack, and the
-    test fails with that and the output."""
+    """Run pytest in `top` as a background job with no stdin, in a process group of its own. If it outlives
+    `deadline`, it gets SIGABRT, on which faulthandler (on from the start, so also once pytest is done) writes
+    every thread's stack, then its group is killed, and the test fails with the stacks and the output."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
     with subprocess.Popen(
         command,
@@ -104,12 +104,17 @@ def _pytest_from(top: Path, env: dict[str, str], *args: str, deadline: float) ->
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=_as_a_background_job,
+        start_new_session=True,  # a group of its own, which ends with it if it gets stuck
     ) as child:
         try:
             out, err = child.communicate(timeout=deadline)
         except subprocess.TimeoutExpired:
             child.send_signal(signal.SIGABRT)
-            out, err = child.communicate()
+            try:
+                out, err = child.communicate(timeout=60)
+            except subprocess.TimeoutExpired:  # what it started still holds its output open
+                os.killpg(child.pid, signal.SIGKILL)
+                out, err = child.communicate()
             pytest.fail(f"{command} did not end within {deadline} s:\n{out[-4000:]}\n{err[-8000:]}")
     return subprocess.CompletedProcess(command, child.returncode, out, err)
 
