@@ -75,10 +75,6 @@ class AcceptedBody:
         self.value = value
 
 
-def _header_revision(headers: Headers) -> str | None:
-    return _known(headers.get(VERSION_HEADER))
-
-
 def _known(header: str | None) -> str | None:
     return header if header in KNOWN_REVISIONS else None
 
@@ -107,8 +103,9 @@ def screen_body(body: bytes, header: str | None) -> RefusedBody | ScreenedBatch 
 
 def check_message(value: Any, headers: Headers) -> RefusedBody | None:
     """The refusal for a screened message that the SDK would misread (module docstring), or None."""
-    refusal = _refusal_for_message(value, headers.get(VERSION_HEADER))
-    return None if refusal is None else _refused(refusal, _header_revision(headers))
+    header = headers.get(VERSION_HEADER)
+    refusal = _refusal_for_message(value, header)
+    return None if refusal is None else _refused(refusal, _known(header))
 
 
 def _refused(refusal: Refusal, revision: str | None) -> RefusedBody:
