@@ -264,7 +264,8 @@ _HOP_HEADERS = (b"date", b"server", b"content-length", b"transfer-encoding")
 
 
 def capture(port: int, name: str, method: str) -> dict[str, Any]:
-    """One response of the server on `port` to `method`: status, headers (less uvicorn's own) and body."""
+    """One response of the server on `port` to `method`: status, headers (less uvicorn's own), body and framing
+    (by its length, or chunked)."""
 
     async def once() -> dict[str, Any]:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -277,7 +278,8 @@ def capture(port: int, name: str, method: str) -> dict[str, Any]:
         fields = [line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line]
         pairs = [(k.strip().decode("latin-1"), v.strip().decode("latin-1")) for k, v in fields]
         headers = [[k, v] for k, v in pairs if k.lower().encode() not in _HOP_HEADERS]  # as JSON has them
-        return {"status": status, "headers": headers, "body": body.decode()}
+        framing = "length" if any(k.lower() == "content-length" for k, _ in pairs) else "chunked"
+        return {"status": status, "headers": headers, "body": body.decode(), "framing": framing}
 
     return asyncio.run(once())
 
@@ -393,7 +395,7 @@ def run(
 
 
 def _check_floor(port: int, name: str, canned: Path) -> None:
-    """Stop unless the floor on `port` answers every method with exactly the bytes ours gave."""
+    """Stop unless the floor on `port` answers every method with exactly the bytes ours gave, framed alike."""
     ours = json.loads(canned.read_text())
     for method in METHODS:
         if capture(port, name, method) != ours[method]:

@@ -2,7 +2,8 @@
 
 It runs under the same uvicorn (httptools, uvloop) as the servers measured,
 reads each request body to its end and answers with the status, headers and
-body that mcp-notebook gave for that request's `Mcp-Method`, with no parsing,
+body that mcp-notebook gave for that request's `Mcp-Method`, framed as ours by
+its `Content-Length` (uvicorn would otherwise send it chunked), with no parsing,
 no protocol and no notebooks: what HTTP alone costs on this machine, the
 figure no MCP server can beat. `bench_http` captures the responses, writes
 them to the JSON file named by `HTTP_FLOOR_RESPONSES` and starts this app as
@@ -29,14 +30,14 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 def _load(path: Path) -> dict[bytes, Canned]:
     document = json.loads(path.read_text())
-    return {
-        method.encode(): (
-            int(answer["status"]),
-            [(name.encode("latin-1"), value.encode("latin-1")) for name, value in answer["headers"]],
-            answer["body"].encode(),
-        )
-        for method, answer in document.items()
-    }
+    return {method.encode(): _canned(answer) for method, answer in document.items()}
+
+
+def _canned(answer: dict[str, Any]) -> Canned:
+    body = answer["body"].encode()
+    headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in answer["headers"]]
+    # Framed as ours is, by its length (without it uvicorn would send the body chunked).
+    return int(answer["status"]), [*headers, (b"content-length", str(len(body)).encode())], body
 
 
 def create_floor_app() -> Callable[[Scope, Receive, Send], Awaitable[None]]:
