@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs wrk from Debian's packages: benchmarks/bench_http's load generator when it is on the PATH
-# (it takes less of the cores the servers share with it than the Python one), and
-# tests/benchmarks/test_bench_http_smoke.py runs the benchmark with it. Idempotent: nothing is
-# installed when wrk is already there. When it cannot be installed it leaves
+# Installs what benchmarks/bench_http's load generators need from Debian's packages: a C compiler for
+# benchmarks/load.c (the default generator; it takes the least of the cores the servers share with it)
+# and wrk, which the benchmark can use instead; tests/benchmarks/test_bench_http_smoke.py runs the
+# benchmark with each. Idempotent: nothing is installed when both are already there. When it cannot be installed it leaves
 # test-artifacts/bench-setup.txt saying why; the wrk smoke test then skips with that reason.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,11 +16,15 @@ fail() {
     exit 1
 }
 
-if ! command -v wrk >/dev/null 2>&1; then
+wanted=()
+command -v wrk >/dev/null 2>&1 || wanted+=(wrk)
+command -v cc >/dev/null 2>&1 || wanted+=(gcc libc6-dev)
+if ((${#wanted[@]})); then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >/dev/null || fail "apt-get update failed"
-    apt-get install -y -q --no-install-recommends wrk >/dev/null || fail "apt-get install wrk failed"
+    apt-get install -y -q --no-install-recommends "${wanted[@]}" >/dev/null || fail "apt-get install ${wanted[*]} failed"
 fi
 command -v wrk >/dev/null 2>&1 || fail "wrk is not on the PATH after installing it"
+command -v cc >/dev/null 2>&1 || fail "no C compiler (cc) on the PATH after installing gcc"
 wrk --version 2>&1 | head -1
 echo "bench-setup: ready"

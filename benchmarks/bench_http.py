@@ -14,11 +14,13 @@ which is what counts on a loaded machine.
 The load generator shares the machine's cores with the servers, so what it
 spends per request is taken from them: with two workers on two cores it caps
 the ratio of two workers to one at 2 S / (S + L), S being the server's CPU
-per request and L the generator's. It is `wrk` (C, one thread, pre-built
-requests; Debian's package `wrk`) when that is on the PATH, about 6 us a
-request here, and otherwise one process of raw asyncio sockets on uvloop
-(pre-built requests, a minimal response reader), about 14. Both count an
-answer only when it is a 200 carrying a JSON-RPC result. `--load` picks one.
+per request and L the generator's. The leanest one is the default: `load.c`
+beside this file (C, one thread, epoll, a write and a read a request; built
+with the machine's C compiler on Linux), about 4-5 us a request here; then
+`wrk` (Debian's package) when it is on the PATH, about 6-7; then one process
+of raw asyncio sockets on uvloop (pre-built requests, a minimal response
+reader), about 14. All three count an answer only when it is a 200 carrying a
+JSON-RPC result. `--load` picks one.
 Example: `python -m benchmarks.bench_http --notebooks 50 --prompts 10 --seconds 5`.
 """
 
@@ -168,7 +170,7 @@ def measure(
 ) -> tuple[int, int, float]:
     """(answered, errors, seconds) for `clients` clients sending `method` (about `name`) for `seconds`.
 
-    `load` is the load generator: "python" (ours, asyncio on uvloop) or "wrk".
+    `load` is the load generator: "python" (ours, asyncio on uvloop), "c" (`load.c`) or "wrk".
     """
     found = measure_cpu(port, name, clients, seconds, method, load)
     return found.answered, found.errors, found.seconds
@@ -181,6 +183,8 @@ def measure_cpu(
     spent over the measured time."""
     if load == "wrk":
         return _measure_with_wrk(port, _request(port, name, method), clients, seconds, server)
+    if load == "c":
+        return _measure_with_c(port, _request(port, name, method), clients, seconds, server)
     try:
         import uvloop
 
@@ -251,12 +255,60 @@ def _measure_with_wrk(port: int, request: bytes, clients: int, seconds: float, s
     return Measured(int(done[1]) - int(refused[1]), failed, spent, server_cpu, own_cpu)
 
 
+def _measure_with_c(port: int, request: bytes, clients: int, seconds: float, server: int | None) -> Measured:
+    program = str(_built_load())
+    with tempfile.TemporaryDirectory(prefix="mcp-notebook-load-") as scratch:
+        sent = Path(scratch) / "request"
+        sent.write_bytes(request)
+        subprocess.run([program, str(port), str(clients), "1", str(sent)], capture_output=True)  # warm-up
+        server_cpu, own_cpu = _tree_cpu(server), _own_cpu(resource.RUSAGE_CHILDREN)
+        done = subprocess.run(
+            [program, str(port), str(clients), str(seconds), str(sent)], capture_output=True, text=True
+        )
+        server_cpu, own_cpu = _tree_cpu(server) - server_cpu, _own_cpu(resource.RUSAGE_CHILDREN) - own_cpu
+    found = re.fullmatch(r"answered (\d+) not-answered (\d+) errors (\d+) seconds ([\d.]+)\s*", done.stdout)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"the load generator (load.c) failed, exit {done.returncode}:\n{done.stdout}{done.stderr}")
+    answered, refused, errors, spent = int(found[1]), int(found[2]), int(found[3]), float(found[4])
+    return Measured(answered, refused + errors, spent, server_cpu, own_cpu)
+
+
+_LOAD_SOURCE = Path(__file__).with_name("load.c")
+_built: list[tempfile.TemporaryDirectory[str]] = []  # the folder the lean generator is built in, kept per process
+
+
+def _compiler() -> str | None:
+    """The C compiler that builds `load.c`, on Linux (it uses epoll); None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return next((found for name in ("cc", "gcc", "clang") if (found := shutil.which(name))), None)
+
+
+def _built_load() -> Path:
+    """`load.c`, built once per process."""
+    if not _built:
+        _built.append(tempfile.TemporaryDirectory(prefix="mcp-notebook-load-build-"))
+    program = Path(_built[0].name) / "load"
+    if not program.exists():
+        compiler = _compiler()
+        if compiler is None:
+            raise SystemExit("--load c: needs Linux and a C compiler (cc, gcc or clang) on the PATH")
+        built = subprocess.run([compiler, "-O2", "-o", str(program), str(_LOAD_SOURCE)], capture_output=True, text=True)
+        if built.returncode != 0:
+            raise SystemExit(f"--load c: {compiler} could not build {_LOAD_SOURCE}:\n{built.stderr}")
+    return program
+
+
 def load_generator(choice: str) -> str:
-    """The load generator to use, `wrk` or `python`: `choice`, with `auto` taking wrk when it is on the PATH."""
+    """The load generator to use, `c`, `wrk` or `python`: `choice`, with `auto` taking the leanest one there is."""
     if choice == "auto":
+        if _compiler() is not None:
+            return "c"
         return "wrk" if shutil.which("wrk") else "python"
     if choice == "wrk" and not shutil.which("wrk"):
         raise SystemExit("--load wrk: wrk is not on the PATH (Debian: apt install wrk)")
+    if choice == "c":
+        _built_load()
     return choice
 
 
@@ -491,9 +543,9 @@ def create_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument(
         "--load",
-        choices=("auto", "wrk", "python"),
+        choices=("auto", "c", "wrk", "python"),
         default="auto",
-        help="the load generator: wrk, the Python one, or wrk when it is on the PATH (default)",
+        help="the load generator: load.c, wrk or the Python one; by default the first of them this machine can run",
     )
     return parser
 

@@ -1,7 +1,8 @@
 """The HTTP throughput benchmark runs at tiny sizes and prints ours, the SDK's and the floor's rates and ratios.
 
 The figures are not judged; that the floor answers with our bytes is (the benchmark checks it, or fails).
-It runs with each load generator: the Python one, and wrk (Debian's, from `.ci/bench-setup.sh`).
+It runs with each load generator: the Python one, `load.c` (built with the machine's C compiler), and wrk
+(Debian's, from `.ci/bench-setup.sh`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ import shutil
 import pytest
 from benchmark_runs import ROOT, run_benchmark
 
+from benchmarks import bench_http
+
 MARKER = ROOT / "test-artifacts" / "bench-setup.txt"
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("load", ["python", "wrk"])
+@pytest.mark.parametrize("load", ["python", "c", "wrk"])
 def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count(load: str) -> None:
+    if load == "c" and bench_http._compiler() is None:
+        pytest.skip("load.c needs Linux and a C compiler")
     if load == "wrk" and shutil.which("wrk") is None:
         reason = MARKER.read_text().strip() if MARKER.exists() else "wrk is not on the PATH"
         pytest.skip(f"{reason} (bash .ci/bench-setup.sh installs it)")
