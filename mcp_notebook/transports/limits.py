@@ -151,27 +151,36 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             book = _ConnectionBook(connection_cap(limits))
             self.server_state.mcp_connection_book = book  # type: ignore[attr-defined]
         self._book: _ConnectionBook = book
-        # The header timeout's timer is set once and moved only when it fires (`_on_header_timer`): the deadline
-        # it keeps (None while a request is being answered) moves with every request, for a fraction of what
-        # setting and cancelling a timer per request costs (about 1.5 us a request here).
-        self._header_timer: asyncio.TimerHandle | None = None
+        # One timer per connection keeps both of its deadlines: the next request's headers are due by
+        # `_header_deadline` (None while a request is being answered; then a 408), and a connection idle since
+        # its last response is closed at `_idle_deadline` (None once a byte arrives: uvicorn's keep-alive
+        # timeout). The deadlines move with every request; the timer is set once and moved only when it fires
+        # (`_on_timer`) or, rarely, when a deadline comes before it. Setting and cancelling a timer per request,
+        # as uvicorn does for its keep-alive timeout, costs about 1.4 us a request here, per timer.
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
         self._header_deadline: float | None = None
+        self._idle_deadline: float | None = None
         self._closed = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm_header_timer()
+        self._arm_header_timer(self.loop.time())
         self._book.opened(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm_header_timer()
-        if self._header_timer is not None:
-            self._header_timer.cancel()  # nothing of a closed connection stays on the loop
-            self._header_timer = None
+        self._header_deadline = self._idle_deadline = None
+        if self._timer is not None:
+            self._timer.cancel()  # nothing of a closed connection stays on the loop
+            self._timer = None
         if not self._closed:
             self._closed = True
             self._book.closed(self)
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        self._idle_deadline = None  # not idle any more
+        super().data_received(data)
 
     def on_headers_complete(self) -> None:
         self._headers_arrived()
@@ -179,7 +188,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _headers_arrived(self) -> None:
         """A request's headers are all here: no header timeout now, the connection is busy, `Host` is settled."""
-        self._disarm_header_timer()
+        self._header_deadline = None  # the timer, if set, finds no deadline due when it fires
         self._book.busy(self)
         self._authority_as_host()
 
@@ -213,10 +222,18 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.close()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        now = self.loop.time()
+        if self.pipeline or self.transport.is_closing():
+            super().on_response_complete()  # the next request, pipelined, starts; or the connection is closing
+        else:
+            # uvicorn's own steps for a connection with nothing pipelined, but for the keep-alive timer it sets
+            # there: the idle deadline stands for it (uvicorn_seam checks that its steps are still these).
+            self.server_state.total_requests += 1
+            self.flow.resume_reading()
+            self._idle_deadline = now + self.timeout_keep_alive
         if not self.transport.is_closing():
             self._book.idle_again(self)
-            self._arm_header_timer()
+            self._arm_header_timer(now)
 
     def close_connection(self) -> None:
         """Close at once (pushed out at the cap): the peer sees the connection end."""
@@ -224,25 +241,33 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             self.transport.close()
 
-    def _arm_header_timer(self) -> None:
-        """The next request's headers are due within the header timeout from now."""
-        deadline = self._header_deadline = self.loop.time() + self._limits.header_timeout
-        if self._header_timer is None:
-            self._header_timer = self.loop.call_at(deadline, self._on_header_timer, deadline)
+    def _arm_header_timer(self, now: float) -> None:
+        """The next request's headers are due within the header timeout from `now`."""
+        self._header_deadline = now + self._limits.header_timeout
+        self._set_timer()
 
-    def _disarm_header_timer(self) -> None:
-        self._header_deadline = None  # the timer, if set, finds no deadline when it fires and ends
+    def _set_timer(self) -> None:
+        """The timer set for the earliest deadline, unless it is set for that or sooner already."""
+        header, idle = self._header_deadline, self._idle_deadline
+        due = idle if header is None else header if idle is None else min(header, idle)
+        if due is None or (self._timer is not None and self._timer_at <= due):
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = due
+        self._timer = self.loop.call_at(due, self._on_timer, due)
 
-    def _on_header_timer(self, set_for: float) -> None:
-        self._header_timer = None
-        deadline = self._header_deadline
-        if deadline is None:
-            return
-        if deadline != set_for:  # armed again since the timer was set: it waits for the later deadline
-            self._header_timer = self.loop.call_at(deadline, self._on_header_timer, deadline)
-            return
-        self._header_deadline = None
+    def _on_timer(self, set_for: float) -> None:
+        self._timer = None
         if self.transport.is_closing():
             return
-        self.transport.write(_TIMEOUT_RESPONSE)
-        self.transport.close()
+        idle, header = self._idle_deadline, self._header_deadline
+        if idle is not None and idle <= set_for:
+            self._idle_deadline = self._header_deadline = None
+            self.timeout_keep_alive_handler()  # uvicorn's: the connection is closed
+        elif header is not None and header <= set_for:
+            self._header_deadline = None
+            self.transport.write(_TIMEOUT_RESPONSE)
+            self.transport.close()
+        else:
+            self._set_timer()  # a deadline moved since the timer was set: it waits for that one

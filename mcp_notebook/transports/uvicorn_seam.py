@@ -7,7 +7,12 @@ uvicorn versions they are tested with in pyproject.toml:
 * `HttpToolsProtocol` (`uvicorn.protocols.http.httptools_impl`): subclassed by
   `limits.GuardedHttpToolsProtocol` for the header timeout, the connection cap
   and the absolute-form rule (its `url`, `headers`, `transport`, `loop`,
-  `server_state`, `config` attributes and the parser callbacks), and by
+  `server_state`, `config` attributes and the parser callbacks), and for the
+  keep-alive timeout kept by its own timer: its `on_response_complete` takes
+  uvicorn's steps for a connection with nothing pipelined (`total_requests`,
+  `flow.resume_reading()`) but for the keep-alive timer, whose time
+  (`timeout_keep_alive`) and closing (`timeout_keep_alive_handler`) it uses;
+  and by
   `direct_http.DirectHttpToolsProtocol`, which holds a request's body and
   answers it without an ASGI cycle or hands it to one (`on_body`,
   `on_message_complete`, `shutdown`, `data_received`; the `parser`, `cycle`,
@@ -68,7 +73,27 @@ _PROTOCOL_PARTS: Final = (
     "connection_lost",
     "data_received",
     "send_400_response",
+    "timeout_keep_alive_handler",
 )
+
+# uvicorn's `on_response_complete`, less comments, but for its pipelined branch (which `GuardedHttpToolsProtocol`
+# leaves to it): the steps that protocol takes itself when nothing is pipelined, less the keep-alive timer.
+_RESPONSE_COMPLETE_BEFORE: Final = (
+    "def on_response_complete(self) -> None:",
+    "self.server_state.total_requests += 1",
+    "if self.transport.is_closing():",
+    "return",
+    "self._unset_keepalive_if_required()",
+    "self.flow.resume_reading()",
+    "if self.pipeline:",
+)
+_RESPONSE_COMPLETE_ELSE: Final = (
+    "else:",
+    "self.timeout_keep_alive_task = self.loop.call_later(",
+    "self.timeout_keep_alive, self.timeout_keep_alive_handler",
+    ")",
+)
+
 
 # What `DirectHttpToolsProtocol` reads of a connection's state, as uvicorn sets it up.
 _PROTOCOL_STATE: Final = (
@@ -80,6 +105,7 @@ _PROTOCOL_STATE: Final = (
     "limit_concurrency",
     "root_path",
     "server_state",
+    "timeout_keep_alive",
 )
 
 
@@ -100,6 +126,11 @@ def missing_touchpoints() -> list[str]:
     missing += [
         f"HttpToolsProtocol.{name}" for name in _PROTOCOL_STATE if not re.search(rf"self\.{name}\b(:[^=\n]*)? =", setup)
     ]
+    completing = inspect.getsource(HttpToolsProtocol.on_response_complete).splitlines()
+    steps = [line.strip() for line in completing if line.strip() and not line.strip().startswith("#")]
+    before, after = len(_RESPONSE_COMPLETE_BEFORE), len(_RESPONSE_COMPLETE_ELSE)
+    if tuple(steps[:before]) != _RESPONSE_COMPLETE_BEFORE or tuple(steps[-after:]) != _RESPONSE_COMPLETE_ELSE:
+        missing.append("HttpToolsProtocol.on_response_complete takes other steps than it did")
     if "default_headers" not in inspect.getsource(uvicorn.server.ServerState):
         missing.append("ServerState.default_headers")
     for name in ("main_loop", "on_tick", "capture_signals"):

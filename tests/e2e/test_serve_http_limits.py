@@ -133,6 +133,49 @@ def test_an_idle_keep_alive_connection_is_closed(strict: ServedHttp) -> None:
     assert b"HTTP/1.1 408" in reply or reply.count(b"HTTP/1.1 ") == 1
 
 
+@pytest.fixture(scope="module")
+def brief(folder: Path) -> Iterator[ServedHttp]:
+    """Idle connections closed after 1 s; headers due within 2 s."""
+    with ServedHttp([folder], "--keep-alive-timeout", "1", "--header-timeout", "2") as server:
+        yield server
+
+
+def _answered_then(server: ServedHttp, sock: socket.socket, reader: IO[bytes]) -> float:
+    """Send a request on `sock` and read its answer whole: when it had arrived."""
+    ready = f"GET /ready HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    for _ in range(3):  # the connection's own timer is set at its start; these answers move its deadlines
+        sock.sendall(ready)
+        assert _one_response(reader).startswith(b"HTTP/1.1 200")
+    return time.monotonic()
+
+
+@pytest.mark.parametrize("body", [b"", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'], ids=["ready", "post"])
+def test_a_connection_idle_after_its_answers_is_closed_at_the_keep_alive_timeout(
+    brief: ServedHttp, body: bytes
+) -> None:
+    with _connect(brief) as sock, sock.makefile("rb") as reader:
+        if body:
+            sock.sendall(_headers(brief, len(body)) + body)
+            assert _one_response(reader).startswith(b"HTTP/1.1 ")
+        answered = _answered_then(brief, sock, reader)
+        rest = reader.read()  # until the server closes the connection
+        waited = time.monotonic() - answered
+    assert rest == b""  # closed quietly: no 408, which is for headers that stop coming
+    assert 0.9 <= waited < 1.9, waited  # the keep-alive timeout (1 s), not the header timeout (2 s)
+
+
+def test_a_request_begun_on_an_idle_connection_is_held_to_the_header_timeout_not_the_keep_alive_one(
+    brief: ServedHttp,
+) -> None:
+    with _connect(brief) as sock, sock.makefile("rb") as reader:
+        answered = _answered_then(brief, sock, reader)
+        sock.sendall(b"POST /mcp HTTP/1.1\r\n")  # headers that stop coming
+        rest = reader.read()
+        waited = time.monotonic() - answered
+    assert rest.startswith(b"HTTP/1.1 408"), rest
+    assert waited >= 1.9, waited  # two seconds from the last answer, the header timeout
+
+
 @pytest.mark.parametrize(("declared", "sent"), [(100, b""), (100, b'{"jsonrpc"'), (4096, b"{" * 100)])
 def test_a_body_that_stops_coming_is_a_408(strict: ServedHttp, declared: int, sent: bytes) -> None:
     with _connect(strict) as sock:
