@@ -47,6 +47,7 @@ differential test against the SDK's own: the stdio fd claim
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import logging
 from collections.abc import Callable, Sequence
@@ -215,9 +216,17 @@ def check_session_manager(manager: StreamableHTTPSessionManager) -> bool:
 
 def spans_recorded() -> bool:
     """Whether the SDK's OpenTelemetry spans of each request go anywhere: a tracer provider is set (else no-ops)."""
-    from opentelemetry import trace  # the SDK's own dependency, imported by its request path anyway
+    provider, proxy = _tracing()
+    return not isinstance(provider(), proxy)
 
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+@functools.cache
+def _tracing() -> tuple[Callable[[], object], type]:
+    # Imported at the first ask (it is asked per request): the SDK's own dependency, which its request path
+    # imports anyway.
+    from opentelemetry import trace
+
+    return trace.get_tracer_provider, trace.ProxyTracerProvider
 
 
 def shape_result(server: Server[Any], method: str, version: str, result: dict[str, Any] | BaseModel) -> dict[str, Any]:

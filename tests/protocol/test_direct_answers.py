@@ -11,6 +11,8 @@ Over real HTTP, `tests/transports/test_http_direct.py` compares whole replies.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -217,6 +219,21 @@ def test_nothing_is_answered_directly_while_the_sdks_spans_are_recorded() -> Non
     assert server.direct.answer("prompts/get", plain, MODERN) is not None
     assert traced.answer("prompts/get", plain, MODERN) is None
     assert traced.answer("prompts/list", {"_meta": META}, MODERN) is None
+
+
+@pytest.mark.slow  # a process of its own
+def test_a_tracer_provider_set_while_serving_is_seen_at_the_next_request() -> None:
+    """The check is asked per request: a host that sets up OpenTelemetry after the server started (in a process
+    of its own here, since a tracer provider is set once per process) gets the SDK's spans from then on."""
+    code = (
+        "from opentelemetry import trace\n"
+        "from mcp_notebook.protocol.sdk_seam import spans_recorded\n"
+        "before = spans_recorded()\n"
+        "trace.set_tracer_provider(trace.NoOpTracerProvider())\n"
+        "print(before, spans_recorded())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (0, "False True\n"), done.stderr
 
 
 def test_a_value_over_the_size_limit_is_left_to_the_sdks_path() -> None:
