@@ -15,8 +15,9 @@ The load generator shares the machine's cores with the servers, so what it
 spends per request is taken from them: with two workers on two cores it caps
 the ratio of two workers to one at 2 S / (S + L), S being the server's CPU
 per request and L the generator's. The leanest one is the default: `load.c`
-beside this file (C, one thread, epoll, a write and a read a request; built
-with the machine's C compiler on Linux), about 4-5 us a request here; then
+beside this file (C, one thread, epoll, a write and a read a request, run as a
+batch task so that it does not preempt a server at work; built with the
+machine's C compiler on Linux), about 4-5 us a request here; then
 `wrk` (Debian's package) when it is on the PATH, about 6-7; then one process
 of raw asyncio sockets on uvloop (pre-built requests, a minimal response
 reader), about 14. All three count an answer only when it is a 200 carrying a

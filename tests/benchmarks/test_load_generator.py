@@ -7,6 +7,7 @@ up, or an answer it cannot frame are told apart. `test_bench_http_smoke.py` runs
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -34,8 +35,9 @@ def _answer(status: str, body: bytes) -> bytes:
 
 
 @contextmanager
-def _answering(answer: bytes | None) -> Iterator[int]:
-    """A loopback server answering each request with `answer` (None: closing each connection at its request)."""
+def _answering(answer: bytes | None, asked: threading.Event | None = None) -> Iterator[int]:
+    """A loopback server answering each request with `answer` (None: closing each connection at its request);
+    it sets `asked` at the first request."""
     listener = socket.create_server(("127.0.0.1", 0))
     threads: list[threading.Thread] = []
 
@@ -49,6 +51,8 @@ def _answering(answer: bytes | None) -> Iterator[int]:
                         return
                     pending += data
                 pending = pending.replace(REQUEST, b"", 1)
+                if asked is not None:
+                    asked.set()
                 if answer is None:
                     return
                 connection.sendall(answer)
@@ -75,13 +79,14 @@ def _answering(answer: bytes | None) -> Iterator[int]:
             thread.join(timeout=10)
 
 
-def _run(port: int, tmp_path: Path, clients: int = 3, seconds: float = 0.3) -> subprocess.CompletedProcess[str]:
+def _argv(port: int, tmp_path: Path, clients: int, seconds: float) -> list[str]:
     sent = tmp_path / "request"
     sent.write_bytes(REQUEST)
-    program = str(bench_http._built_load())
-    return subprocess.run(
-        [program, str(port), str(clients), str(seconds), str(sent)], capture_output=True, text=True, timeout=60
-    )
+    return [str(bench_http._built_load()), str(port), str(clients), str(seconds), str(sent)]
+
+
+def _run(port: int, tmp_path: Path, clients: int = 3, seconds: float = 0.3) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_argv(port, tmp_path, clients, seconds), capture_output=True, text=True, timeout=60)
 
 
 def _counts(done: subprocess.CompletedProcess[str]) -> dict[str, float]:
@@ -127,3 +132,16 @@ def test_an_answer_without_a_length_stops_the_run_saying_why(tmp_path: Path) -> 
     assert done.returncode == 3
     assert "an answer this reader does not take (no Content-Length)" in done.stderr
     assert "transfer-encoding: chunked" in done.stderr
+
+
+def test_it_runs_as_a_batch_task_so_it_does_not_preempt_the_servers(tmp_path: Path) -> None:
+    asked = threading.Event()
+    with _answering(_answer("200 OK", RESULT), asked) as port:
+        generator = subprocess.Popen(_argv(port, tmp_path, 2, 2.0), stdout=subprocess.PIPE, text=True)
+        try:
+            assert asked.wait(timeout=30)  # it sets its policy before it connects
+            policy = os.sched_getscheduler(generator.pid)
+        finally:
+            out, _ = generator.communicate(timeout=60)
+    assert policy == os.SCHED_BATCH
+    assert out.startswith("answered ")
