@@ -427,6 +427,7 @@ def run(
     clients: Sequence[int],
     seconds: float,
     load: str = "python",
+    methods: Sequence[str] = METHODS,
 ) -> list[Cell]:
     """Every cell, the servers taking turns per worker count; the floor answers with the bytes ours gave."""
     cells: list[Cell] = []
@@ -439,7 +440,7 @@ def run(
                     canned.write_text(json.dumps({method: capture(port, name, method) for method in METHODS}))
                 elif server == "floor":
                     _check_floor(port, name, canned)
-                for method in METHODS:
+                for method in methods:
                     for concurrency in clients:
                         found = measure_cpu(port, name, concurrency, seconds, method, load, pid)
                         figures = (found.answered, found.errors, found.seconds, found.server_cpu, found.load_cpu)
@@ -459,6 +460,7 @@ def render(all_cells: Sequence[Cell]) -> str:
     return "\n\n".join(
         f"`{method}`, requests/s:\n\n" + _render_method([c for c in all_cells if c.method == method])
         for method in METHODS
+        if any(c.method == method for c in all_cells)
     )
 
 
@@ -541,6 +543,7 @@ def create_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seconds", type=float, default=5.0, help="measured time per cell")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="the methods sent")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument(
         "--load",
@@ -556,7 +559,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="mcp-notebook-bench-") as scratch:
         corpus = create_corpus(Path(scratch) / "corpus", notebooks=args.notebooks, prompts=args.prompts)
         load = load_generator(args.load)
-        cells = run(corpus.folder, corpus.prompt_names[0], args.workers, args.clients, args.seconds, load)
+        cells = run(corpus.folder, corpus.prompt_names[0], args.workers, args.clients, args.seconds, load, args.methods)
     print(
         f"### HTTP throughput ({corpus.size} prompts, {args.seconds:g} s per cell, load generator: {load}, "
         f"machine load: {_load_average()})\n"

@@ -55,3 +55,11 @@ def test_http_benchmark_prints_ours_the_sdk_and_the_floor_for_each_worker_count(
         assert float(cells[7]) > 0, row
     assert out.count("errors: 0") == 3
     assert "`completion/complete`, requests/s:" in out
+
+
+def test_http_benchmark_sends_only_the_methods_asked_for() -> None:
+    quick = ["--notebooks", "2", "--prompts", "2", "--seconds", "0.2", "--clients", "2", "--workers", "1"]
+    out = run_benchmark("benchmarks.bench_http", *quick, "--methods", "completion/complete", "--load", "python")
+    assert "`completion/complete`, requests/s:" in out
+    assert "`prompts/get`" not in out and "`prompts/list`" not in out
+    assert out.count("errors: 0") == 1
