@@ -95,7 +95,7 @@ _RESPONSE_COMPLETE_ELSE: Final = (
 )
 
 
-# What `DirectHttpToolsProtocol` reads of a connection's state, as uvicorn sets it up.
+# What the guarded and direct protocols read of a connection's state, as uvicorn sets it up.
 _PROTOCOL_STATE: Final = (
     "parser",
     "cycle",
