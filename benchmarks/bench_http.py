@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import math
 import os
@@ -275,7 +276,7 @@ def _measure_with_c(port: int, request: bytes, clients: int, seconds: float, ser
 
 
 _LOAD_SOURCE = Path(__file__).with_name("load.c")
-_built: list[tempfile.TemporaryDirectory[str]] = []  # the folder the lean generator is built in, kept per process
+_built: list[Path] = []  # the lean generator, once built in this process (its folder goes at exit)
 
 
 def _compiler() -> str | None:
@@ -285,31 +286,45 @@ def _compiler() -> str | None:
     return next((found for name in ("cc", "gcc", "clang") if (found := shutil.which(name))), None)
 
 
+class LoadNotBuilt(RuntimeError):
+    """`load.c` could not be built here: no C compiler on Linux, or it failed."""
+
+
 def _built_load() -> Path:
-    """`load.c`, built once per process."""
-    if not _built:
-        _built.append(tempfile.TemporaryDirectory(prefix="mcp-notebook-load-build-"))
-    program = Path(_built[0].name) / "load"
-    if not program.exists():
-        compiler = _compiler()
-        if compiler is None:
-            raise SystemExit("--load c: needs Linux and a C compiler (cc, gcc or clang) on the PATH")
-        built = subprocess.run([compiler, "-O2", "-o", str(program), str(_LOAD_SOURCE)], capture_output=True, text=True)
-        if built.returncode != 0:
-            raise SystemExit(f"--load c: {compiler} could not build {_LOAD_SOURCE}:\n{built.stderr}")
+    """`load.c`, built once per process; `LoadNotBuilt` says why it could not be."""
+    if _built:
+        return _built[0]
+    compiler = _compiler()
+    if compiler is None:
+        raise LoadNotBuilt("load.c needs Linux and a C compiler (cc, gcc or clang) on the PATH")
+    folder = tempfile.mkdtemp(prefix="mcp-notebook-load-build-")
+    atexit.register(shutil.rmtree, folder, True)
+    program = Path(folder) / "load"
+    built = subprocess.run([compiler, "-O2", "-o", str(program), str(_LOAD_SOURCE)], capture_output=True, text=True)
+    if built.returncode != 0:
+        raise LoadNotBuilt(f"{compiler} could not build {_LOAD_SOURCE}:\n{built.stderr}")
+    _built.append(program)
     return program
 
 
 def load_generator(choice: str) -> str:
-    """The load generator to use, `c`, `wrk` or `python`: `choice`, with `auto` taking the leanest one there is."""
+    """The load generator to use, `c`, `wrk` or `python`: `choice`, with `auto` taking the leanest one there is
+    (and saying so on standard error when `load.c` could not be built)."""
     if choice == "auto":
-        if _compiler() is not None:
+        try:
+            _built_load()
             return "c"
-        return "wrk" if shutil.which("wrk") else "python"
+        except LoadNotBuilt as problem:
+            fallback = "wrk" if shutil.which("wrk") else "python"
+            print(f"bench_http: {problem}; the load generator is {fallback}", file=sys.stderr)
+            return fallback
     if choice == "wrk" and not shutil.which("wrk"):
         raise SystemExit("--load wrk: wrk is not on the PATH (Debian: apt install wrk)")
     if choice == "c":
-        _built_load()
+        try:
+            _built_load()
+        except LoadNotBuilt as problem:
+            raise SystemExit(f"--load c: {problem}") from None
     return choice
 
 
