@@ -17,7 +17,7 @@ the ratio of two workers to one at 2 S / (S + L), S being the server's CPU
 per request and L the generator's. The leanest one is the default: `load.c`
 beside this file (C, one thread, epoll, a write and a read a request, run as a
 batch task so that it does not preempt a server at work; built with the
-machine's C compiler on Linux), about 4-5 us a request here; then
+machine's C compiler on Linux), about 4-6 us a request here; then
 `wrk` (Debian's package) when it is on the PATH, about 6-7; then one process
 of raw asyncio sockets on uvloop (pre-built requests, a minimal response
 reader), about 14. All three count an answer only when it is a 200 carrying a
@@ -286,23 +286,23 @@ def _compiler() -> str | None:
     return next((found for name in ("cc", "gcc", "clang") if (found := shutil.which(name))), None)
 
 
-class LoadNotBuilt(RuntimeError):
+class _LoadNotBuilt(RuntimeError):
     """`load.c` could not be built here: no C compiler on Linux, or it failed."""
 
 
 def _built_load() -> Path:
-    """`load.c`, built once per process; `LoadNotBuilt` says why it could not be."""
+    """`load.c`, built once per process; `_LoadNotBuilt` says why it could not be."""
     if _built:
         return _built[0]
     compiler = _compiler()
     if compiler is None:
-        raise LoadNotBuilt("load.c needs Linux and a C compiler (cc, gcc or clang) on the PATH")
+        raise _LoadNotBuilt("load.c needs Linux and a C compiler (cc, gcc or clang) on the PATH")
     folder = tempfile.mkdtemp(prefix="mcp-notebook-load-build-")
     atexit.register(shutil.rmtree, folder, True)
     program = Path(folder) / "load"
     built = subprocess.run([compiler, "-O2", "-o", str(program), str(_LOAD_SOURCE)], capture_output=True, text=True)
     if built.returncode != 0:
-        raise LoadNotBuilt(f"{compiler} could not build {_LOAD_SOURCE}:\n{built.stderr}")
+        raise _LoadNotBuilt(f"{compiler} could not build {_LOAD_SOURCE}:\n{built.stderr}")
     _built.append(program)
     return program
 
@@ -314,7 +314,7 @@ def load_generator(choice: str) -> str:
         try:
             _built_load()
             return "c"
-        except LoadNotBuilt as problem:
+        except _LoadNotBuilt as problem:
             fallback = "wrk" if shutil.which("wrk") else "python"
             print(f"bench_http: {problem}; the load generator is {fallback}", file=sys.stderr)
             return fallback
@@ -323,7 +323,7 @@ def load_generator(choice: str) -> str:
     if choice == "c":
         try:
             _built_load()
-        except LoadNotBuilt as problem:
+        except _LoadNotBuilt as problem:
             raise SystemExit(f"--load c: {problem}") from None
     return choice
 
