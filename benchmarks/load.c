@@ -67,6 +67,15 @@ static int send_all(int fd, const char *data, size_t length) {
     return 0;
 }
 
+/* A connection that failed, or that the server closed: counted as an error and not used again. */
+static void drop(struct client *c, int events, long *errors, int *alive) {
+    (*errors)++;
+    epoll_ctl(events, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+    (*alive)--;
+}
+
 /* The head's length and the answer's whole length, once the head is in; 0 while it is not; -1: unreadable. */
 static long read_head(struct client *c) {
     char *end = memmem(c->buffer, c->used, "\r\n\r\n", 4);
@@ -136,12 +145,7 @@ int main(int argc, char **argv) {
     int alive = clients;
     double started = now(), until = started + seconds, current = started;
     for (int i = 0; i < clients; i++) {
-        if (send_all(all[i].fd, request, request_length) != 0) {
-            errors++;
-            close(all[i].fd);
-            all[i].fd = -1;
-            alive--;
-        }
+        if (send_all(all[i].fd, request, request_length) != 0) drop(&all[i], events, &errors, &alive);
     }
     struct epoll_event ready[MAX_CLIENTS];
     while (alive > 0 && (current = now()) < until) {
@@ -161,11 +165,7 @@ int main(int argc, char **argv) {
             ssize_t got = read(c->fd, c->buffer + c->used, c->size - c->used);
             if (got <= 0) {
                 if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-                errors++;  /* closed by the server, or failed: not used again */
-                epoll_ctl(events, EPOLL_CTL_DEL, c->fd, NULL);
-                close(c->fd);
-                c->fd = -1;
-                alive--;
+                drop(c, events, &errors, &alive);
                 continue;
             }
             c->used += (size_t)got;
@@ -188,13 +188,7 @@ int main(int argc, char **argv) {
                 if (ok) answered++; else refused++;
             }
             c->used = c->head = c->expected = 0;
-            if (current < until && send_all(c->fd, request, request_length) != 0) {
-                errors++;
-                epoll_ctl(events, EPOLL_CTL_DEL, c->fd, NULL);
-                close(c->fd);
-                c->fd = -1;
-                alive--;
-            }
+            if (current < until && send_all(c->fd, request, request_length) != 0) drop(c, events, &errors, &alive);
         }
     }
     printf("answered %ld not-answered %ld errors %ld seconds %.6f\n", answered, refused, errors, current - started);
