@@ -759,10 +759,15 @@ def build_parser(command: str | None = None) -> _Parser:
         from .kernel_proxy import add_connect_arguments  # standard library only until the proxy starts
 
         add_connect_arguments(connect)
+
+    from .trust_command import TRUST_HELP, add_trust_arguments, run_trust
+
+    trust = _add_command(commands, "trust", "trust a project's MCP configuration file", TRUST_HELP, run_trust)
+    add_trust_arguments(trust)
     return parser
 
 
-HELP_COMMANDS = ("", "serve", "list", "render", "config", "connect")  # "": `mcp-notebook --help`
+HELP_COMMANDS = ("", "serve", "list", "render", "config", "connect", "trust")  # "": `mcp-notebook --help`
 HELP_TEXT_MODULE = "help_text.py"
 
 

@@ -23,6 +23,7 @@ TEXTS: dict[str, str] = {
         "    render    render one prompt with arguments\n"
         "    config    print MCP client configuration\n"
         "    connect   connect a stdio client to a running kernel's server\n"
+        "    trust     trust a project's MCP configuration file\n"
     ),
     "serve": (
         "usage: mcp-notebook serve [-h] [--http] [--host HOST] [--port PORT]\n"
@@ -213,5 +214,30 @@ TEXTS: dict[str, str] = {
         "  --runtime-dir DIR  where connection files are (default: Jupyter's)\n"
         "  --print-token      print the kernel server's bearer token and exit (for a\n"
         "                     client's configuration), instead of proxying\n"
+    ),
+    "trust": (
+        "usage: mcp-notebook trust [-h] [--revoke] [--list] [FILE ...]\n"
+        "\n"
+        "A project's MCP configuration (.mcp.json, .vscode/mcp.json, .cursor/mcp.json or\n"
+        "mcp.json, found in the working folder or the nearest parent that has one) names\n"
+        "commands to run. The editor bridge, %mcp in a kernel and the Python API start\n"
+        "none of them until you trust that file, as it is now: an edited file must be\n"
+        "trusted again. Your own files (Claude Desktop's, ~/.cursor/mcp.json,\n"
+        "$MCP_NOTEBOOK_CONFIG, --config) need no trust. The record is kept in your\n"
+        "config folder, never in the project.\n"
+        "\n"
+        "examples:\n"
+        "  mcp-notebook trust                       # the project files found from here, and what each would start\n"
+        "  mcp-notebook trust .mcp.json             # trust it as it is now\n"
+        "  mcp-notebook trust --revoke .mcp.json    # take the trust back\n"
+        "  mcp-notebook trust --list                # every file you trust, and whether it changed since\n"
+        "\n"
+        "positional arguments:\n"
+        "  FILE        project configuration files to trust as they are now\n"
+        "\n"
+        "options:\n"
+        "  -h, --help  show this help message and exit\n"
+        "  --revoke    take the trust of each FILE back\n"
+        "  --list      list every file you trust, and whether it changed since\n"
     ),
 }

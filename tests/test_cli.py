@@ -357,7 +357,7 @@ def test_a_misspelled_subcommand_keeps_the_usage_line_and_says_what_to_type(
     assert lines == [
         "usage: mcp-notebook [-h] [--version] COMMAND ...",
         "mcp-notebook: error: argument COMMAND: invalid choice: 'serv' "
-        "(choose from 'serve', 'list', 'render', 'config', 'connect')",
+        "(choose from 'serve', 'list', 'render', 'config', 'connect', 'trust')",
         f"mcp-notebook: did you mean serve? type: mcp-notebook serve {folder} --http",
     ]
 

@@ -71,8 +71,10 @@ PUBLIC = {
         "CONFIG_ENV_VAR",
         "ServerConfig",
         "default_config_paths",
+        "describe_project_file",
         "load_config_file",
         "load_server_configs",
+        "project_config_paths",
     ],
     "mcp_notebook.runtime": ["BackgroundRuntime", "get_runtime", "run_in_caller"],
     "mcp_notebook.api": [

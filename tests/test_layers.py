@@ -59,6 +59,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "help_text",
             "__main__",
             "kernel_proxy",
+            "trust",
+            "trust_command",
             "config",
             "runtime",
             "api",
@@ -72,7 +74,18 @@ RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
 # What the editor bridge may use of mcp_notebook: the model, the client and its configuration, kernel discovery,
 # the transcript that writes a rendered prompt out as every front end does, and the "did you mean" of its command line.
 BRIDGE_MAY_IMPORT = frozenset(
-    {"mcp_notebook", "models", "exceptions", "naming", "command_line", "client", "config", "discovery", "transcript"},
+    {
+        "mcp_notebook",
+        "models",
+        "exceptions",
+        "naming",
+        "command_line",
+        "client",
+        "config",
+        "trust",
+        "discovery",
+        "transcript",
+    },
 )
 BRIDGE_MAY_IMPORT_FROM_THE_PACKAGE = frozenset({"__version__"})  # `from mcp_notebook import …`
 # The bridge's pure modules (the table's "slashline.py and ranking.py (pure)"): no editor, no client, no I/O.
