@@ -103,12 +103,19 @@ class ProjectTrust:
             log.info("could not ask about %s: %s", file.path, error)
             return
         if answer is None or answer.title != TRUST_ACTION:
-            log.info("%s left untrusted", file.path)
+            self._say(
+                f"{file.path} left untrusted: its servers were not started (choose the menu's 'not trusted' item)"
+            )
             return
         # What is trusted is the content the user was shown: an edit since then is asked about again.
         await asyncio.to_thread(self._store.trust, file.path, file.digest)
-        log.info("%s trusted", file.path)
+        self._say(f"{file.path} trusted as it is now: starting its servers")
         await self.refresh()
+
+    def _say(self, line: str) -> None:
+        """A line in the editor's log of the bridge (and in ours)."""
+        log.info("%s", line)
+        self._server.window_log_message(types.LogMessageParams(types.MessageType.Info, line))
 
     async def aclose(self) -> None:
         for task in list(self._asking):

@@ -59,7 +59,7 @@ def test_the_spec_names_the_info_file_and_the_deadline_never_the_token() -> None
     assert spec["env"][INFO_FILE_ENV] == "/run/jpserver-7.json"
     assert spec["env"][COMPLETION_DEADLINE_ENV] == "0.2"
     file_types = "markdown,ipythongfm,gfm,plaintext,text"
-    assert spec["argv"][1:] == ["-m", "lsp_bridge", "--file-types", file_types, "--runtime-dir", "/run"]
+    assert spec["argv"][1:] == ["-P", "-m", "lsp_bridge", "--file-types", file_types, "--runtime-dir", "/run"]
     assert "python" not in spec["languages"]
 
 
