@@ -161,26 +161,28 @@ def to_command_list(
         items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)
     untrusted = [s for s in snapshot.servers.values() if s.state is ServerState.NOT_TRUSTED]
     if untrusted:
-        item = _untrusted_item(untrusted, typed, trigger + context.command.name, edit_range)
+        item = _untrusted_item(untrusted, typed, trigger + context.command.name, edit_range, style.for_jupyterlab)
         items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)
     return types.CompletionList(is_incomplete=True, items=items)
 
 
 def _untrusted_item(
-    servers: list[ServerStatus], typed: str, current: str, edit_range: types.Range
+    servers: list[ServerStatus], typed: str, current: str, edit_range: types.Range, jupyterlab: bool
 ) -> types.CompletionItem:
-    """Says which servers a project file names that were not started; accepting it asks about trusting the file."""
+    """Says which servers a project file names that were not started; accepting it asks about trusting the file
+    (JupyterLab runs no item commands: there, reloading the page asks again)."""
     count = len(servers)
+    again = "reload the page to be asked again" if jupyterlab else "choose this item to be asked again"
     listed = "\n".join(f"- `{s.name}` {s.error or ''} (from `{s.source}`)" for s in servers[:10])
     return types.CompletionItem(
         label=f"{count} server{'s' if count != 1 else ''} not trusted: {', '.join(s.name for s in servers[:3])}",
         kind=types.CompletionItemKind.Text,
-        detail="choose to review the project's MCP configuration",
+        detail=again,
         documentation=types.MarkupContent(
             types.MarkupKind.Markdown,
             "This project's MCP configuration names servers that were not started, because you have not "
-            f"trusted the file:\n\n{listed}\n\nChoose this item to be asked again, or run "
-            "`mcp-notebook trust FILE` in a terminal.",
+            f"trusted the file:\n\n{listed}\n\nTo start them, {again}, or run `mcp-notebook trust FILE` "
+            "in a terminal.",
         ),
         sort_text="~~",  # after every ranked item, and after "connecting…"
         filter_text=typed,

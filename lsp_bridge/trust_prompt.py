@@ -7,7 +7,9 @@ starts none of them until the user trusts the file as it is now. It asks with
 choice), once per file and content; meanwhile the file's servers show as
 "not trusted", with the command they would run, in the menu, hover and
 diagnostics. Choosing the menu's "not trusted" item asks again, after reading
-the files anew (so trust given with `mcp-notebook trust FILE` is seen too).
+the files anew (so trust given with `mcp-notebook trust FILE` is seen too);
+JupyterLab runs no item commands, so there the item says to reload the page,
+which starts a new bridge, which asks again.
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ Loaded = tuple[dict[str, ServerConfig], list[UntrustedConfig], list[ConfigError]
 
 
 def trust_question(untrusted: UntrustedConfig) -> str:
-    """What the user is asked: the file, and every command or URL it would start, as written."""
-    listed = "\n".join(f"  {name}: {what}" for name, what in untrusted.servers[:10])
-    more = f"\n  … and {len(untrusted.servers) - 10} more" if len(untrusted.servers) > 10 else ""
+    """What the user is asked: the file, and every command or URL it would start, as written (one paragraph:
+    JupyterLab's dialog and VS Code's notification run lines together)."""
+    listed = "; ".join(f"{name}: {what}" for name, what in untrusted.servers[:10])
+    more = f"; and {len(untrusted.servers) - 10} more" if len(untrusted.servers) > 10 else ""
     return (
-        f"This project's MCP configuration {untrusted.path} would start:\n{listed}{more}\n"
+        f"This project's MCP configuration {untrusted.path} would start {listed}{more}. "
         "Start these servers? Only if you trust this folder: they run as you. "
         "The file is trusted as it is now; an edit asks again."
     )
