@@ -37,7 +37,7 @@ from ..models import EmbeddedResource, PromptSpec
 from ..registry import PromptRegistry
 from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts
-from .finding import Seen, ServedPaths, present
+from .finding import Seen, ServedPaths, SwapBounds, present
 from .folder_resources import MAX_FILE_BYTES, FolderResources
 from .index import Entry, NotebookIndex, Stamp
 from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason, read_notebook_inside
@@ -82,6 +82,8 @@ class NotebookFolderSource:
             if not path.exists():
                 raise FileNotFoundError(f"No such notebook or folder: {path}")
         self._serve_at(resolved)
+        self._swaps = SwapBounds.at(self._spelled, resolved)
+        self._refused: tuple[Path, ...] | None = None  # a swap not followed, said once
         self._registry = registry
         # Notebooks loaded by an earlier run, reused while their files are unchanged (see sources/index.py).
         self._index_folder = index_folder
@@ -490,13 +492,31 @@ class NotebookFolderSource:
 
         Only the paths change here: `_rescan` reads the new target once it is watched.
         A path that resolves to nothing (a link being replaced, a folder deleted) is no swap.
+        A link that leads anywhere but beside its first target (`SwapBounds`) is not followed:
+        one warning line says so, and what is served stays as it is, unchanged until the link
+        leads back.
         """
         try:
             resolved = tuple(path.resolve(strict=True) for path in self._spelled)
         except (OSError, RuntimeError):
             return False
         if resolved == self._resolution:
+            self._refused = None
             return False
+        if refused := self._swaps.refused(resolved):
+            if resolved != self._refused:
+                self._refused = resolved
+                for index in refused:
+                    log.warning(
+                        "%s now leads to %s, which is not beside %s: not followed (a link is followed only to a "
+                        "folder beside its first target, as git-sync swaps it); the prompts of %s stay served",
+                        self._spelled[index],
+                        resolved[index],
+                        self._swaps.first[index],
+                        self._resolution[index],
+                    )
+            return False
+        self._refused = None
         with self._lock:
             self._serve_at(resolved)
         for spelled, now in zip(self._spelled, resolved, strict=True):

@@ -35,6 +35,7 @@ SDK's own refusals such as "Missing session ID"). Every response says
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import json
 import logging
@@ -109,30 +110,54 @@ def allowed_hosts_for(host: str, port: int, extra: Sequence[str] = ()) -> HostAl
 def bind_socket(host: str, port: int, *, shared_port: bool = False) -> socket.socket:
     """A listening socket on `host`:`port` (0 = any free port); connections queue until serving starts.
 
-    `shared_port` (where `port_sharing()`): bound but not listening, with `SO_REUSEPORT`, so that
-    each worker can bind a socket of its own to the same port (`workers.py`); a busy port still fails here.
+    `shared_port` (where `port_sharing()`): bound but not listening, with `SO_REUSEPORT` and without
+    `SO_REUSEADDR`, so that each worker can bind a socket of its own to the same port (`workers.py`)
+    and no other user can bind it while no worker listens; a busy port still fails here.
     """
     family, kind, proto, _, address = socket.getaddrinfo(
         host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
     if shared_port:
-        # First a plain bind, which fails on a port held by anyone, `SO_REUSEPORT` or not: another server
-        # of this user's on the port is a busy port too, never a sibling whose connections get shared.
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(address)
-            address = probe.getsockname()
+        return _port_holder(family, kind, proto, address)
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        if shared_port:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
-        if not shared_port:
-            sock.listen(128)
+        sock.listen(128)
     except OSError:
         sock.close()
         raise
+    return sock
+
+
+def _port_holder(family: int, kind: int, proto: int, address: Any) -> socket.socket:
+    """The socket that holds a port the workers share: the port is ours from the moment it is bound.
+
+    On Linux another user's bind is refused by this socket as long as it lacks `SO_REUSEADDR`
+    (which lets anyone join a port on which nothing listens) and has `SO_REUSEPORT` (which lets
+    only sockets of this user's join, and only sockets that ask for it).
+    """
+    # First a plain bind, which fails on a port held by anyone, `SO_REUSEPORT` or not: another server
+    # of this user's on the port is a busy port too, never a sibling whose connections get shared.
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(address)
+        address = probe.getsockname()
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except OSError as error:
+        sock.close()
+        if error.errno != errno.EADDRINUSE:
+            raise
+        # Free to a socket with `SO_REUSEADDR`, busy without it: connections of a server that stopped
+        # without `SO_REUSEPORT` are still closing (TIME_WAIT, at most a minute on Linux).
+        raise OSError(
+            errno.EADDRINUSE,
+            "Address in use by connections still closing from a server that just stopped; "
+            "try again within a minute, or without --workers",
+        ) from None
     return sock
 
 

@@ -24,7 +24,10 @@ How connections reach the workers:
   indexed (uvicorn listens after the start-up), and it is gone with the
   worker, so a new connection never waits on a worker that died or is still
   indexing. The parent's own socket only holds the port (bound, never
-  listening), and `SO_REUSEPORT` lets only this user's processes join it;
+  listening) from before anything is indexed until the last worker stops:
+  `SO_REUSEPORT` lets only this user's processes join it, and no socket on
+  the port has `SO_REUSEADDR`, so no other user can bind the port even
+  while no worker listens (at start, or while every worker restarts);
 * elsewhere, the workers share the parent's listening socket.
 """
 
@@ -69,7 +72,6 @@ class _AnnouncingMultiprocess(Multiprocess):
         self._close_handed()
         family, address = self._port.family, self._port.getsockname()
         sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
         self._handed.append(sock)

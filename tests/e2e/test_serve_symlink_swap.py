@@ -153,3 +153,55 @@ async def test_every_http_worker_follows_every_swap_of_current(root: Path, tmp_p
                                 break
                 for _ in range(6):  # over new connections: whichever worker answers serves the new checkout
                     assert await _fresh_names(server.url) == _names(revision)
+
+
+def _stderr_line_with(server: StdioServer, text: str) -> str:
+    """The next stderr line (not one seen before) containing `text`, within the deadline."""
+    while True:
+        try:
+            line = server.stderr_lines.get(timeout=DEADLINE)
+        except queue.Empty:
+            raise AssertionError(f"no stderr line with {text!r}; saw {server.stderr_seen}") from None
+        if line is None:
+            raise AssertionError(f"the server exited; its stderr: {server.stderr_seen}")
+        server.stderr_seen.append(line)
+        if text in line:
+            return line
+
+
+def _relink(root: Path, target: Path | str) -> None:
+    """Rename a new `current`, leading to `target`, over the old one (and delete nothing)."""
+    temporary = root / ".current.tmp"
+    os.symlink(target, temporary)
+    os.replace(temporary, root / "current")
+
+
+def test_a_link_swapped_to_an_ancestor_or_to_usr_is_refused_and_the_old_prompts_stay_served(root: Path) -> None:
+    # Beside the checkouts, a notebook that is no part of them (another user's, say): never served.
+    write_notebook(root / "private" / "secret.ipynb", [("Not yours.", {"prompt": "secret"})])
+    current, first = root / "current", root / "rev-0"
+    with StdioServer([str(current)]) as server:
+        server.initialize("2025-11-25")
+        for target in (root.parent, root, Path("/usr")):
+            _relink(root, target)
+            assert _stderr_line_with(server, "not followed") == (
+                f"mcp-notebook: {current} now leads to {target}, which is not beside {first}: not followed"
+                " (a link is followed only to a folder beside its first target, as git-sync swaps it);"
+                f" the prompts of {first} stay served"
+            )
+            listed = server.request("prompts/list")["result"]["prompts"]
+            assert sorted(p["name"] for p in listed) == _names(0)
+            reply = server.request("prompts/get", {"name": "greet_r0"})
+            assert reply["result"]["messages"][0]["content"]["text"] == "Hello from revision 0."
+        # A swap among siblings, git-sync's, is still followed afterwards.
+        _checkout(root, 1)
+        _relink(root, "rev-1")
+        _notification_within(server, "notifications/prompts/list_changed", SWAP_DEADLINE)
+        listed = server.request("prompts/list")["result"]["prompts"]
+        assert sorted(p["name"] for p in listed) == _names(1)
+        assert server.process.stdin is not None
+        server.process.stdin.close()  # the end of its input: it stops, and its stderr ends
+        while (line := server.stderr_lines.get(timeout=DEADLINE)) is not None:
+            server.stderr_seen.append(line)
+    # One line for each swap refused, however many looks found the link there.
+    assert len([line for line in server.stderr_seen if "not followed" in line]) == 3, server.stderr_seen

@@ -117,7 +117,7 @@ def test_a_look_finds_saves_renames_and_deletes_of_wanted_files_only(tmp_path: P
     (tmp_path / ".hidden" / "c.ipynb").write_text("1")
     (tmp_path / "data.csv").write_text("1")
 
-    def looked() -> dict[str, tuple[int, int, int, int]]:
+    def looked() -> Look:
         return look([(tmp_path, True)], lambda name: name.endswith(".ipynb"), lambda name: not name.startswith("."))
 
     before = looked()
@@ -137,12 +137,30 @@ def test_a_look_finds_saves_renames_and_deletes_of_wanted_files_only(tmp_path: P
     assert changes_between(after, looked()) == {(Change.deleted, str(tmp_path / "a.ipynb"))}
 
 
+def test_a_rewrite_in_place_keeping_the_size_and_the_modification_time_is_a_change(tmp_path: Path) -> None:
+    notebook = tmp_path / "a.ipynb"
+    notebook.write_bytes(b"one")
+    os.symlink("a.ipynb", tmp_path / "b.ipynb")
+
+    def looked() -> Look:
+        return look([(tmp_path, False)], lambda name: name.endswith(".ipynb"), lambda _: False)
+
+    before, status = looked(), os.stat(notebook)
+    with notebook.open("r+b") as file:
+        file.write(b"two")
+    os.utime(notebook, ns=(status.st_atime_ns, status.st_mtime_ns))
+    assert changes_between(before, looked()) == {
+        (Change.modified, str(notebook)),
+        (Change.modified, str(tmp_path / "b.ipynb")),  # a link is stamped as its target
+    }
+
+
 def test_retargeting_a_symlink_is_a_change(tmp_path: Path) -> None:
     (tmp_path / "rev-1").mkdir()
     (tmp_path / "rev-2").mkdir()
     os.symlink("rev-1", tmp_path / "current")
 
-    def looked() -> dict[str, tuple[int, int, int, int]]:
+    def looked() -> Look:
         return look([(tmp_path, False)], lambda name: name == "current", lambda _: False)
 
     before = looked()
