@@ -13,9 +13,10 @@ import os
 import re
 import sys
 
-from . import __version__, settings
+from . import settings
 from .command_line import HelpFormatter
 from .terminal import HELP_COLUMNS
+from .version import __version__
 
 # Not `typing.TYPE_CHECKING`: importing typing (or json, shlex, shutil, pathlib) here would make `--help` slower.
 TYPE_CHECKING = False
