@@ -191,7 +191,8 @@ def _run_serve_http(args: argparse.Namespace, service: ServiceSettings, http: di
         token=token,
         token_hint=_token_hint(args) if token else None,
         allowed_hosts=http["allowed_hosts"],
-        stateless=http["stateless"],
+        # Workers share no sessions: each request stands alone, on whichever worker gets it (docs/deployment.md).
+        stateless=http["stateless"] or workers > 1,
         limits=limits,
     )
     if not is_loopback(host):
@@ -200,7 +201,7 @@ def _run_serve_http(args: argparse.Namespace, service: ServiceSettings, http: di
             _say(f"WARNING: no token: anyone who can reach this port can use it (set --token-file or {TOKEN_ENV})")
 
     def on_ready() -> None:
-        by = f" by {workers} workers" if workers > 1 else ""
+        by = f" by {workers} workers, handshake clients without sessions" if workers > 1 else ""
         _say(f"serving over Streamable HTTP at {url}{by}" + (" (bearer token required)" if token else ""))
         _print_url_line(url)
 
