@@ -12,8 +12,8 @@ import argparse
 import re
 import sys
 
-from mcp_notebook import __version__
 from mcp_notebook.command_line import HelpFormatter
+from mcp_notebook.version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing would make `--help` slower
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument
 
-from mcp_notebook import __version__
+from mcp_notebook.version import __version__
 
 from .completion import (
     CompletionStyle,

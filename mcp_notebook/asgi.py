@@ -14,9 +14,8 @@ so any process accepts a cursor another one issued.
 Under uvicorn the factory also puts the connection limits in place
 (`transports/limits.py`: header timeout, connection cap, absolute-form
 targets), which uvicorn's own protocol lacks; under other servers, their own
-timeouts apply. `MCP_NOTEBOOK_WORKER_DIR` must be a folder of this user's
-with mode 0700 (`transports/affinity.py`); anything else stops the worker
-with one line.
+timeouts apply. Processes share no handshake sessions: with more than one,
+set `MCP_NOTEBOOK_STATELESS=1` (docs/deployment.md says why).
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from . import settings as declared
@@ -37,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["ServeSettings", "create_app"]
 
 PROG: Final = "mcp-notebook"
-_STARTUP_FAILURE: Final = 3  # uvicorn's exit code for a worker that cannot start: it stops, not restarts
 _HTTP_OPTIONS: Final = ("host", "port", "token", "token_hint", "allowed_hosts", "stateless", "worker_dir")
 _ENV_TOKEN_HINT: Final = f"the token in ${declared.option('token').env}, which this server was started with"
 
@@ -54,7 +51,7 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...] = ()
     stateless: bool = False
     limits: HttpLimits = field(default_factory=HttpLimits)
-    worker_dir: str | None = None  # set by `serve --workers N`: where sibling workers route sessions
+    worker_dir: str | None = None  # set by `serve --workers N`: where its workers agree which one reports
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServeSettings:
@@ -91,16 +88,12 @@ def create_app(
 
     from .service import NotebookService
     from .sources.start_report import claim_the_report
-    from .transports.affinity import worker_dir_problem
     from .transports.direct_http import DirectHttpToolsProtocol
     from .transports.hosts import HostAllowList
     from .transports.http import create_http_app
     from .transports.uvicorn_seam import protect_loading_config
 
     settings = settings or ServeSettings.from_env()
-    if settings.worker_dir and (problem := worker_dir_problem(Path(settings.worker_dir))) is not None:
-        _say(problem)
-        raise SystemExit(_STARTUP_FAILURE)
     service = NotebookService(settings.service)
 
     def print_summary(lines: list[str]) -> None:
@@ -136,7 +129,6 @@ def create_app(
         prepare=index,
         tasks=[service.watch, close_at_shutdown],
         on_ready=on_ready,
-        worker_dir=Path(settings.worker_dir) if settings.worker_dir else None,
     )
     if settings.port is None:
         gate.hosts_for_port = lambda port: HostAllowList.for_bind("0.0.0.0", port, settings.allowed_hosts)

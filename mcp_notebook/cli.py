@@ -13,9 +13,10 @@ import os
 import re
 import sys
 
-from . import __version__, settings
+from . import settings
 from .command_line import HelpFormatter
 from .terminal import HELP_COLUMNS
+from .version import __version__
 
 # Not `typing.TYPE_CHECKING`: importing typing (or json, shlex, shutil, pathlib) here would make `--help` slower.
 TYPE_CHECKING = False
@@ -190,7 +191,8 @@ def _run_serve_http(args: argparse.Namespace, service: ServiceSettings, http: di
         token=token,
         token_hint=_token_hint(args) if token else None,
         allowed_hosts=http["allowed_hosts"],
-        stateless=http["stateless"],
+        # Workers share no sessions: each request stands alone, on whichever worker gets it (docs/deployment.md).
+        stateless=http["stateless"] or workers > 1,
         limits=limits,
     )
     if not is_loopback(host):
@@ -199,7 +201,7 @@ def _run_serve_http(args: argparse.Namespace, service: ServiceSettings, http: di
             _say(f"WARNING: no token: anyone who can reach this port can use it (set --token-file or {TOKEN_ENV})")
 
     def on_ready() -> None:
-        by = f" by {workers} workers" if workers > 1 else ""
+        by = f" by {workers} workers, handshake clients without sessions" if workers > 1 else ""
         _say(f"serving over Streamable HTTP at {url}{by}" + (" (bearer token required)" if token else ""))
         _print_url_line(url)
 

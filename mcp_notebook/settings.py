@@ -419,7 +419,8 @@ OPTIONS: tuple[Option, ...] = (
         "workers",
         Whole(1),
         1,
-        "worker processes sharing the port",
+        "worker processes sharing the port; more than one serves handshake clients without sessions, as "
+        "--stateless does (docs/deployment.md)",
         surfaces=frozenset({CLI}),
         metavar="N",
         why="an ASGI server or process manager starts its own workers (--workers of uvicorn, gunicorn, hypercorn)",
@@ -428,7 +429,7 @@ OPTIONS: tuple[Option, ...] = (
         "stateless",
         Flag(),
         False,
-        "no handshake sessions: any worker answers any request, no affinity needed (docs/deployment.md)",
+        "no handshake sessions: any process answers any request, no affinity needed (docs/deployment.md)",
         surfaces=_OUTSIDE_JUPYTER,
         why=_NOT_IN_JUPYTER,
     ),
@@ -529,9 +530,9 @@ OPTIONS: tuple[Option, ...] = (
         "worker_dir",
         Text(),
         None,
-        "a directory of this user's, mode 0700: workers on one machine route sessions to each other through it",
+        "a directory the workers of one server share: the first to start prints the summary of the folder",
         surfaces=frozenset({ENV}),
-        why="`serve --workers N` makes one for its workers; process managers set it for theirs",
+        why="`serve --workers N` makes one for its workers; under a process manager each process prints its own",
     ),
 )
 

@@ -39,7 +39,6 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 
-from .. import __version__
 from ..exceptions import UnknownPromptError
 from ..models import (
     CompletionResult,
@@ -54,6 +53,7 @@ from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
 from ..rendering import FileReader, complete_argument, render_prompt
 from ..resources import ResourceListing, ResourceProvider
+from ..version import __version__
 from .asking import ANSWERS_KEY, arguments_to_ask, can_ask, to_answers, to_elicitation_request, to_input_required_result
 from .changes import ChangeFeed, ConnectionTracker
 from .convert import (

@@ -33,7 +33,7 @@ from typing import Final
 import anyio
 import anyio.to_thread
 
-from .. import settings
+from ..settings import env_value
 from .inotify import Change
 
 __all__ = [
@@ -94,7 +94,7 @@ def poll_interval_from_env(environ: Mapping[str, str] | None = None) -> float | 
 
     The option is declared, with its check, in `mcp_notebook/settings.py`.
     """
-    value: float | None = settings.env_value("poll", environ)
+    value: float | None = env_value("poll", environ)
     return value
 
 

@@ -44,7 +44,6 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Container, Coroutine, Sequence
-from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -58,7 +57,6 @@ from ..protocol.prepared import encode_message, plain_message
 from ..protocol.screening import readable_id
 from ..protocol.sdk_seam import write_http_messages_with
 from ..protocol.server import PromptServer
-from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
 from .direct_http import DirectHttpToolsProtocol, DirectLane, Reply
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
 from .http_bodies import VERSION_HEADER, AcceptedBody, RefusedBody, check_message, screen_body, screen_post, serve_batch
@@ -495,7 +493,6 @@ def create_http_app(
     tasks: Sequence[BackgroundTask] = (),
     on_ready: Callable[[], None] | None = None,
     token_hint: str | None = None,
-    worker_dir: Path | None = None,
 ) -> AccessGate:
     """The whole ASGI application: the gate in front of the Streamable HTTP endpoint at `/mcp`.
 
@@ -503,27 +500,12 @@ def create_http_app(
     server starts accepting requests only once there is something to serve;
     then `on_ready()` is called and `tasks` (the folder watch) run until
     shutdown. `stateless` serves handshake clients without sessions.
-    `worker_dir` is where the workers of one `serve --workers N` meet, to
-    route each session's requests to its worker (`affinity.py`).
     """
     limits = limits or HttpLimits()
     if write_http_messages_with(encode_message, plain_message) and isinstance(server, PromptServer):
         # Every response and event of the HTTP transport is written through `protocol.prepared` now.
         server.prepared_results.take()
     ready = threading.Event()
-    router: SessionRouter | None = None
-    if worker_dir is not None:
-        problem = worker_dir_problem(worker_dir)
-        if problem is not None:
-            raise ValueError(problem)
-        router = SessionRouter(
-            None,  # type: ignore[arg-type]  # the session app, set below
-            directory=worker_dir,
-            worker_id=new_worker_id(),
-            secret=launch_secret(worker_dir),
-            max_body_bytes=MAX_BODY_BYTES,
-        )
-        tasks = [*tasks, router.serve_siblings]
 
     async def run_tasks() -> None:
         async with anyio.create_task_group() as group:
@@ -533,8 +515,6 @@ def create_http_app(
     async def start() -> None:
         if prepare is not None:
             await prepare()
-        if router is not None:
-            router.listen()
         ready.set()
         if on_ready is not None:
             on_ready()
@@ -547,16 +527,11 @@ def create_http_app(
         stateless=stateless,
         on_startup=start,
         background=run_tasks,
-        session_prefix=router.worker_id if router is not None else "",
     )
-    inner: ASGIApp = sdk_app
-    if router is not None:
-        router.app = sdk_app
-        inner = router
     answers = server.direct if isinstance(server, PromptServer) else None
     direct = DirectLane(answers) if answers is not None else None
     return AccessGate(
-        inner,
+        sdk_app,
         allowed_hosts=allowed_hosts,
         token=token,
         limits=limits,

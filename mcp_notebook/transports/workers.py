@@ -7,9 +7,13 @@ environment (`mcp_notebook.asgi:create_app`), indexes the folder during its
 start-up and only then takes connections, so no request reaches a worker
 that has nothing to serve. `on_ready` is called once every worker serves.
 SIGTERM (or Ctrl-C) stops the workers, each finishing the requests in flight
-within the drain timeout; a worker that dies is replaced. The workers relay
-each other's sessions' requests with a secret made here for this launch
-(`affinity.py`).
+within the drain timeout; a worker that dies is replaced.
+
+The workers share nothing but the port and the folder, so they serve
+handshake clients without sessions (`stateless`, set by `serve`): a session
+would live in one worker while the kernel deals the client's next
+connection to any of them (docs/deployment.md says why this rule, and what
+handshake clients do without).
 
 How connections reach the workers:
 
@@ -33,15 +37,12 @@ How connections reach the workers:
 
 from __future__ import annotations
 
-import os
-import secrets
 import socket
 from collections.abc import Callable
 from typing import Final
 
 from uvicorn.config import Config
 
-from .affinity import RELAY_SECRET_ENV
 from .http import uvicorn_config
 from .limits import HttpLimits
 from .uvicorn_seam import Multiprocess
@@ -116,8 +117,6 @@ def run_workers(sock: socket.socket, workers: int, limits: HttpLimits, on_ready:
     `sock` listening: the workers share it; bound only (`bind_socket(..., shared_port=True)`): it holds
     the port, and each worker listens on a socket of its own.
     """
-    # The relay secret of this launch: the workers inherit it, and it is never written anywhere.
-    os.environ[RELAY_SECRET_ENV] = secrets.token_hex(32)
     config = uvicorn_config(APP_FACTORY, limits, factory=True, workers=workers)
     manager = _AnnouncingMultiprocess(config, sock, on_ready)
     try:

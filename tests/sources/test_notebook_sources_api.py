@@ -38,7 +38,6 @@ SURFACE = {
         "NotebookIndex",
         "Stamp",
         "body_bytes",
-        "build_modules",
         "default_cache_dir",
         "format_tag",
     ],
@@ -51,7 +50,7 @@ SURFACE = {
         "failure_reason",
         "read_notebook_inside",
     ],
-    "mcp_notebook.sources.offload": ["BuildProcess", "MIN_BYTES", "Outcome", "serve"],
+    "mcp_notebook.sources.offload": ["BuildProcess", "MIN_BYTES", "Outcome"],
     "mcp_notebook.sources.parallel": [
         "Built",
         "MIN_NOTEBOOKS",

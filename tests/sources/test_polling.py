@@ -350,7 +350,7 @@ async def test_a_notebook_saved_and_gone_between_the_polls_first_look_and_the_fi
     # reload used to walk the folder again: a notebook saved between the two was served, and once gone
     # before the poll's next look, no look ever said so, and it was served for ever.
     source, waiter = _polled_folder(tmp_path, monkeypatch)
-    reload = NotebookFolderSource._reload
+    reload = NotebookFolderSource.reload
     saved: list[Path] = []
 
     def saved_just_before_the_first_reload(self: NotebookFolderSource, changed: Any, **options: Any) -> bool:
@@ -359,7 +359,7 @@ async def test_a_notebook_saved_and_gone_between_the_polls_first_look_and_the_fi
             _prompts(saved[0], "brief")
         return reload(self, changed, **options)
 
-    monkeypatch.setattr(NotebookFolderSource, "_reload", saved_just_before_the_first_reload)
+    monkeypatch.setattr(NotebookFolderSource, "reload", saved_just_before_the_first_reload)
     async with _watching(source, poll=0.1):  # ready once the first reload is done
         saved[0].unlink()  # gone before the poll's next look
         _prompts(tmp_path / "b.ipynb", "beta")  # a later save, which the next look reports

@@ -170,7 +170,7 @@ def test_a_look_that_finds_the_paths_swapped_when_it_would_publish_publishes_not
     registry.add_listener(published.append)
     _swap_before_the_walk(git, monkeypatch)
 
-    assert not source._reload([git / "rev-0"], in_turn=True)  # the look the watch takes
+    assert not source.reload([git / "rev-0"], in_turn=True)  # the look the watch takes
 
     assert published == [] and _names(registry.snapshot()) == ["p0"]
     assert source.root == (git / "rev-0").absolute()  # the swap is left for the watch to follow
