@@ -82,7 +82,7 @@ class NotebookFolderSource:
             if not path.exists():
                 raise FileNotFoundError(f"No such notebook or folder: {path}")
         self._serve_at(resolved)
-        self._swaps = SwapBounds.at(self._spelled, resolved)
+        self._swaps = SwapBounds.at(self._given, resolved)
         self._refused: tuple[Path, ...] | None = None  # a swap not followed, said once
         self._registry = registry
         # Notebooks loaded by an earlier run, reused while their files are unchanged (see sources/index.py).
@@ -513,7 +513,7 @@ class NotebookFolderSource:
                     log.warning(
                         "%s now leads to %s, which is not beside %s: not followed (a link is followed only to a "
                         "folder beside its first target, as git-sync swaps it); the prompts of %s stay served",
-                        self._spelled[index],
+                        self._given[index],
                         resolved[index],
                         self._swaps.first[index],
                         self._resolution[index],
