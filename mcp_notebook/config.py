@@ -49,6 +49,7 @@ __all__ = [
     "load_config_file",
     "load_server_configs",
     "project_config_paths",
+    "read_config_bytes",
 ]
 
 CONFIG_ENV_VAR = "MCP_NOTEBOOK_CONFIG"
@@ -168,7 +169,7 @@ def load_server_configs(
         if not explicit and not path.is_file():
             continue
         try:
-            data = _read(path)
+            data = read_config_bytes(path)
             if not explicit and path.absolute() in project:
                 untrusted = _untrusted(path, data, trust or TrustStore())
                 if untrusted is not None:
@@ -197,13 +198,13 @@ def load_config_file(
     is reported and skipped). The file is read as named: trust is the caller's.
     """
     path = Path(path).expanduser()
-    return _parse_config(path, _read(path), workspace=workspace, on_error=on_error)
+    return _parse_config(path, read_config_bytes(path), workspace=workspace, on_error=on_error)
 
 
 _MAX_CONFIG_BYTES = 16 * 1024 * 1024  # far beyond any configuration file; past it, one line and nothing read
 
 
-def _read(path: Path) -> bytes:
+def read_config_bytes(path: Path) -> bytes:
     """The file's bytes, read once: what is trusted is what is parsed."""
     try:
         with Path(path).expanduser().open("rb") as file:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .config import describe_project_file, project_config_paths
+from .config import describe_project_file, project_config_paths, read_config_bytes
 from .exceptions import ConfigError
 from .trust import TrustStore, content_digest, trust_store_path
 
@@ -48,10 +48,10 @@ def run_trust(args: argparse.Namespace) -> int:
             print(f"Revoked {path}." if store.revoke(path) else f"{path} was not trusted.")
             continue
         try:
-            data = path.read_bytes()
+            data = read_config_bytes(path)
             servers = describe_project_file(path, data)
-        except (OSError, ConfigError) as error:
-            print(f"{path}: {error}")
+        except ConfigError as error:
+            print(error)
             status = 1
             continue
         store.trust(path, content_digest(data))
@@ -69,10 +69,10 @@ def _show_found(store: TrustStore) -> int:
     trusted = store.entries()
     for path in found:
         try:
-            data = path.read_bytes()
+            data = read_config_bytes(path)
             servers = describe_project_file(path, data)
-        except (OSError, ConfigError) as error:
-            print(f"{path}: {error}")
+        except ConfigError as error:
+            print(error)
             continue
         digest = trusted.get(str(path.resolve()))
         state = (

@@ -75,6 +75,7 @@ PUBLIC = {
         "load_config_file",
         "load_server_configs",
         "project_config_paths",
+        "read_config_bytes",
     ],
     "mcp_notebook.runtime": ["BackgroundRuntime", "get_runtime", "run_in_caller"],
     "mcp_notebook.api": [

@@ -171,3 +171,60 @@ def test_a_huge_configuration_file_is_refused_unread(project: Path) -> None:
 
     assert load_server_configs(cwd=project, on_error=errors.append) == {}
     assert "over 16 MiB" in str(errors[0])
+
+
+# -- mcp-notebook trust ------------------------------------------------------------------------------------------
+
+
+def run_trust(*argv: str) -> int:
+    from mcp_notebook.cli import main
+
+    return main(["trust", *argv])
+
+
+def test_the_command_shows_what_the_project_files_found_from_here_would_start(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(project / ".mcp.json", HOSTILE)
+    monkeypatch.chdir(project)
+
+    assert run_trust() == 0
+    out = capsys.readouterr().out
+    assert f"{path}: not trusted" in out and "evil: python -c" in out
+    assert f"trust it with: mcp-notebook trust {path}" in out
+
+
+def test_the_command_trusts_revokes_and_lists(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(project / ".mcp.json", HOSTILE)
+    monkeypatch.chdir(project)
+
+    assert run_trust(".mcp.json") == 0
+    assert f"Trusted {path} as it is now. It may start:\n  evil: python -c" in capsys.readouterr().out
+    assert list(load(project)[0]) == ["evil"]
+    assert run_trust("--list") == 0
+    assert f"{path.resolve()}  (as trusted)" in capsys.readouterr().out
+
+    path.write_text(json.dumps({"mcpServers": {}}))
+    run_trust("--list")
+    assert "(changed since: not trusted)" in capsys.readouterr().out
+    assert run_trust("--revoke", ".mcp.json") == 0
+    assert f"Revoked {path}." in capsys.readouterr().out
+    run_trust("--list")
+    assert "You trust no project MCP configuration file" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["absent.json", "folder", "broken.json", "huge.json"])
+def test_the_command_refuses_a_file_it_cannot_read_and_trusts_nothing(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    (project / "folder").mkdir()
+    (project / "broken.json").write_text("{")
+    with (project / "huge.json").open("wb") as file:
+        file.truncate(17 * 1024 * 1024)
+    monkeypatch.chdir(project)
+
+    assert run_trust(name) == 1
+    assert capsys.readouterr().out.startswith(f"{project / name}: ")
+    assert TrustStore().entries() == {}
