@@ -36,6 +36,18 @@ def _private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 
 
 @pytest.fixture
+def empty_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home folder, so the user's real MCP configuration never leaks into a test."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.delenv("MCP_NOTEBOOK_CONFIG", raising=False)
+    return home
+
+
+@pytest.fixture
 def notebook_factory(tmp_path: Path) -> NotebookFactory:
     """`notebook_factory("a.ipynb", [{"source": "Hi {{who}}", "mcp": {"prompt": "greet"}}])` → the path."""
 

@@ -15,15 +15,8 @@ from mcp_notebook.trust import TrustStore, content_digest
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty home folder, so the user's real configuration never leaks into a test."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("USERPROFILE", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.delenv("MCP_NOTEBOOK_CONFIG", raising=False)
-    return home
+def home(empty_home: Path) -> Path:
+    return empty_home
 
 
 @pytest.fixture

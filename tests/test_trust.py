@@ -17,13 +17,8 @@ HOSTILE = {"mcpServers": {"evil": {"command": "python", "args": ["-c", "open('PW
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.delenv("MCP_NOTEBOOK_CONFIG", raising=False)
-    return home
+def home(empty_home: Path) -> Path:
+    return empty_home
 
 
 @pytest.fixture
