@@ -92,9 +92,9 @@ def create_app(
     from .service import NotebookService
     from .sources.start_report import claim_the_report
     from .transports.affinity import worker_dir_problem
-    from .transports.direct_http import DirectHttpToolsProtocol
     from .transports.hosts import HostAllowList
     from .transports.http import create_http_app
+    from .transports.limits import GuardedHttpToolsProtocol
     from .transports.uvicorn_seam import protect_loading_config
 
     settings = settings or ServeSettings.from_env()
@@ -140,5 +140,5 @@ def create_app(
     )
     if settings.port is None:
         gate.hosts_for_port = lambda port: HostAllowList.for_bind("0.0.0.0", port, settings.allowed_hosts)
-    protect_loading_config(DirectHttpToolsProtocol, mcp_limits=settings.limits, mcp_gate=gate)
+    protect_loading_config(GuardedHttpToolsProtocol.bounded_by(settings.limits))
     return gate

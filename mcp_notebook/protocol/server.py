@@ -62,13 +62,12 @@ from .convert import (
     to_mcp_resource,
     to_mcp_resource_contents,
 )
-from .direct import DirectAnswers
 from .errors import ErrorShaper, guarded
 from .listing import LIST_PROMPTS, PreparedListing, PromptPages
 from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
 from .prepared import PreparedResults
 from .revisions import is_modern, supports
-from .sdk_seam import add_middleware, shape_result, spans_recorded
+from .sdk_seam import add_middleware, shape_result
 
 __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
@@ -149,7 +148,6 @@ class PromptServer(Server[ChangeFeed]):
         max_argument_bytes: int = 1_000_000,
         render: _RenderHook | None = None,
         complete: _CompleteHook | None = None,
-        direct: bool = True,
     ) -> None:
         self.registry = registry
         self.resource_provider = resources
@@ -182,19 +180,6 @@ class PromptServer(Server[ChangeFeed]):
         # Whether the results are written through `prepared` (the transport says): then pages carry their JSON.
         self.prepared_results = PreparedResults()
         self._prompt_pages = PromptPages(self.paginator, shape=partial(shape_result, self, LIST_PROMPTS))
-        # The plain stateless requests, answered as these handlers would, for a transport that may (`direct`).
-        self.direct: DirectAnswers | None = None
-        if direct:
-            self.direct = DirectAnswers(
-                registry,
-                self._prompt_pages,
-                self.prepared_results,
-                self.server_info_stamp,
-                read_file=read_file,
-                max_argument_bytes=max_argument_bytes,
-                hooked=render is not None or complete is not None,
-                traced=spans_recorded,
-            )
         add_middleware(
             self,
             [
@@ -376,7 +361,6 @@ def create_server(
     max_argument_bytes: int = 1_000_000,
     render: _RenderHook | None = None,
     complete: _CompleteHook | None = None,
-    direct: bool = True,
 ) -> PromptServer:
     """An MCP server for `registry`'s prompts, ready for any transport.
 
@@ -393,11 +377,6 @@ def create_server(
     completions (e.g. a kernel's variable names) and answers None elsewhere.
     Both get the prompt already found; errors they raise reach the client as
     ours always do (`MCPNotebookError`s as JSON-RPC errors).
-
-    `direct` lets a transport answer plain stateless 2026-07-28 `prompts/get`,
-    `prompts/list` and `completion/complete` requests without the SDK's
-    request path (`protocol.direct`), with the same results; False serves
-    every request through the SDK.
     """
     return PromptServer(
         registry,
@@ -410,5 +389,4 @@ def create_server(
         max_argument_bytes=max_argument_bytes,
         render=render,
         complete=complete,
-        direct=direct,
     )

@@ -53,15 +53,11 @@ from mcp.server.lowlevel import Server
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..protocol.prepared import encode_message, plain_message
 from ..protocol.screening import readable_id
-from ..protocol.sdk_seam import write_http_messages_with
-from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
-from .direct_http import DirectHttpToolsProtocol, DirectLane, Reply
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
-from .http_bodies import VERSION_HEADER, AcceptedBody, RefusedBody, check_message, screen_body, screen_post, serve_batch
-from .limits import NOSNIFF, HttpLimits
+from .http_bodies import AcceptedBody, RefusedBody, check_message, screen_post, serve_batch
+from .limits import NOSNIFF, GuardedHttpToolsProtocol, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
 from .ticks import SleepingServer
@@ -86,7 +82,6 @@ log = logging.getLogger(__name__)
 MCP_PATH: Final = "/mcp"
 READY_PATH: Final = "/ready"
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
-_TAKEN_HEADERS_KEPT: Final = 256  # header sets whose verdict `answer_arrived` keeps; then it starts afresh
 _bracketed = bracketed
 _Body = tuple[bytearray, list[Message]]
 
@@ -229,10 +224,8 @@ class AccessGate:
         token_hint: str | None = None,
         limits: HttpLimits | None = None,
         ready: threading.Event | None = None,
-        direct: DirectLane | None = None,
     ) -> None:
         self.app = app
-        self.direct = direct  # answers the plain stateless requests itself (`direct_http`)
         self.allowed_hosts = allowed_hosts
         self.token = token
         # Where the token comes from, in the 401's words: the CLI and the kernel say how they were given it.
@@ -249,9 +242,6 @@ class AccessGate:
         # allow list is then built for the port the request arrived on.
         self.hosts_for_port: Callable[[int], HostAllowList] | None = None
         self._hosts_by_port: dict[int, HostAllowList] = {}
-        # The headers (less Content-Length) and server of requests `answer_arrived` let through to the lane,
-        # and what the lane read of them.
-        self._taken_headers: dict[tuple[Any, tuple[tuple[bytes, bytes], ...]], dict[str, str]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -259,7 +249,7 @@ class AccessGate:
             return
         if scope["type"] != "http":
             return  # no websockets here
-        plain_send, send = send, _nosniff(send)
+        send = _nosniff(send)
         headers = Headers(scope=scope)
         rejection = self._reject(scope, headers)
         if rejection is not None:
@@ -270,7 +260,7 @@ class AccessGate:
         if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
             await self._answer_readiness(scope, send)
             return
-        await self._read_body_then_forward(scope, headers, receive, send, plain_send)
+        await self._read_body_then_forward(scope, headers, receive, send)
 
     def _refusal_line(self, scope: Scope, headers: Headers, status: int) -> str:
         """The log line of a refused request: which client (User-Agent, address), and for a 401 what fixes it."""
@@ -342,41 +332,6 @@ class AccessGate:
         """The body of the 408 to a request whose body did not all arrive within the body timeout."""
         return _error_body(f"Request timeout: the body did not arrive within {self.limits.body_timeout:g} s")
 
-    def answer_arrived(
-        self, headers: list[tuple[bytes, bytes]], body: bytes, server: tuple[str, int | None] | None
-    ) -> tuple[Reply, dict[str, Any]] | None:
-        """The direct lane's reply to a whole `POST /mcp` the HTTP protocol read itself, and its result.
-
-        The same checks as `__call__`, without the ASGI cycle: a request they
-        refuse, or that the lane declines, gets None and goes to `__call__` as
-        it came, which answers it (and logs a refusal). The headers are judged
-        first, the gate's checks then the lane's (`DirectLane.takes_headers`),
-        and the body after them. Those verdicts depend on the headers and the
-        server alone, so the ones on header sets that passed are kept: a
-        client's next request with the same headers (but for Content-Length,
-        which no check reads) is judged by its body alone. Any other header
-        set is judged afresh, and nothing that failed is kept.
-        """
-        direct = self.direct
-        if direct is None or (self.ready is not None and not self.ready.is_set()) or len(body) > MAX_BODY_BYTES:
-            return None
-        # A client sends the same headers with every request, but for the body's length (which no check here
-        # reads): the verdict on them is kept, for header sets that passed every check only.
-        key = (server, tuple([pair for pair in headers if pair[0] != b"content-length"]))
-        taken = self._taken_headers.get(key)
-        if taken is None:
-            scope: Scope = {"type": "http", "method": "POST", "path": MCP_PATH, "headers": headers, "server": server}
-            if self._reject(scope, Headers(scope=scope)) is not None:
-                return None
-            taken = direct.takes_headers(key[1])
-            if taken is None:
-                return None
-            if len(self._taken_headers) >= _TAKEN_HEADERS_KEPT:
-                self._taken_headers.clear()
-            self._taken_headers[key] = taken
-        verdict = screen_body(body, taken.get(VERSION_HEADER))
-        return direct.reply_with(verdict.value, taken) if isinstance(verdict, AcceptedBody) else None
-
     async def _answer_readiness(self, scope: Scope, send: Send) -> None:
         """The load balancer's probe (and `/mcp` while indexing): 200 once the prompts are indexed, else 503."""
         ready = self.ready is None or self.ready.is_set()
@@ -417,13 +372,8 @@ class AccessGate:
                 break
         return body, trailing
 
-    async def _read_body_then_forward(
-        self, scope: Scope, headers: Headers, receive: Receive, send: Send, plain_send: Send
-    ) -> None:
-        """Read the body within its limits, screen it, answer it directly if the lane takes it, else forward it.
-
-        `plain_send` is `send` before `_nosniff`: the direct lane writes that header itself.
-        """
+    async def _read_body_then_forward(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
+        """Read the body within its limits, screen it, and forward it."""
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
@@ -442,9 +392,6 @@ class AccessGate:
                     await _respond(send, verdict.status, verdict.body)
                 else:
                     await serve_batch(self.app, scope, verdict, send)
-                return
-            # The lane takes only requests that `check_message` passes (`direct_http`), so it may go first.
-            if self.direct is not None and await self.direct.serve(verdict.value, scope, plain_send):
                 return
             refused = check_message(verdict.value, headers)  # the header checks, what the SDK would misread
             if refused is not None:
@@ -482,9 +429,6 @@ def create_http_app(
     route each session's requests to its worker (`affinity.py`).
     """
     limits = limits or HttpLimits()
-    if write_http_messages_with(encode_message, plain_message) and isinstance(server, PromptServer):
-        # Every response and event of the HTTP transport is written through `protocol.prepared` now.
-        server.prepared_results.take()
     ready = threading.Event()
     router: SessionRouter | None = None
     if worker_dir is not None:
@@ -528,8 +472,6 @@ def create_http_app(
     if router is not None:
         router.app = sdk_app
         inner = router
-    answers = server.direct if isinstance(server, PromptServer) else None
-    direct = DirectLane(answers) if answers is not None else None
     return AccessGate(
         inner,
         allowed_hosts=allowed_hosts,
@@ -537,16 +479,14 @@ def create_http_app(
         limits=limits,
         ready=ready,
         token_hint=token_hint,
-        direct=direct,
     )
 
 
 def uvicorn_config(app: Any, limits: HttpLimits, **options: Any) -> uvicorn.Config:
-    """uvicorn settings for serving `app` within `limits`: the protocol with the header timeout and cap,
-    which also answers the direct lane's requests as they arrive when `app` is an `AccessGate`."""
-    config = uvicorn.Config(
+    """uvicorn settings for serving `app` within `limits`: the protocol with the header timeout and cap."""
+    return uvicorn.Config(
         app,
-        http=DirectHttpToolsProtocol,
+        http=GuardedHttpToolsProtocol.bounded_by(limits),
         lifespan="on",
         log_config=None,
         access_log=False,
@@ -555,10 +495,6 @@ def uvicorn_config(app: Any, limits: HttpLimits, **options: Any) -> uvicorn.Conf
         timeout_graceful_shutdown=max(1, round(limits.drain_timeout)),
         **options,
     )
-    config.mcp_limits = limits  # type: ignore[attr-defined]  # read by GuardedHttpToolsProtocol
-    if isinstance(app, AccessGate):
-        config.mcp_gate = app  # type: ignore[attr-defined]  # read by DirectHttpToolsProtocol
-    return config
 
 
 async def serve_http(

@@ -98,6 +98,7 @@ PUBLIC = {
         "machine_names",
     ],
     "mcp_notebook.transports.limits": [
+        "MAX_HEAD_BYTES",
         "NOSNIFF",
         "GuardedHttpToolsProtocol",
         "HttpLimits",
@@ -115,7 +116,6 @@ PUBLIC = {
     ],
     "mcp_notebook.transports.uvicorn_seam": [
         "TESTED_VERSIONS",
-        "TRACE_LOG_LEVEL",
         "HttpToolsProtocol",
         "Multiprocess",
         "QuietServer",
@@ -145,8 +145,6 @@ PUBLIC = {
         "sdk_version",
         "session_owners",
         "shape_result",
-        "spans_recorded",
-        "write_http_messages_with",
     ],
     "mcp_notebook.transports.framing": ["LineRules"],
     "mcp_notebook.transports.http_bodies": [
@@ -158,16 +156,6 @@ PUBLIC = {
         "screen_post",
         "serve_batch",
     ],
-    "mcp_notebook.transports.direct_http": [
-        "BATCHED_BYTES",
-        "HOLD_BYTES",
-        "ArrivalAnswers",
-        "DirectHttpToolsProtocol",
-        "DirectLane",
-        "Reply",
-    ],
-    "mcp_notebook.protocol.direct": ["DIRECT_METHODS", "DirectAnswers"],
-    "mcp_notebook.protocol.get_bodies": ["MAX_PROMPTS", "GetBodies"],
     "mcp_notebook.transports.sse_events": ["MAX_BYTES", "MAX_EVENTS", "RecentEvents"],
     "mcp_notebook.transports.pipes": [
         "InFlight",
