@@ -34,7 +34,22 @@ PUBLIC = {
         "to_mcp_resource_contents",
     ],
     "mcp_notebook.protocol.paging": ["DEFAULT_PAGE_SIZE", "CursorCodec", "Page", "Paginator", "fingerprint_of"],
-    "mcp_notebook.protocol.errors": ["RESOURCE_NOT_FOUND", "ErrorShaper", "capped", "guarded", "to_mcp_error"],
+    "mcp_notebook.protocol.errors": [
+        "RESOURCE_NOT_FOUND",
+        "ErrorShaper",
+        "capped",
+        "guarded",
+        "invalid_params",
+        "to_mcp_error",
+    ],
+    "mcp_notebook.protocol.answers": [
+        "STATELESS_METHODS",
+        "Answers",
+        "Ask",
+        "CompleteHook",
+        "RenderHook",
+        "WireShape",
+    ],
     "mcp_notebook.protocol.screening": [
         "EXCERPT_CHARS",
         "Refusal",
