@@ -130,9 +130,15 @@ class Answers:
             raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
         return spec
 
-    def list_prompts(self, revision: str, cursor: str | None) -> dict[str, Any]:
-        """The page `cursor` points at, as a handler's result (the SDK shapes it like any other)."""
-        return self.pages.page(self.registry.snapshot(), revision, cursor)
+    def list_prompts(
+        self, revision: str, cursor: str | None, *, wire: bool = False, taken: bool = False
+    ) -> dict[str, Any]:
+        """The page `cursor` points at: as a handler's result (the SDK shapes it like any other), or with
+        `wire` as the SDK would put it on the wire, carrying its JSON when `taken` (`listing.wire_page`)."""
+        snapshot = self.registry.snapshot()
+        if wire:
+            return self.pages.wire_page(snapshot, revision, cursor, taken=taken)
+        return self.pages.page(snapshot, revision, cursor)
 
     async def get_prompt(
         self,
@@ -228,7 +234,7 @@ class Answers:
         try:
             typed = self._checked(method, params, revision)
             if method == LIST_PROMPTS:
-                page = self.pages.wire_page(self.registry.snapshot(), revision, typed.cursor, taken=True)
+                page = self.list_prompts(revision, typed.cursor, wire=True, taken=True)
                 return prepared_json(page) or to_json(plain_result(page))
             result: BaseModel
             if method == "prompts/get":

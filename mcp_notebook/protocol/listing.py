@@ -38,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types import PaginatedRequestParams
@@ -46,7 +46,7 @@ from mcp_types import methods as sdk_methods
 from pydantic_core import to_json
 
 from ..models import PromptSpec
-from ..registry import PromptRegistry, RegistrySnapshot
+from ..registry import RegistrySnapshot
 from .convert import EntryFields, to_mcp_prompt_entry
 from .errors import to_mcp_error
 from .paging import Paginator
@@ -361,6 +361,12 @@ class PromptPages:
         return prepare_hollow(envelope.wire, "prompts", body, items, then=build_next if cached is None else None)
 
 
+class PageMaker(Protocol):
+    """What `PreparedListing` asks for a page (`answers.Answers.list_prompts`)."""
+
+    def list_prompts(self, revision: str, cursor: str | None, *, wire: bool, taken: bool) -> dict[str, Any]: ...
+
+
 class PreparedListing:
     """Server middleware: answers `prompts/list` with the prepared page, past the SDK's shaping.
 
@@ -370,9 +376,8 @@ class PreparedListing:
     which answers it as always.
     """
 
-    def __init__(self, registry: PromptRegistry, pages: PromptPages, results: PreparedResults) -> None:
-        self._registry = registry
-        self._pages = pages
+    def __init__(self, answers: PageMaker, results: PreparedResults) -> None:
+        self._answers = answers
         self._results = results
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -385,7 +390,6 @@ class PreparedListing:
         except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
             return await call_next(ctx)  # the SDK refuses it in its own words
         try:
-            snapshot = self._registry.snapshot()
-            return self._pages.wire_page(snapshot, ctx.protocol_version, params.cursor, taken=self._results.taken)
+            return self._answers.list_prompts(ctx.protocol_version, params.cursor, wire=True, taken=self._results.taken)
         except Exception as exc:
             raise to_mcp_error(exc, revision=ctx.protocol_version, method=LIST_PROMPTS) from exc

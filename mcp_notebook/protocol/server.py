@@ -173,7 +173,7 @@ class PromptServer(Server[ChangeFeed]):
                 ErrorShaper(self),
                 ConnectionTracker(),
                 HandshakeTrimmer(),
-                PreparedListing(registry, self._prompt_pages, self.prepared_results),
+                PreparedListing(self.answers, self.prepared_results),
             ],
         )
 

@@ -54,7 +54,9 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..protocol.screening import readable_id
+from ..protocol.server import PromptServer
 from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
+from .answering import StatelessRequests
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
 from .http_bodies import AcceptedBody, RefusedBody, check_message, screen_post, serve_batch
 from .limits import NOSNIFF, GuardedHttpToolsProtocol, HttpLimits
@@ -224,8 +226,10 @@ class AccessGate:
         token_hint: str | None = None,
         limits: HttpLimits | None = None,
         ready: threading.Event | None = None,
+        answering: StatelessRequests | None = None,
     ) -> None:
         self.app = app
+        self.answering = answering  # answers the stateless requests of the server's methods (`answering`)
         self.allowed_hosts = allowed_hosts
         self.token = token
         # Where the token comes from, in the 401's words: the CLI and the kernel say how they were given it.
@@ -249,7 +253,7 @@ class AccessGate:
             return
         if scope["type"] != "http":
             return  # no websockets here
-        send = _nosniff(send)
+        plain_send, send = send, _nosniff(send)
         headers = Headers(scope=scope)
         rejection = self._reject(scope, headers)
         if rejection is not None:
@@ -260,7 +264,7 @@ class AccessGate:
         if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
             await self._answer_readiness(scope, send)
             return
-        await self._read_body_then_forward(scope, headers, receive, send)
+        await self._read_body_then_forward(scope, headers, receive, send, plain_send)
 
     def _refusal_line(self, scope: Scope, headers: Headers, status: int) -> str:
         """The log line of a refused request: which client (User-Agent, address), and for a 401 what fixes it."""
@@ -372,8 +376,11 @@ class AccessGate:
                 break
         return body, trailing
 
-    async def _read_body_then_forward(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
-        """Read the body within its limits, screen it, and forward it."""
+    async def _read_body_then_forward(
+        self, scope: Scope, headers: Headers, receive: Receive, send: Send, plain_send: Send
+    ) -> None:
+        """Read the body within its limits, screen it, answer it if it is a stateless request of the server's
+        methods, else forward it to the SDK's transport. `plain_send` is `send` before `_nosniff`."""
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
@@ -392,6 +399,10 @@ class AccessGate:
                     await _respond(send, verdict.status, verdict.body)
                 else:
                     await serve_batch(self.app, scope, verdict, send)
+                return
+            answering = self.answering
+            if answering is not None and (revision := answering.takes(verdict.value, headers)) is not None:
+                await answering.serve(verdict.value, revision, plain_send)
                 return
             refused = check_message(verdict.value, headers)  # the header checks, what the SDK would misread
             if refused is not None:
@@ -479,6 +490,7 @@ def create_http_app(
         limits=limits,
         ready=ready,
         token_hint=token_hint,
+        answering=StatelessRequests(server.answers) if isinstance(server, PromptServer) else None,
     )
 
 
