@@ -171,6 +171,7 @@ PUBLIC = {
         "screen_post",
         "serve_batch",
     ],
+    "mcp_notebook.transports.answering": ["KEPT_HEADER_BYTES", "KEPT_HEADER_SETS", "StatelessRequests"],
     "mcp_notebook.transports.sse_events": ["MAX_BYTES", "MAX_EVENTS", "RecentEvents"],
     "mcp_notebook.transports.pipes": [
         "InFlight",
