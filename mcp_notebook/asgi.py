@@ -32,7 +32,7 @@ from .service import ServiceSettings
 from .transports.limits import HttpLimits
 
 if TYPE_CHECKING:
-    from .transports.http import AccessGate
+    from .transports.gate import AccessGate
 
 __all__ = ["ServeSettings", "create_app"]
 

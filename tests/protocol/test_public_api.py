@@ -91,11 +91,8 @@ PUBLIC = {
         "serve_stdio",
         "stdio_transport",
     ],
+    "mcp_notebook.transports.gate": ["MAX_BODY_BYTES", "MCP_PATH", "READY_PATH", "AccessGate"],
     "mcp_notebook.transports.http": [
-        "MAX_BODY_BYTES",
-        "MCP_PATH",
-        "READY_PATH",
-        "AccessGate",
         "allowed_hosts_for",
         "bind_socket",
         "create_http_app",
