@@ -131,13 +131,13 @@ class Answers:
         return spec
 
     def list_prompts(
-        self, revision: str, cursor: str | None, *, wire: bool = False, taken: bool = False
+        self, revision: str, cursor: str | None, *, wire: bool = False, in_transport: bool = False
     ) -> dict[str, Any]:
         """The page `cursor` points at: as a handler's result (the SDK shapes it like any other), or with
-        `wire` as the SDK would put it on the wire, carrying its JSON when `taken` (`listing.wire_page`)."""
+        `wire` as the SDK would put it on the wire, carrying its JSON when `in_transport` (`listing.wire_page`)."""
         snapshot = self.registry.snapshot()
         if wire:
-            return self.pages.wire_page(snapshot, revision, cursor, taken=taken)
+            return self.pages.wire_page(snapshot, revision, cursor, in_transport=in_transport)
         return self.pages.page(snapshot, revision, cursor)
 
     async def get_prompt(
@@ -234,7 +234,7 @@ class Answers:
         try:
             typed = self._checked(method, params, revision)
             if method == LIST_PROMPTS:
-                page = self.list_prompts(revision, typed.cursor, wire=True, taken=True)
+                page = self.list_prompts(revision, typed.cursor, wire=True, in_transport=True)
                 return prepared_json(page) or to_json(plain_result(page))
             result: BaseModel
             if method == "prompts/get":
