@@ -144,14 +144,17 @@ class Answers:
         self,
         revision: str,
         params: types.GetPromptRequestParams,
-        capabilities: types.ClientCapabilities | None,
+        capabilities: types.ClientCapabilities | Mapping[str, Any] | None,
         ask: Ask | None = None,
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        """The prompt rendered with the arguments given, and those asked for where the client can be asked."""
+        """The prompt rendered with the arguments given, and those asked for where the client can be asked.
+
+        `capabilities` are the client's: the session's, or a 2026-07-28 envelope's as sent (read only when
+        there is something to ask)."""
         spec = self.find(self.registry.snapshot(), params.name)
         arguments = dict(params.arguments or {})
         questions = arguments_to_ask(spec, arguments)
-        if questions and can_ask(capabilities, revision):
+        if questions and can_ask(_capabilities(capabilities), revision):
             if is_modern(revision):
                 response = (params.input_responses or {}).get(ANSWERS_KEY)
                 answers = to_answers(spec, questions, response) if isinstance(response, types.ElicitResult) else {}
@@ -238,8 +241,7 @@ class Answers:
                 return prepared_json(page) or to_json(plain_result(page))
             result: BaseModel
             if method == "prompts/get":
-                client = _capabilities(capabilities)
-                result = await self.get_prompt(revision, typed, client)
+                result = await self.get_prompt(revision, typed, capabilities)
                 if isinstance(result, types.GetPromptResult):
                     return to_json(self._stamped(result))
             elif method == "completion/complete":

@@ -172,6 +172,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_timer: asyncio.TimerHandle | None = None
         # Bytes received since a request began, until its headers are complete (None: no head being read).
         self._head_bytes: int | None = None
+        self._chunk_bytes = 0  # the size of the chunk being parsed
         self._too_large = False
         self._closed = False
 
@@ -188,6 +189,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        self._chunk_bytes = len(data)
         if self._head_bytes is not None:  # a request's head is being read: it may grow only so far
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD_BYTES:
@@ -200,12 +202,15 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_begin()
 
     def on_headers_complete(self) -> None:
-        # A head that came in one piece was not counted as it arrived: its size is known now.
-        if len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers) > MAX_HEAD_BYTES:
+        # The chunk a request began in is not counted as it arrives: a head within it is measured now.
+        if (self._head_bytes or 0) + self._chunk_bytes > MAX_HEAD_BYTES and self._head_size() > MAX_HEAD_BYTES:
             self._too_large = True
             raise _HeadTooLarge  # the parser stops; uvicorn answers through `send_400_response`
         self._headers_arrived()
         super().on_headers_complete()
+
+    def _head_size(self) -> int:
+        return len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
 
     def _head_too_large(self) -> None:
         self._head_bytes = None
