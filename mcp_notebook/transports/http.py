@@ -181,10 +181,14 @@ def create_http_app(
 
 
 def uvicorn_config(app: Any, limits: HttpLimits, **options: Any) -> uvicorn.Config:
-    """uvicorn settings for serving `app` within `limits`: the protocol with the header timeout and cap."""
+    """uvicorn settings for serving `app` within `limits`: the protocol with the header timeout and cap.
+
+    With `factory=True` (the workers of `serve --workers N`, which uvicorn starts from a pickled copy of
+    these settings) the protocol class is the plain one, and the factory bounds it (`asgi.create_app`)."""
+    factory = bool(options.get("factory"))
     return uvicorn.Config(
         app,
-        http=GuardedHttpToolsProtocol.bounded_by(limits),
+        http=GuardedHttpToolsProtocol if factory else GuardedHttpToolsProtocol.bounded_by(limits),
         lifespan="on",
         log_config=None,
         access_log=False,
