@@ -3,11 +3,10 @@
 `bench_http` measures requests a second through the kernel's sockets, where
 the system time of reading and writing and the load generator's share of
 the two cores move the figures. This drives the very protocol `serve --http`
-runs (uvicorn's httptools protocol with ours on top, the access gate, the
-direct lane) with a stateless 2026-07-28 request at a time, fed as the bytes
-a client sends, into a transport that only keeps what is written, and prints
-the CPU time per request: all of it, and the gate's answer alone
-(`AccessGate.answer_arrived`, timed by itself on the same request). Example:
+runs (uvicorn's httptools protocol with ours on top, its ASGI cycle, the
+access gate and the application behind it) with a stateless 2026-07-28
+request at a time, fed as the bytes a client sends, into a transport that
+only keeps what is written, and prints the CPU time per request. Example:
 `python -m benchmarks.bench_protocol --method prompts/get`.
 """
 
@@ -17,7 +16,7 @@ import argparse
 import asyncio
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +34,12 @@ class _Kept(asyncio.Transport):
     def __init__(self) -> None:
         super().__init__()
         self.last = b""
+        self.answered = asyncio.Event()
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if data[:5] == b"HTTP/":
             self.last = bytes(data[:256])
+            self.answered.set()
 
     def is_closing(self) -> bool:
         return False
@@ -47,7 +48,7 @@ class _Kept(asyncio.Transport):
         return {"sockname": ("127.0.0.1", _PORT), "peername": ("127.0.0.1", 50000)}.get(name, default)
 
 
-async def _measure(method: str, requests: int, folder: Path, name: str) -> tuple[float, float]:
+async def _measure(method: str, requests: int, folder: Path, name: str) -> float:
     import anyio
     from uvicorn.server import ServerState
 
@@ -58,33 +59,41 @@ async def _measure(method: str, requests: int, folder: Path, name: str) -> tuple
     service = NotebookService(ServiceSettings(paths=(str(folder),)))
     await anyio.to_thread.run_sync(service.start)
     gate = create_http_app(service.server, allowed_hosts=allowed_hosts_for("127.0.0.1", _PORT), stateless=True)
-    gate.ready = None  # started: what the server's lifespan does once the prompts are indexed
+    lifespan: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    started = asyncio.Event()
+
+    async def said(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+
+    await lifespan.put({"type": "lifespan.startup"})
+    running = asyncio.create_task(
+        gate({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, lifespan.get, said)
+    )
+    await started.wait()
     config = uvicorn_config(gate, HttpLimits())
     config.load()
     protocol = config.http_protocol_class(config=config, server_state=ServerState(), app_state={})  # type: ignore[call-arg]
     transport = _Kept()
     protocol.connection_made(transport)
     request = _request(_PORT, name, method)
-    head, body = request.split(b"\r\n\r\n", 1)
-    headers = [(line.split(b":", 1)[0].lower(), line.split(b":", 1)[1].strip()) for line in head.split(b"\r\n")[1:]]
 
     async def run(count: int) -> float:
         began = time.process_time()
         for _ in range(count):
+            transport.answered.clear()
             protocol.data_received(request)
-            await asyncio.sleep(0)  # the turn of the loop the answer is written at the end of
+            await transport.answered.wait()  # the turns of the loop the ASGI cycle takes
         return (time.process_time() - began) / count
 
     await run(requests // 10)
     if not transport.last.startswith(b"HTTP/1.1 200"):
-        raise SystemExit(f"the protocol did not answer {method} directly: {transport.last[:200]!r}")
+        raise SystemExit(f"the protocol did not answer {method}: {transport.last[:200]!r}")
     whole = await run(requests)
-    began = time.process_time()
-    for _ in range(requests):
-        gate.answer_arrived(headers, body, ("127.0.0.1", _PORT))
-    answer = (time.process_time() - began) / requests
+    await lifespan.put({"type": "lifespan.shutdown"})
+    await running
     service.close()
-    return whole, answer
+    return whole
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -102,11 +111,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         runner = asyncio.run
     with tempfile.TemporaryDirectory(prefix="mcp-notebook-protocol-") as scratch:
         corpus = create_corpus(Path(scratch) / "corpus", notebooks=args.notebooks, prompts=args.prompts)
-        whole, answer = runner(_measure(args.method, args.requests, corpus.folder, corpus.prompt_names[0]))
-    print(f"`{args.method}`, {args.requests} requests in-process, CPU per request:")
-    print(f"  the whole protocol: {whole * 1e6:.1f} us")
-    print(f"  the gate's answer (`answer_arrived`): {answer * 1e6:.1f} us")
-    print(f"  the rest (uvicorn's parser callbacks, ours, the loop's turn): {(whole - answer) * 1e6:.1f} us")
+        whole = runner(_measure(args.method, args.requests, corpus.folder, corpus.prompt_names[0]))
+    print(f"`{args.method}`, {args.requests} requests in-process, CPU per request: {whole * 1e6:.1f} us")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from .service import ServiceSettings
 from .transports.limits import HttpLimits
 
 if TYPE_CHECKING:
-    from .transports.http import AccessGate
+    from .transports.gate import AccessGate
 
 __all__ = ["ServeSettings", "create_app"]
 
@@ -88,9 +88,9 @@ def create_app(
 
     from .service import NotebookService
     from .sources.start_report import claim_the_report
-    from .transports.direct_http import DirectHttpToolsProtocol
     from .transports.hosts import HostAllowList
     from .transports.http import create_http_app
+    from .transports.limits import GuardedHttpToolsProtocol
     from .transports.uvicorn_seam import protect_loading_config
 
     settings = settings or ServeSettings.from_env()
@@ -132,5 +132,5 @@ def create_app(
     )
     if settings.port is None:
         gate.hosts_for_port = lambda port: HostAllowList.for_bind("0.0.0.0", port, settings.allowed_hosts)
-    protect_loading_config(DirectHttpToolsProtocol, mcp_limits=settings.limits, mcp_gate=gate)
+    protect_loading_config(GuardedHttpToolsProtocol.bounded_by(settings.limits))
     return gate

@@ -26,7 +26,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from ..transports.http import MCP_PATH
+from ..transports.gate import MCP_PATH
 from .bridge import Relay
 from .host import NotebookHost
 

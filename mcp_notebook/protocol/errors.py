@@ -37,7 +37,7 @@ from .revisions import is_modern
 from .screening import excerpt
 from .sdk_seam import initialize_accepted
 
-__all__ = ["RESOURCE_NOT_FOUND", "ErrorShaper", "capped", "guarded", "to_mcp_error"]
+__all__ = ["RESOURCE_NOT_FOUND", "ErrorShaper", "capped", "guarded", "invalid_params", "to_mcp_error"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,11 @@ def _described(problem: ValidationError) -> str:
     return f"{where}: {first['msg']}{more}"
 
 
+def invalid_params(method: str, problem: ValidationError) -> MCPError:
+    """The error for params of `method` that fail the schema: the first problem in a few words."""
+    return MCPError(INVALID_PARAMS, f"Invalid params for {excerpt(method)}: {_described(problem)}")
+
+
 class ErrorShaper:
     """Server middleware: clear errors for requests before `initialize` and bad params; caps every error."""
 
@@ -149,6 +154,6 @@ class ErrorShaper:
         try:
             return await call_next(ctx)
         except ValidationError as problem:
-            raise MCPError(INVALID_PARAMS, f"Invalid params for {excerpt(method)}: {_described(problem)}") from None
+            raise invalid_params(method, problem) from None
         except MCPError as error:
             raise capped(error) from error.__cause__

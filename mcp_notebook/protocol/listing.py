@@ -38,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types import PaginatedRequestParams
@@ -46,7 +46,7 @@ from mcp_types import methods as sdk_methods
 from pydantic_core import to_json
 
 from ..models import PromptSpec
-from ..registry import PromptRegistry, RegistrySnapshot
+from ..registry import RegistrySnapshot
 from .convert import EntryFields, to_mcp_prompt_entry
 from .errors import to_mcp_error
 from .paging import Paginator
@@ -290,17 +290,17 @@ class PromptPages:
         return self._page(snapshot, revision, cursor).result
 
     def wire_page(
-        self, snapshot: RegistrySnapshot, revision: str, cursor: str | None, *, taken: bool = False
+        self, snapshot: RegistrySnapshot, revision: str, cursor: str | None, *, in_transport: bool = False
     ) -> dict[str, Any]:
         """`page(...)` as the SDK would put it on the wire (the `shape` given).
 
-        `taken`: the server's results are written through `prepared` (`PreparedResults.taken`), so the page
+        `in_transport`: the server's results are written through `prepared` (`PreparedResults`), so the page
         carries its JSON, and is hollow (`prepared.prepare_hollow`) when its envelope can be cut around the list.
         """
         shape = self._shape
         if shape is None:
             raise ValueError("wire pages need the SDK's shaping: PromptPages(..., shape=...)")
-        if taken:
+        if in_transport:
             hollow = self._hollow_page(snapshot, revision, cursor, shape)
             if hollow is not None:
                 return hollow
@@ -310,7 +310,7 @@ class PromptPages:
             wire = shape(revision, {**page.result, "prompts": []})
             wire["prompts"] = page.result["prompts"]
             page.wire = wire
-        if not taken:
+        if not in_transport:
             return page.wire
         if page.prepared is None:
             page.prepared = prepare(page.wire)
@@ -358,7 +358,15 @@ class PromptPages:
                 self._items(snapshot.prompts[end : end + self._paginator.page_size], revision)
 
         # The next page's entries are built once, after this page is first written; they stay for the snapshot.
-        return prepare_hollow(envelope.wire, "prompts", body, items, then=build_next if cached is None else None)
+        return prepare_hollow(
+            envelope.wire, "prompts", body, items, after_written=build_next if cached is None else None
+        )
+
+
+class PageMaker(Protocol):
+    """What `PreparedListing` asks for a page (`answers.Answers.list_prompts`)."""
+
+    def list_prompts(self, revision: str, cursor: str | None, *, wire: bool, in_transport: bool) -> dict[str, Any]: ...
 
 
 class PreparedListing:
@@ -370,9 +378,8 @@ class PreparedListing:
     which answers it as always.
     """
 
-    def __init__(self, registry: PromptRegistry, pages: PromptPages, results: PreparedResults) -> None:
-        self._registry = registry
-        self._pages = pages
+    def __init__(self, answers: PageMaker, results: PreparedResults) -> None:
+        self._answers = answers
         self._results = results
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -385,7 +392,8 @@ class PreparedListing:
         except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
             return await call_next(ctx)  # the SDK refuses it in its own words
         try:
-            snapshot = self._registry.snapshot()
-            return self._pages.wire_page(snapshot, ctx.protocol_version, params.cursor, taken=self._results.taken)
+            return self._answers.list_prompts(
+                ctx.protocol_version, params.cursor, wire=True, in_transport=self._results.in_transport
+            )
         except Exception as exc:
             raise to_mcp_error(exc, revision=ctx.protocol_version, method=LIST_PROMPTS) from exc

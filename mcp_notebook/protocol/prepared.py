@@ -11,14 +11,14 @@ The interface, used the same way by every transport that writes bytes (the
 stdio framing, the Streamable HTTP transport's JSON and SSE responses):
 
 * a transport says, once, that every result of a server goes through it:
-  `server.prepared_results.take()` (`PreparedResults`);
+  `server.prepared_results.encode_in_transport()` (`PreparedResults`);
 * before serializing a message itself, it asks `encode_message(message)`:
   the message's whole JSON when it is a prepared result that reached it
   unchanged (the same values under the same keys, nothing added or left
   out), else None;
 * then it serializes `plain_message(message)`: the message without the
   carrier, its list made real if it was only JSON (below);
-* once a result is on its way to the client it calls `written(result)`
+* once a result is on its way to the client it calls `result_written(result)`
   (a listing builds the next page meanwhile).
 
 A server whose results are taken may answer with *hollow* results
@@ -48,9 +48,8 @@ __all__ = [
     "plain_result",
     "prepare",
     "prepare_hollow",
-    "prepared_body",
     "prepared_json",
-    "written",
+    "result_written",
 ]
 
 PREPARED: Final = "\x00mcp-notebook-prepared"
@@ -60,36 +59,38 @@ PREPARED: Final = "\x00mcp-notebook-prepared"
 class Prepared:
     """A result's JSON, made once: the values it was made of (by identity) and, for a hollow one, its list."""
 
-    __slots__ = ("body", "items", "others", "then")
+    __slots__ = ("after_written", "body", "items", "others")
 
     def __init__(
         self,
         others: tuple[tuple[str, Any], ...],
         body: bytes | None,
         items: tuple[str, bytes] | None = None,
-        then: Callable[[], object] | None = None,
+        after_written: Callable[[], object] | None = None,
     ) -> None:
         self.others = others  # every (key, value) of the result, as prepared
         self.body = body  # the whole result's JSON; made at the first ask when None
         self.items = items  # a hollow result's list: its key and its JSON
-        self.then = then  # what to run once the result is written
+        self.after_written = after_written  # what to run once the result is written
 
 
 class PreparedResults:
-    """Whether a server's results reach the wire through this module (`take`), so they may carry their JSON."""
+    """Whether a server's results reach the wire through this module (`encode_in_transport`), so they may
+    carry their JSON."""
 
     __slots__ = ("_taken",)
 
     def __init__(self) -> None:
         self._taken = False
 
-    def take(self) -> None:
+    def encode_in_transport(self) -> None:
         """Say, as a transport, that every result of this server is written through `encode_message` and
         `plain_message` from now on."""
         self._taken = True
 
     @property
-    def taken(self) -> bool:
+    def in_transport(self) -> bool:
+        """Whether a transport said `encode_in_transport()`."""
         return self._taken
 
 
@@ -98,19 +99,18 @@ def prepare(result: Mapping[str, Any]) -> dict[str, Any]:
     return {**result, PREPARED: Prepared(tuple(result.items()), None)}
 
 
-def prepared_body(body: bytes) -> dict[str, Any]:
-    """A result that exists only as its JSON, `body`: a transport writes it as it is."""
-    return {PREPARED: Prepared((), body)}
-
-
 def prepare_hollow(
-    result: Mapping[str, Any], key: str, body: bytes, items_json: bytes, then: Callable[[], object] | None = None
+    result: Mapping[str, Any],
+    key: str,
+    body: bytes,
+    items_json: bytes,
+    after_written: Callable[[], object] | None = None,
 ) -> dict[str, Any]:
     """`result` with its list (`key`, empty here) only as JSON: `body` is the whole result's, `items_json` the list's.
 
-    Only for a server whose results are taken (`PreparedResults`); `then` runs once the result is written.
+    Only for a server whose results are taken (`PreparedResults`); `after_written` runs once the result is written.
     """
-    return {**result, PREPARED: Prepared(tuple(result.items()), body, (key, items_json), then)}
+    return {**result, PREPARED: Prepared(tuple(result.items()), body, (key, items_json), after_written)}
 
 
 def _carrier(result: Mapping[str, Any]) -> Prepared | None:
@@ -141,9 +141,6 @@ def plain_result(result: dict[str, Any]) -> dict[str, Any]:
     carrier = _carrier(result)
     if carrier is None:
         return result
-    if not carrier.others and carrier.body is not None:  # only JSON (`prepared_body`)
-        made: dict[str, Any] = json.loads(carrier.body)
-        return made
     plain = {name: value for name, value in result.items() if name != PREPARED}
     if carrier.items is not None:
         key, items = carrier.items
@@ -171,9 +168,9 @@ def plain_message(message: types.JSONRPCMessage) -> types.JSONRPCMessage:
     return message
 
 
-def written(result: Mapping[str, Any]) -> None:
+def result_written(result: Mapping[str, Any]) -> None:
     """Run what a prepared `result` asked to run once written, if anything (at most once)."""
     carrier = _carrier(result)
-    if carrier is not None and carrier.then is not None:
-        then, carrier.then = carrier.then, None
-        then()
+    if carrier is not None and carrier.after_written is not None:
+        run, carrier.after_written = carrier.after_written, None
+        run()

@@ -34,11 +34,6 @@ Touchpoints (where used: why):
   wire exactly as the SDK shapes a handler's (`shape_result`), for pages
   prepared once and answered without the SDK shaping them again (canary:
   `tests/protocol/test_sdk_seam_listing.py`).
-* `StreamableHTTPServerTransport._create_json_response` and
-  `._create_event_data`, and the session manager building transports by
-  that module-level name (transports/http.py): prepared results written
-  over HTTP as their bytes, JSON and SSE alike (`write_http_messages_with`;
-  canary: `tests/protocol/test_sdk_seam_http_writer.py`).
 
 Re-implemented rather than reached into, each behind its transport with a
 differential test against the SDK's own: the stdio fd claim
@@ -47,17 +42,16 @@ differential test against the SDK's own: the stdio fd claim
 
 from __future__ import annotations
 
-import functools
 import importlib.metadata
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import REQUEST_TIMEOUT, JSONRPCMessage, JSONRPCNotification
+from mcp_types import REQUEST_TIMEOUT
 from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
@@ -86,12 +80,9 @@ __all__ = [
     "sdk_version",
     "session_owners",
     "shape_result",
-    "spans_recorded",
-    "write_http_messages_with",
 ]
 
 log = logging.getLogger(__name__)
-_EMPTY_NOTIFICATION: Final = JSONRPCNotification(jsonrpc="2.0", method="notifications/message")
 _reported: set[str] = set()  # each moved touchpoint found at run time is logged once per process
 
 TESTED_MINORS: Final = ("2.3",)
@@ -214,21 +205,6 @@ def check_session_manager(manager: StreamableHTTPSessionManager) -> bool:
     return present
 
 
-def spans_recorded() -> bool:
-    """Whether the SDK's OpenTelemetry spans of each request go anywhere: a tracer provider is set (else no-ops)."""
-    provider, proxy = _tracing()
-    return not isinstance(provider(), proxy)
-
-
-@functools.cache
-def _tracing() -> tuple[Callable[[], object], type]:
-    # Imported at the first ask (it is asked per request): the SDK's own dependency, which its request path
-    # imports anyway.
-    from opentelemetry import trace
-
-    return trace.get_tracer_provider, trace.ProxyTracerProvider
-
-
 def shape_result(server: Server[Any], method: str, version: str, result: dict[str, Any] | BaseModel) -> dict[str, Any]:
     """`result` as the SDK puts a handler's result on the wire at `version`: hints, per-revision fields, stamps."""
     from mcp.server.runner import ServerRunner
@@ -236,96 +212,3 @@ def shape_result(server: Server[Any], method: str, version: str, result: dict[st
     # The shaping reads only the server (its cache hints and identity), never the connection.
     runner = ServerRunner(server, cast(Any, None), None)
     return runner._serialize(method, version, result)
-
-
-MessageEncoder = Callable[[JSONRPCMessage], "bytes | None"]
-MessagePlainer = Callable[[JSONRPCMessage], JSONRPCMessage]
-
-
-def write_http_messages_with(encode: MessageEncoder, plain: MessagePlainer) -> bool:
-    """Every message the SDK's Streamable HTTP transport writes (JSON responses and SSE events, of handshake
-    sessions and stateless requests alike) goes through `encode` first: its bytes when it gives them, else the
-    SDK's own serialization of `plain(message)`. Returns whether the hook is in place (else logged, once).
-
-    The session manager builds its transports by the module-level name `StreamableHTTPServerTransport`; that
-    name is bound to a subclass overriding `_create_json_response` and `_create_event_data`, the two places
-    the transport serializes a message (canary: tests/protocol/test_sdk_seam_http_writer.py).
-    """
-    from mcp.server import streamable_http, streamable_http_manager
-
-    transport = streamable_http.StreamableHTTPServerTransport
-    current = getattr(streamable_http_manager, "StreamableHTTPServerTransport", None)
-    if getattr(current, "_mcp_notebook_writer", False):
-        return True
-    touchpoint = "StreamableHTTPServerTransport._create_json_response / _create_event_data"
-    present = current is transport and all(
-        callable(getattr(transport, name, None)) for name in ("_create_json_response", "_create_event_data")
-    )
-    if not present:
-        if touchpoint not in _reported:
-            _reported.add(touchpoint)
-            log.error("%s; results are serialized again on every request", _moved(touchpoint))
-        return False
-    EventMessage = streamable_http.EventMessage
-
-    class WritingTransport(transport):  # type: ignore[misc, valid-type]
-        _mcp_notebook_writer = True
-
-        def _create_json_response(self, response_message: Any, *args: Any, **kwargs: Any) -> Any:
-            body = encode(response_message) if response_message is not None else None
-            if body is None:
-                message = plain(response_message) if response_message is not None else None
-                return super()._create_json_response(message, *args, **kwargs)
-            response = super()._create_json_response(None, *args, **kwargs)
-            response.body = body
-            response.headers["content-length"] = str(len(body))
-            return response
-
-        def _create_event_data(self, event_message: Any) -> Any:
-            body = encode(event_message.message)
-            if body is None:
-                return super()._create_event_data(EventMessage(plain(event_message.message), event_message.event_id))
-            event = super()._create_event_data(EventMessage(_EMPTY_NOTIFICATION, event_message.event_id))
-            event["data"] = body.decode()
-            return event
-
-    WritingTransport.__name__ = WritingTransport.__qualname__ = transport.__name__
-    if not _write_modern_messages_with(encode, plain):
-        return False
-    setattr(streamable_http_manager, "StreamableHTTPServerTransport", WritingTransport)  # noqa: B010
-    return True
-
-
-def _write_modern_messages_with(encode: MessageEncoder, plain: MessagePlainer) -> bool:
-    """The same for the 2026-07-28 era, whose replies `_streamable_http_modern._write` and `._sse_event` write."""
-    from mcp.server import _streamable_http_modern as modern
-
-    write, event = getattr(modern, "_write", None), getattr(modern, "_sse_event", None)
-    ok = getattr(modern, "_OK_STATUS", None)
-    touchpoint = "mcp.server._streamable_http_modern._write / _sse_event / _OK_STATUS"
-    if not (callable(write) and callable(event) and isinstance(ok, int)):
-        if touchpoint not in _reported:
-            _reported.add(touchpoint)
-            log.error("%s; results are serialized again on every request", _moved(touchpoint))
-        return False
-
-    async def write_through(msg: Any, scope: Any, receive: Any, send: Any) -> None:
-        body = encode(msg)
-        if body is None:
-            await write(plain(msg), scope, receive, send)
-            return
-        # As starlette's `Response(body, media_type="application/json")` sends it.
-        headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
-        await send({"type": "http.response.start", "status": ok, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-    def event_through(msg: Any) -> bytes:
-        body = encode(msg)
-        if body is None:
-            written: bytes = event(plain(msg))
-            return written
-        return b"event: message\r\ndata: " + body + b"\r\n\r\n"
-
-    modern._write = write_through
-    modern._sse_event = event_through
-    return True

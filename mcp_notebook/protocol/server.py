@@ -24,13 +24,12 @@ reloaded is served from the last good set until the new one is published.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, cast
 
-import anyio.to_thread
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -39,48 +38,26 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 
-from ..exceptions import UnknownPromptError
-from ..models import (
-    CompletionResult,
-    Deferred,
-    EmbeddedResource,
-    PromptArgument,
-    PromptSpec,
-    RenderedPrompt,
-    ResourceInfo,
-)
-from ..naming import suggest_names
-from ..registry import PromptRegistry, RegistrySnapshot
-from ..rendering import FileReader, complete_argument, render_prompt
-from ..resources import ResourceListing, ResourceProvider
+from ..models import PromptArgument, PromptSpec
+from ..registry import PromptRegistry
+from ..rendering import FileReader
+from ..resources import ResourceProvider
 from ..version import __version__
-from .asking import ANSWERS_KEY, arguments_to_ask, can_ask, to_answers, to_elicitation_request, to_input_required_result
+from .answers import Answers, CompleteHook, RenderHook
+from .asking import to_answers, to_elicitation_request
 from .changes import ChangeFeed, ConnectionTracker
-from .convert import (
-    to_mcp_completion,
-    to_mcp_get_prompt_result,
-    to_mcp_resource,
-    to_mcp_resource_contents,
-)
-from .direct import DirectAnswers
 from .errors import ErrorShaper, guarded
 from .listing import LIST_PROMPTS, PreparedListing, PromptPages
-from .paging import DEFAULT_PAGE_SIZE, Paginator, fingerprint_of
+from .paging import DEFAULT_PAGE_SIZE, Paginator
 from .prepared import PreparedResults
-from .revisions import is_modern, supports
-from .sdk_seam import add_middleware, shape_result, spans_recorded
+from .revisions import supports
+from .sdk_seam import add_middleware, shape_result
 
 __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
 Context = ServerRequestContext[ChangeFeed, Any]
 
 log = logging.getLogger(__name__)
-
-_RenderHook = Callable[[PromptSpec, Mapping[str, str]], Awaitable[RenderedPrompt | None]]
-"""Renders (prompt, arguments) when the host owns that prompt; None: render its templates as usual."""
-
-_CompleteHook = Callable[[PromptSpec, str, str, Mapping[str, str]], Awaitable[CompletionResult | None]]
-"""Suggests values for (prompt, argument, typed value, other arguments); None: its static completions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,17 +124,12 @@ class PromptServer(Server[ChangeFeed]):
         instructions: str | None = None,
         cache: CachePolicy | None = None,
         max_argument_bytes: int = 1_000_000,
-        render: _RenderHook | None = None,
-        complete: _CompleteHook | None = None,
-        direct: bool = True,
+        render: RenderHook | None = None,
+        complete: CompleteHook | None = None,
     ) -> None:
         self.registry = registry
         self.resource_provider = resources
-        self.read_file = read_file
         self.paginator = Paginator(page_size)
-        self.max_argument_bytes = max_argument_bytes
-        self._render_hook = render
-        self._complete_hook = complete
         resource_handlers: dict[str, Any] = {}
         if resources is not None:
             resource_handlers = {
@@ -182,26 +154,26 @@ class PromptServer(Server[ChangeFeed]):
         # Whether the results are written through `prepared` (the transport says): then pages carry their JSON.
         self.prepared_results = PreparedResults()
         self._prompt_pages = PromptPages(self.paginator, shape=partial(shape_result, self, LIST_PROMPTS))
-        # The plain stateless requests, answered as these handlers would, for a transport that may (`direct`).
-        self.direct: DirectAnswers | None = None
-        if direct:
-            self.direct = DirectAnswers(
-                registry,
-                self._prompt_pages,
-                self.prepared_results,
-                self.server_info_stamp,
-                read_file=read_file,
-                max_argument_bytes=max_argument_bytes,
-                hooked=render is not None or complete is not None,
-                traced=spans_recorded,
-            )
+        # Every method's answer, which these handlers and the HTTP transport's stateless requests reach alike.
+        self.answers = Answers(
+            registry,
+            self._prompt_pages,
+            self.paginator,
+            shape=partial(shape_result, self),
+            server_info=self.server_info_stamp,
+            resources=resources,
+            read_file=read_file,
+            max_argument_bytes=max_argument_bytes,
+            render=render,
+            complete=complete,
+        )
         add_middleware(
             self,
             [
                 ErrorShaper(self),
                 ConnectionTracker(),
                 HandshakeTrimmer(),
-                PreparedListing(registry, self._prompt_pages, self.prepared_results),
+                PreparedListing(self.answers, self.prepared_results),
             ],
         )
 
@@ -245,54 +217,17 @@ class PromptServer(Server[ChangeFeed]):
             capabilities = capabilities.model_copy(update={"resources": resources})
         return capabilities
 
-    # --- prompts ------------------------------------------------------------------------------------------------
-
-    def _find(self, snapshot: RegistrySnapshot, name: str) -> PromptSpec:
-        spec = snapshot.get(name)
-        if spec is None:
-            raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
-        return spec
+    # --- the handlers: each reads its request's revision (and session) and asks `answers` ---------------------
 
     async def _list_prompts(self, ctx: Context, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-        # Pages are built once per snapshot and revision (`listing`); the SDK shapes the dict for the wire.
         # `PreparedListing` answers the requests the SDK would serve before they get here; this serves the rest.
-        cursor = params.cursor if params is not None else None
-        return self._prompt_pages.page(self.registry.snapshot(), ctx.protocol_version, cursor)
-
-    async def _render(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt:
-        if self._render_hook is not None:
-            rendered = await self._render_hook(spec, arguments)
-            if rendered is not None:
-                return rendered
-        render = partial(
-            render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
-        )
-        messages = spec.messages
-        if isinstance(messages, Deferred) and not messages.made:
-            # The first use of a prompt restored from the index reads its body (the index, or the notebook).
-            return await anyio.to_thread.run_sync(render)
-        if any(template.path is not None for template in messages):
-            return await anyio.to_thread.run_sync(render)  # reads files: keep the loop free
-        return render()
+        return self.answers.list_prompts(ctx.protocol_version, params.cursor if params is not None else None)
 
     async def _get_prompt(
         self, ctx: Context, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        spec = self._find(self.registry.snapshot(), params.name)
-        arguments = dict(params.arguments or {})
-        questions = arguments_to_ask(spec, arguments)
-        if questions and can_ask(ctx.session.client_capabilities, ctx.protocol_version):
-            if is_modern(ctx.protocol_version):
-                response = (params.input_responses or {}).get(ANSWERS_KEY)
-                answers = to_answers(spec, questions, response) if isinstance(response, types.ElicitResult) else {}
-                if len(answers) < len(questions):
-                    # Not (fully) answered yet: ask again rather than fail, as the multi-round-trip flow asks.
-                    return to_input_required_result(questions)
-                arguments.update(answers)
-            elif ctx.session.can_send_request:
-                arguments.update(await self._ask(ctx, spec, questions))
-        rendered = await self._render(spec, arguments)
-        return to_mcp_get_prompt_result(rendered, ctx.protocol_version)
+        ask = partial(self._ask, ctx) if ctx.session.can_send_request else None
+        return await self.answers.get_prompt(ctx.protocol_version, params, ctx.session.client_capabilities, ask)
 
     async def _ask(self, ctx: Context, spec: PromptSpec, questions: Sequence[PromptArgument]) -> dict[str, str]:
         """Ask a handshake-era client's user for `questions` with our own `elicitation/create` request."""
@@ -308,60 +243,25 @@ class PromptServer(Server[ChangeFeed]):
         return to_answers(spec, questions, response)
 
     async def _complete(self, ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
-        if not isinstance(params.ref, types.PromptReference):
-            # No resource templates are published, so no resource argument has values to offer.
-            return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
-        spec = self._find(self.registry.snapshot(), params.ref.name)
-        context = params.context.arguments if params.context is not None else None
-        name, value = params.argument.name, params.argument.value
-        result: CompletionResult | None = None
-        if self._complete_hook is not None:
-            result = await self._complete_hook(spec, name, value, dict(context or {}))
-        if result is None:
-            result = complete_argument(spec, name, value, context)
-        return types.CompleteResult(completion=to_mcp_completion(result))
+        return await self.answers.complete(params)
 
     async def _listen(
         self, ctx: Context, params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         return await ctx.lifespan_context.listen(ctx, params)
 
-    # --- resources ----------------------------------------------------------------------------------------------
-
-    def _provider(self) -> ResourceProvider:
-        if self.resource_provider is None:  # the handlers are only registered with a provider
-            raise RuntimeError("no resource provider")
-        return self.resource_provider
-
     async def _list_resources(
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        # The provider may look at files (sizes of embedded ones): keep the loop free.
-        infos: Sequence[ResourceInfo] = await anyio.to_thread.run_sync(self._provider().list_resources)
-        # A listing the provider fingerprinted once per change is paged as it is (prompts/list pages a snapshot).
-        fingerprint = infos.fingerprint if isinstance(infos, ResourceListing) else fingerprint_of(infos := tuple(infos))
-        cursor = params.cursor if params is not None else None
-        page = self.paginator.page("resources", infos, fingerprint, cursor)
-        return types.ListResourcesResult(
-            resources=[to_mcp_resource(info, ctx.protocol_version) for info in page.items],
-            next_cursor=page.next_cursor,
-        )
+        return await self.answers.list_resources(ctx.protocol_version, params.cursor if params is not None else None)
 
     async def _list_resource_templates(
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        cursor = params.cursor if params is not None else None
-        none: tuple[ResourceInfo, ...] = ()
-        page = self.paginator.page("resource-templates", none, fingerprint_of(none), cursor)
-        return types.ListResourceTemplatesResult(resource_templates=[], next_cursor=page.next_cursor)
+        return self.answers.list_resource_templates(params.cursor if params is not None else None)
 
     async def _read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(
-            self._provider().read_resource, params.uri
-        )
-        return types.ReadResourceResult(
-            contents=[to_mcp_resource_contents(item, ctx.protocol_version) for item in contents]
-        )
+        return await self.answers.read_resource(ctx.protocol_version, params.uri)
 
 
 def create_server(
@@ -374,9 +274,8 @@ def create_server(
     instructions: str | None = None,
     cache: CachePolicy | None = None,
     max_argument_bytes: int = 1_000_000,
-    render: _RenderHook | None = None,
-    complete: _CompleteHook | None = None,
-    direct: bool = True,
+    render: RenderHook | None = None,
+    complete: CompleteHook | None = None,
 ) -> PromptServer:
     """An MCP server for `registry`'s prompts, ready for any transport.
 
@@ -393,11 +292,6 @@ def create_server(
     completions (e.g. a kernel's variable names) and answers None elsewhere.
     Both get the prompt already found; errors they raise reach the client as
     ours always do (`MCPNotebookError`s as JSON-RPC errors).
-
-    `direct` lets a transport answer plain stateless 2026-07-28 `prompts/get`,
-    `prompts/list` and `completion/complete` requests without the SDK's
-    request path (`protocol.direct`), with the same results; False serves
-    every request through the SDK.
     """
     return PromptServer(
         registry,
@@ -410,5 +304,4 @@ def create_server(
         max_argument_bytes=max_argument_bytes,
         render=render,
         complete=complete,
-        direct=direct,
     )

@@ -1,75 +1,40 @@
-"""Serving over Streamable HTTP at `/mcp`: every protocol revision on one endpoint, local by default.
+"""Serving over Streamable HTTP at `/mcp`: the application, its socket and its uvicorn.
 
-In front of the SDK's Streamable HTTP app sits an `AccessGate`, checking in
-this order:
-
-1. `Host` must name this server (`hosts.py`: the bound address or, on a
-   wildcard bind, the machine's names and addresses, with the port; plus the
-   `--allowed-host` names), so a DNS-rebinding page cannot reach the server
-   through its own hostname → 421, on every bind; more than one `Host` → 400
-   (why this and not the SDK's own check: `hosts.py`);
-2. `Origin`, when sent (each one, if repeated), must be a loopback origin
-   (any port) or an allowed host → 403;
-3. the path must be `/mcp` (or `GET /ready`, the readiness probe: 200 once
-   the prompts are indexed, 503 before, when `/mcp` answers 503 too) → 404;
-4. with a token, `Authorization: Bearer <token>` must match (compared in
-   constant time) → 401 with `WWW-Authenticate: Bearer` and a body saying
-   what to send;
-5. the body of any request, whatever its method, over 4 MiB (declared or
-   sent) → 413; not all there within the body timeout → 408 (`limits.py`);
-   it is read here, so whatever is behind the gate (the SDK, the relay to
-   a sibling worker) gets at most 4 MiB that have arrived in time;
-6. a POST body must be one well-formed JSON-RPC message → 400 with its
-   JSON-RPC error (`-32700` for text that is not JSON), in either era,
-   whatever the other headers say. `http_bodies` also checks the
-   2026-07-28 version header against the body and serves 2025-03-26 batches.
-
-Error bodies are JSON-RPC error objects (steps 1-4: id null; after that the
-request's id whenever it can be read, `protocol.screening`, also in the
-SDK's own refusals such as "Missing session ID"). Every response says
-`X-Content-Type-Options: nosniff`. Handshake clients
-(no `MCP-Protocol-Version: 2026-07-28` header) get sessions
-(`Mcp-Session-Id`); 2026-07-28 clients are served statelessly.
+`create_http_app` builds the whole ASGI application every HTTP host runs:
+the access gate (`gate.py`: Host, Origin, token, body limits, readiness,
+screening) in front of the SDK's Streamable HTTP app with bounded sessions
+(`sessions.py`), the stateless requests answered by the server's `Answers`
+on the way (`answering.py`). Handshake clients (no `MCP-Protocol-Version:
+2026-07-28` header) get sessions (`Mcp-Session-Id`); 2026-07-28 clients are
+served statelessly. `bind_socket` and `port_sharing` hold the port,
+`uvicorn_config` and `serve_http` run the application under uvicorn with the
+guarded protocol (`limits.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import errno
-import hmac
-import json
 import logging
 import socket
 import sys
 import threading
-from collections import deque
 from collections.abc import Callable, Container, Coroutine, Sequence
-from typing import Any, Final
-from urllib.parse import urlsplit
+from typing import Any
 
 import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
-from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..protocol.prepared import encode_message, plain_message
-from ..protocol.screening import readable_id
-from ..protocol.sdk_seam import write_http_messages_with
 from ..protocol.server import PromptServer
-from .direct_http import DirectHttpToolsProtocol, DirectLane, Reply
+from .answering import StatelessRequests
+from .gate import MAX_BODY_BYTES, MCP_PATH, AccessGate
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
-from .http_bodies import VERSION_HEADER, AcceptedBody, RefusedBody, check_message, screen_body, screen_post, serve_batch
-from .limits import NOSNIFF, HttpLimits
+from .limits import GuardedHttpToolsProtocol, HttpLimits
 from .sessions import create_session_app
 from .stdio import BackgroundTask
 from .ticks import SleepingServer
 
 __all__ = [
-    "MAX_BODY_BYTES",
-    "MCP_PATH",
-    "READY_PATH",
-    "AccessGate",
     "allowed_hosts_for",
     "bind_socket",
     "create_http_app",
@@ -82,12 +47,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MCP_PATH: Final = "/mcp"
-READY_PATH: Final = "/ready"
-MAX_BODY_BYTES: Final = 4 * 1024 * 1024
-_TAKEN_HEADERS_KEPT: Final = 256  # header sets whose verdict `answer_arrived` keeps; then it starts afresh
 _bracketed = bracketed
-_Body = tuple[bytearray, list[Message]]
 
 
 def is_loopback(host: str) -> bool:
@@ -165,323 +125,6 @@ def port_sharing() -> bool:
     return sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
 
 
-# A slow body is cut off. An oversized one is not: the server discards the rest, so the client
-# can read the 413, and the header timeout closes the connection if the rest never comes.
-_CLOSE: Final = ((b"connection", b"close"),)
-
-
-def _error_body(message: str, code: int = -32600, data: Any = None) -> bytes:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
-
-
-def _nosniff(send: Send) -> Send:
-    """`send`, saying `X-Content-Type-Options: nosniff` on every response: no body is ever taken for another type."""
-
-    async def sending(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != NOSNIFF[0]]
-            message = {**message, "headers": [*headers, NOSNIFF]}
-        await send(message)
-
-    return sending
-
-
-def _echoing_id(send: Send, request: bytes) -> Send:
-    """`send`, putting the id of `request` into an error answer that says `"id": null` (the SDK's own refusals).
-
-    The request was screened (one JSON-RPC message); it is read again only when such an answer comes.
-    """
-    held: Message | None = None
-    chunks = bytearray()
-
-    async def sending(message: Message) -> None:
-        nonlocal held
-        if message["type"] == "http.response.start" and message.get("status", 200) >= 400:
-            held = message
-            return
-        if held is None or message["type"] != "http.response.body":
-            await send(message)
-            return
-        chunks.extend(message.get("body", b""))
-        if message.get("more_body", False):
-            return
-        body = _with_id(bytes(chunks), request)
-        headers = [(k, v) for k, v in held.get("headers", []) if k.lower() != b"content-length"]
-        await send({**held, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-        held = None
-        await send({"type": "http.response.body", "body": body})
-
-    return sending
-
-
-def _with_id(body: bytes, request: bytes) -> bytes:
-    try:
-        reply = json.loads(body)
-    except ValueError:
-        return body
-    if not (isinstance(reply, dict) and "error" in reply and reply.get("id") is None):
-        return body
-    request_id = readable_id(json.loads(request))
-    return body if request_id is None else json.dumps({**reply, "id": request_id}).encode()
-
-
-async def _respond(send: Send, status: int, body: bytes, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-class AccessGate:
-    """ASGI middleware that keeps the MCP endpoint local, authenticated and fed with JSON (module docstring)."""
-
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        allowed_hosts: Container[str] | None,
-        token: str | None = None,
-        on_ready: Callable[[], None] | None = None,
-        token_hint: str | None = None,
-        limits: HttpLimits | None = None,
-        ready: threading.Event | None = None,
-        direct: DirectLane | None = None,
-    ) -> None:
-        self.app = app
-        self.direct = direct  # answers the plain stateless requests itself (`direct_http`)
-        self.allowed_hosts = allowed_hosts
-        self.token = token
-        # Where the token comes from, in the 401's words: the CLI and the kernel say how they were given it.
-        self.token_hint = token_hint or "the token this server was started with"
-        self.on_ready = on_ready
-        self.limits = limits or HttpLimits()
-        self.ready = ready  # None: ready from the start
-        if isinstance(allowed_hosts, HostAllowList):
-            extra_origins = set(allowed_hosts.names)
-        else:
-            extra_origins = {host.rsplit(":", 1)[0].strip("[]") for host in allowed_hosts or ()}  # type: ignore[attr-defined]
-        self.origin_hosts = LOOPBACK_NAMES | extra_origins
-        # Set when the bound port is known only per request (under another ASGI server): the
-        # allow list is then built for the port the request arrived on.
-        self.hosts_for_port: Callable[[int], HostAllowList] | None = None
-        self._hosts_by_port: dict[int, HostAllowList] = {}
-        # The headers (less Content-Length) and server of requests `answer_arrived` let through to the lane,
-        # and what the lane read of them.
-        self._taken_headers: dict[tuple[Any, tuple[tuple[bytes, bytes], ...]], dict[str, str]] = {}
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self.app(scope, receive, self._watch_startup(send))
-            return
-        if scope["type"] != "http":
-            return  # no websockets here
-        plain_send, send = send, _nosniff(send)
-        headers = Headers(scope=scope)
-        rejection = self._reject(scope, headers)
-        if rejection is not None:
-            status, body, extra = rejection
-            log.warning("%s", self._refusal_line(scope, headers, status))
-            await _respond(send, status, body, extra)
-            return
-        if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
-            await self._answer_readiness(scope, send)
-            return
-        await self._read_body_then_forward(scope, headers, receive, send, plain_send)
-
-    def _refusal_line(self, scope: Scope, headers: Headers, status: int) -> str:
-        """The log line of a refused request: which client (User-Agent, address), and for a 401 what fixes it."""
-        peer = scope.get("client")
-        where = f"{peer[0]}:{peer[1]}" if peer else "an unknown address"
-        agent = headers.get("user-agent")
-        client = f"{agent!r} at {where}" if agent else where
-        line = f"refused {scope['method']} {scope['path']} from {client}: HTTP {status}"
-        if status == 401:
-            wrong = bool(headers.get("authorization"))
-            line += (
-                f" ({'wrong' if wrong else 'no'} token); the client must send 'Authorization: Bearer <token>' "
-                f"with {self.token_hint}"
-            )
-        return line
-
-    def _watch_startup(self, send: Send) -> Send:
-        async def watched(message: Message) -> None:
-            await send(message)
-            if message["type"] == "lifespan.startup.complete" and self.on_ready is not None:
-                self.on_ready()
-
-        return watched
-
-    def _reject(self, scope: Scope, headers: Headers) -> tuple[int, bytes, list[tuple[bytes, bytes]]] | None:
-        hosts = headers.getlist("host")
-        if len(hosts) > 1:  # RFC 9112 3.2; a proxy reading another one than we do could route it elsewhere
-            return 400, _error_body("Bad request: more than one Host header"), []
-        host = (hosts[0] if hosts else "").lower()
-        allowed = self.allowed_hosts if self.allowed_hosts is not None else self._allowed_for(scope)
-        if allowed is not None and host not in allowed:
-            return 421, _error_body(f"Refused: Host {host!r} is not this server (DNS rebinding protection)"), []
-        for origin in headers.getlist("origin"):  # every one, should a request carry more than one
-            if not self._origin_allowed(origin):
-                return 403, _error_body(f"Refused: requests from the web origin {origin!r} are not allowed"), []
-        if scope["path"] != MCP_PATH and not (scope["path"] == READY_PATH and scope["method"] in ("GET", "HEAD")):
-            return 404, _error_body(f"Not found: the MCP endpoint is {MCP_PATH}"), []
-        if self.token is not None and scope["path"] == MCP_PATH:
-            return self._check_token(headers)
-        return None
-
-    def _allowed_for(self, scope: Scope) -> HostAllowList | None:
-        if self.hosts_for_port is None:
-            return None
-        port = int((scope.get("server") or ("", 0))[1] or 0)
-        if port not in self._hosts_by_port:
-            self._hosts_by_port[port] = allowed = self.hosts_for_port(port)
-            self.origin_hosts = self.origin_hosts | allowed.names
-        return self._hosts_by_port[port]
-
-    def _origin_allowed(self, origin: str) -> bool:
-        parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and (parts.hostname or "") in self.origin_hosts
-
-    def _check_token(self, headers: Headers) -> tuple[int, bytes, list[tuple[bytes, bytes]]] | None:
-        assert self.token is not None
-        scheme, _, presented = (headers.get("authorization") or "").partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(presented.strip().encode(), self.token.encode()):
-            return None
-        challenge = 'Bearer realm="mcp-notebook"'
-        if presented:
-            challenge += ', error="invalid_token", error_description="the bearer token does not match"'
-        problem = "The bearer token sent does not match this server's" if presented else "No bearer token was sent"
-        message = f"{problem}: send the header 'Authorization: Bearer <token>' with {self.token_hint}"
-        data = {"reason": "wrong token" if presented else "missing token"}
-        return 401, _error_body(message, data=data), [(b"www-authenticate", challenge.encode())]
-
-    def late_body(self) -> bytes:
-        """The body of the 408 to a request whose body did not all arrive within the body timeout."""
-        return _error_body(f"Request timeout: the body did not arrive within {self.limits.body_timeout:g} s")
-
-    def answer_arrived(
-        self, headers: list[tuple[bytes, bytes]], body: bytes, server: tuple[str, int | None] | None
-    ) -> tuple[Reply, dict[str, Any]] | None:
-        """The direct lane's reply to a whole `POST /mcp` the HTTP protocol read itself, and its result.
-
-        The same checks as `__call__`, without the ASGI cycle: a request they
-        refuse, or that the lane declines, gets None and goes to `__call__` as
-        it came, which answers it (and logs a refusal). The headers are judged
-        first, the gate's checks then the lane's (`DirectLane.takes_headers`),
-        and the body after them. Those verdicts depend on the headers and the
-        server alone, so the ones on header sets that passed are kept: a
-        client's next request with the same headers (but for Content-Length,
-        which no check reads) is judged by its body alone. Any other header
-        set is judged afresh, and nothing that failed is kept.
-        """
-        direct = self.direct
-        if direct is None or (self.ready is not None and not self.ready.is_set()) or len(body) > MAX_BODY_BYTES:
-            return None
-        # A client sends the same headers with every request, but for the body's length (which no check here
-        # reads): the verdict on them is kept, for header sets that passed every check only.
-        key = (server, tuple([pair for pair in headers if pair[0] != b"content-length"]))
-        taken = self._taken_headers.get(key)
-        if taken is None:
-            scope: Scope = {"type": "http", "method": "POST", "path": MCP_PATH, "headers": headers, "server": server}
-            if self._reject(scope, Headers(scope=scope)) is not None:
-                return None
-            taken = direct.takes_headers(key[1])
-            if taken is None:
-                return None
-            if len(self._taken_headers) >= _TAKEN_HEADERS_KEPT:
-                self._taken_headers.clear()
-            self._taken_headers[key] = taken
-        verdict = screen_body(body, taken.get(VERSION_HEADER))
-        return direct.reply_with(verdict.value, taken) if isinstance(verdict, AcceptedBody) else None
-
-    async def _answer_readiness(self, scope: Scope, send: Send) -> None:
-        """The load balancer's probe (and `/mcp` while indexing): 200 once the prompts are indexed, else 503."""
-        ready = self.ready is None or self.ready.is_set()
-        if scope["path"] == READY_PATH:
-            body = json.dumps({"ready": ready}).encode()
-        else:
-            body = _error_body("Starting: the prompts are being indexed; retry shortly", code=-32603)
-        await _respond(send, 200 if ready else 503, body, [] if ready else [(b"retry-after", b"1")])
-
-    async def _read_body_in_time(self, receive: Receive, send: Send) -> tuple[bool, _Body | None]:
-        """(whether the body took longer than the body timeout, what `_read_body` read)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # under another event loop (trio): anyio's timeout
-            with anyio.move_on_after(self.limits.body_timeout) as scope:
-                return False, await self._read_body(receive, send)
-            return scope.cancelled_caught, None
-        try:  # asyncio's own timeout costs a third of anyio's, on every request
-            async with asyncio.timeout(self.limits.body_timeout):
-                return False, await self._read_body(receive, send)
-        except TimeoutError:
-            return True, None
-
-    async def _read_body(self, receive: Receive, send: Send) -> _Body | None:
-        """The request body and what came after it (a disconnect); None when it was too big (answered 413)."""
-        body = bytearray()
-        trailing: list[Message] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                trailing.append(message)  # the client went away; let the app see it
-                break
-            body.extend(message.get("body", b""))
-            if len(body) > MAX_BODY_BYTES:
-                await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
-                return None
-            if not message.get("more_body", False):
-                break
-        return body, trailing
-
-    async def _read_body_then_forward(
-        self, scope: Scope, headers: Headers, receive: Receive, send: Send, plain_send: Send
-    ) -> None:
-        """Read the body within its limits, screen it, answer it directly if the lane takes it, else forward it.
-
-        `plain_send` is `send` before `_nosniff`: the direct lane writes that header itself.
-        """
-        declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
-            return
-        late, read = await self._read_body_in_time(receive, send)
-        if late:
-            await _respond(send, 408, self.late_body(), _CLOSE)
-            return
-        if read is None:
-            return  # too big: refused
-        body, trailing = read
-        if not trailing and scope["method"] == "POST":
-            verdict = screen_post(bytes(body), headers)  # malformed bodies, batches
-            if not isinstance(verdict, AcceptedBody):
-                if isinstance(verdict, RefusedBody):
-                    await _respond(send, verdict.status, verdict.body)
-                else:
-                    await serve_batch(self.app, scope, verdict, send)
-                return
-            # The lane takes only requests that `check_message` passes (`direct_http`), so it may go first.
-            if self.direct is not None and await self.direct.serve(verdict.value, scope, plain_send):
-                return
-            refused = check_message(verdict.value, headers)  # the header checks, what the SDK would misread
-            if refused is not None:
-                await _respond(send, refused.status, refused.body)
-                return
-            send = _echoing_id(send, bytes(body))
-        replay: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}, *trailing])
-
-        async def replayed() -> Message:
-            return replay.popleft() if replay else await receive()
-
-        await self.app(scope, replayed, send)
-
-
 def create_http_app(
     server: Server[Any],
     *,
@@ -502,9 +145,6 @@ def create_http_app(
     shutdown. `stateless` serves handshake clients without sessions.
     """
     limits = limits or HttpLimits()
-    if write_http_messages_with(encode_message, plain_message) and isinstance(server, PromptServer):
-        # Every response and event of the HTTP transport is written through `protocol.prepared` now.
-        server.prepared_results.take()
     ready = threading.Event()
 
     async def run_tasks() -> None:
@@ -528,8 +168,6 @@ def create_http_app(
         on_startup=start,
         background=run_tasks,
     )
-    answers = server.direct if isinstance(server, PromptServer) else None
-    direct = DirectLane(answers) if answers is not None else None
     return AccessGate(
         sdk_app,
         allowed_hosts=allowed_hosts,
@@ -537,16 +175,19 @@ def create_http_app(
         limits=limits,
         ready=ready,
         token_hint=token_hint,
-        direct=direct,
+        answering=StatelessRequests(server.answers) if isinstance(server, PromptServer) else None,
     )
 
 
 def uvicorn_config(app: Any, limits: HttpLimits, **options: Any) -> uvicorn.Config:
-    """uvicorn settings for serving `app` within `limits`: the protocol with the header timeout and cap,
-    which also answers the direct lane's requests as they arrive when `app` is an `AccessGate`."""
-    config = uvicorn.Config(
+    """uvicorn settings for serving `app` within `limits`: the protocol with the header timeout and cap.
+
+    With `factory=True` (the workers of `serve --workers N`, which uvicorn starts from a pickled copy of
+    these settings) the protocol class is the plain one, and the factory bounds it (`asgi.create_app`)."""
+    factory = bool(options.get("factory"))
+    return uvicorn.Config(
         app,
-        http=DirectHttpToolsProtocol,
+        http=GuardedHttpToolsProtocol if factory else GuardedHttpToolsProtocol.bounded_by(limits),
         lifespan="on",
         log_config=None,
         access_log=False,
@@ -555,10 +196,6 @@ def uvicorn_config(app: Any, limits: HttpLimits, **options: Any) -> uvicorn.Conf
         timeout_graceful_shutdown=max(1, round(limits.drain_timeout)),
         **options,
     )
-    config.mcp_limits = limits  # type: ignore[attr-defined]  # read by GuardedHttpToolsProtocol
-    if isinstance(app, AccessGate):
-        config.mcp_gate = app  # type: ignore[attr-defined]  # read by DirectHttpToolsProtocol
-    return config
 
 
 async def serve_http(

@@ -7,7 +7,9 @@ the process has file descriptors (then `accept` fails for everyone and even
 reading a saved notebook fails). So:
 
 * **headers** must arrive within `header_timeout` of the connection opening
-  or of the previous response (408, then the connection is closed);
+  or of the previous response (408, then the connection is closed), and
+  take at most `MAX_HEAD_BYTES` together with the request line (431, then the
+  connection is closed: nothing of a larger head is kept);
 * **a body** must arrive within `body_timeout` of its headers (408, checked by
   the access gate, so it also holds under other ASGI servers); a declared
   `Content-Length` over the body limit is refused at once (413);
@@ -27,7 +29,7 @@ reading a saved notebook fails). So:
   `Host` (RFC 9112 3.2.2), so its authority is checked as `Host` is.
 
 `GuardedHttpToolsProtocol` is uvicorn's httptools protocol with the header
-timeout, the connection cap and the absolute-form rule; every response it
+timeout and size, the connection cap and the absolute-form rule; every response it
 writes itself says `X-Content-Type-Options: nosniff`, as the gate's do; `HttpLimits.from_env()` reads the
 `MCP_NOTEBOOK_*` variables documented in docs/deployment.md.
 """
@@ -45,13 +47,20 @@ import httptools
 from ..settings import LIMITS, check_values, from_env, to_env
 from .uvicorn_seam import HttpToolsProtocol
 
-__all__ = ["NOSNIFF", "GuardedHttpToolsProtocol", "HttpLimits", "connection_cap"]
+__all__ = ["MAX_HEAD_BYTES", "NOSNIFF", "GuardedHttpToolsProtocol", "HttpLimits", "connection_cap"]
 
 NOSNIFF: Final = (b"x-content-type-options", b"nosniff")
 _TIMEOUT_RESPONSE: Final = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
     b"x-content-type-options: nosniff\r\n"
     b"content-length: 35\r\nconnection: close\r\n\r\nthe request did not arrive in time\n"
+)
+MAX_HEAD_BYTES: Final = 64 * 1024
+"""The most a request's line and headers may take together; more is refused with 431."""
+_HEAD_TOO_LARGE: Final = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"x-content-type-options: nosniff\r\n"
+    b"content-length: 52\r\nconnection: close\r\n\r\nthe request's headers are over 65536 bytes together\n"
 )
 
 
@@ -135,14 +144,23 @@ class _ConnectionBook:
         self.idle.pop(connection, None)
 
 
-class GuardedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, plus the header timeout and the connection cap (module docstring)."""
+class _HeadTooLarge(Exception):
+    """Raised in the parser's callback to stop it at a head over `MAX_HEAD_BYTES`."""
 
-    limits: HttpLimits | None = None  # set per process by the server; None reads the environment
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, plus the header timeout and size, and the connection cap (module docstring)."""
+
+    limits: HttpLimits | None = None  # set by `bounded_by`; None reads the environment
+
+    @classmethod
+    def bounded_by(cls, limits: HttpLimits) -> type[GuardedHttpToolsProtocol]:
+        """This protocol with `limits` (uvicorn builds one protocol object per connection from a class)."""
+        return type(cls.__name__, (cls,), {"limits": limits})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        limits = type(self).limits or getattr(self.config, "mcp_limits", None)
+        limits = type(self).limits
         if limits is None:
             limits = type(self).limits = HttpLimits.from_env()
         self._limits: HttpLimits = limits
@@ -151,44 +169,58 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             book = _ConnectionBook(connection_cap(limits))
             self.server_state.mcp_connection_book = book  # type: ignore[attr-defined]
         self._book: _ConnectionBook = book
-        # One timer per connection keeps both of its deadlines: the next request's headers are due by
-        # `_header_deadline` (None while a request is being answered; then a 408), and a connection idle since
-        # its last response is closed at `_idle_deadline` (None once a byte arrives: uvicorn's keep-alive
-        # timeout). The deadlines move with every request; the timer is set once and moved only when it fires
-        # (`_on_timer`) or, rarely, when a deadline comes before it. Setting and cancelling a timer per request,
-        # as uvicorn does for its keep-alive timeout, costs about 1.4 us a request here, per timer.
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_at = 0.0
-        self._header_deadline: float | None = None
-        self._idle_deadline: float | None = None
+        self._header_timer: asyncio.TimerHandle | None = None
+        # Bytes received since a request began, until its headers are complete (None: no head being read).
+        self._head_bytes: int | None = None
+        self._chunk_bytes = 0  # the size of the chunk being parsed
+        self._too_large = False
         self._closed = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm_header_timer(self.loop.time())
+        self._arm_header_timer()
         self._book.opened(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._header_deadline = self._idle_deadline = None
-        if self._timer is not None:
-            self._timer.cancel()  # nothing of a closed connection stays on the loop
-            self._timer = None
+        self._disarm_header_timer()  # nothing of a closed connection stays on the loop
         if not self._closed:
             self._closed = True
             self._book.closed(self)
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        self._idle_deadline = None  # not idle any more
+        self._chunk_bytes = len(data)
+        if self._head_bytes is not None:  # a request's head is being read: it may grow only so far
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._head_too_large()
+                return
         super().data_received(data)
 
+    def on_message_begin(self) -> None:
+        self._head_bytes = 0
+        super().on_message_begin()
+
     def on_headers_complete(self) -> None:
+        # The chunk a request began in is not counted as it arrives: a head within it is measured now.
+        if (self._head_bytes or 0) + self._chunk_bytes > MAX_HEAD_BYTES and self._head_size() > MAX_HEAD_BYTES:
+            self._too_large = True
+            raise _HeadTooLarge  # the parser stops; uvicorn answers through `send_400_response`
         self._headers_arrived()
         super().on_headers_complete()
 
+    def _head_size(self) -> int:
+        return len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+
+    def _head_too_large(self) -> None:
+        self._head_bytes = None
+        self._disarm_header_timer()
+        self._refuse(_HEAD_TOO_LARGE)
+
     def _headers_arrived(self) -> None:
         """A request's headers are all here: no header timeout now, the connection is busy, `Host` is settled."""
-        self._header_deadline = None  # the timer, if set, finds no deadline due when it fires
+        self._disarm_header_timer()
+        self._head_bytes = None
         self._book.busy(self)
         self._authority_as_host()
 
@@ -210,30 +242,28 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.headers.append((b"host", authority))
 
     def send_400_response(self, msg: str) -> None:
+        if self._too_large:
+            self._head_too_large()
+            return
         # uvicorn's own answer to bytes that are not HTTP, with the header every answer carries.
         body = msg.encode("ascii", "replace")
-        self.transport.write(
+        self._refuse(
             b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n"
             + b"x-content-type-options: nosniff\r\ncontent-length: "
             + str(len(body)).encode()
             + b"\r\nconnection: close\r\n\r\n"
             + body
         )
+
+    def _refuse(self, response: bytes) -> None:
+        self.transport.write(response)
         self.transport.close()
 
     def on_response_complete(self) -> None:
-        now = self.loop.time()
-        if self.pipeline or self.transport.is_closing():
-            super().on_response_complete()  # the next request, pipelined, starts; or the connection is closing
-        else:
-            # uvicorn's own steps for a connection with nothing pipelined, but for the keep-alive timer it sets
-            # there: the idle deadline stands for it (uvicorn_seam checks that its steps are still these).
-            self.server_state.total_requests += 1
-            self.flow.resume_reading()
-            self._idle_deadline = now + self.timeout_keep_alive
+        super().on_response_complete()
         if not self.transport.is_closing():
             self._book.idle_again(self)
-            self._arm_header_timer(now)
+            self._arm_header_timer()
 
     def close_connection(self) -> None:
         """Close at once (pushed out at the cap): the peer sees the connection end."""
@@ -241,33 +271,17 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             self.transport.close()
 
-    def _arm_header_timer(self, now: float) -> None:
-        """The next request's headers are due within the header timeout from `now`."""
-        self._header_deadline = now + self._limits.header_timeout
-        self._set_timer()
+    def _arm_header_timer(self) -> None:
+        """The next request's headers are due within the header timeout from now."""
+        self._disarm_header_timer()
+        self._header_timer = self.loop.call_later(self._limits.header_timeout, self._headers_late)
 
-    def _set_timer(self) -> None:
-        """The timer set for the earliest deadline, unless it is set for that or sooner already."""
-        header, idle = self._header_deadline, self._idle_deadline
-        due = idle if header is None else header if idle is None else min(header, idle)
-        if due is None or (self._timer is not None and self._timer_at <= due):
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer_at = due
-        self._timer = self.loop.call_at(due, self._on_timer, due)
+    def _disarm_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
 
-    def _on_timer(self, set_for: float) -> None:
-        self._timer = None
-        if self.transport.is_closing():
-            return
-        idle, header = self._idle_deadline, self._header_deadline
-        if idle is not None and idle <= set_for:
-            self._idle_deadline = self._header_deadline = None
-            self.timeout_keep_alive_handler()  # uvicorn's: the connection is closed
-        elif header is not None and header <= set_for:
-            self._header_deadline = None
-            self.transport.write(_TIMEOUT_RESPONSE)
-            self.transport.close()
-        else:
-            self._set_timer()  # a deadline moved since the timer was set: it waits for that one
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing():
+            self._refuse(_TIMEOUT_RESPONSE)

@@ -46,7 +46,7 @@ import anyio.lowlevel
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from ..protocol.prepared import written
+from ..protocol.prepared import result_written
 from ..protocol.sdk_seam import ContextReceiveStream, ContextSendStream, ReadStream, WriteStream, create_context_streams
 from .framing import LineRules
 
@@ -316,7 +316,7 @@ async def write_messages(
                         client_gone = True
                     else:
                         if isinstance(session_message.message, types.JSONRPCResponse):
-                            written(session_message.message.result)  # a listing may build its next page now
+                            result_written(session_message.message.result)  # a listing may build its next page now
                 if in_flight is not None:
                     in_flight.written(session_message.message)
     finally:

@@ -18,8 +18,6 @@ from typing import Final
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp_types import JSONRPCMessage
 
-from ..protocol.prepared import encode_message, plain_message
-
 __all__ = ["MAX_BYTES", "MAX_EVENTS", "RecentEvents"]
 
 MAX_EVENTS: Final = 256
@@ -27,11 +25,8 @@ MAX_BYTES: Final = 8 * 1024 * 1024
 
 
 def _size_of(message: JSONRPCMessage) -> int:
-    """How many bytes `message` takes on the wire (a prepared result's are there already: `protocol.prepared`)."""
-    body = encode_message(message)
-    if body is not None:
-        return len(body)
-    return len(plain_message(message).model_dump_json(by_alias=True, exclude_unset=True))
+    """How many bytes `message` takes on the wire."""
+    return len(message.model_dump_json(by_alias=True, exclude_unset=True))
 
 
 class RecentEvents(EventStore):

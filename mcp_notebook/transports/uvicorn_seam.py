@@ -5,19 +5,10 @@ the limits need more than that, so these private parts are used, with the
 uvicorn versions they are tested with in pyproject.toml:
 
 * `HttpToolsProtocol` (`uvicorn.protocols.http.httptools_impl`): subclassed by
-  `limits.GuardedHttpToolsProtocol` for the header timeout, the connection cap
-  and the absolute-form rule (its `url`, `headers`, `transport`, `loop`,
-  `server_state`, `config` attributes and the parser callbacks), and for the
-  keep-alive timeout kept by its own timer: its `on_response_complete` takes
-  uvicorn's steps for a connection with nothing pipelined (`total_requests`,
-  `flow.resume_reading()`) but for the keep-alive timer, whose time
-  (`timeout_keep_alive`) and closing (`timeout_keep_alive_handler`) it uses;
-  and by
-  `direct_http.DirectHttpToolsProtocol`, which holds a request's body and
-  answers it without an ASGI cycle or hands it to one (`on_body`,
-  `on_message_complete`, `shutdown`, `data_received`; the `parser`, `cycle`,
-  `pipeline`, `expect_100_continue`, `access_log`, `limit_concurrency`,
-  `root_path` and `server_state.default_headers` it reads; `TRACE_LOG_LEVEL`);
+  `limits.GuardedHttpToolsProtocol` for the header timeout and size, the
+  connection cap and the absolute-form rule (uvicorn has no option for
+  these with httptools): its `url`, `headers`, `transport`, `loop`,
+  `server_state` attributes and the parser callbacks it extends;
 * `Server.main_loop`, `Server.on_tick` and the `should_exit` attribute:
   `ticks.SleepingServer` wakes once a second instead of ten times;
 * `Server.capture_signals`: the sibling socket server of `affinity.py` leaves
@@ -27,9 +18,10 @@ uvicorn versions they are tested with in pyproject.toml:
   there too, each worker's own socket: every place that starts a worker
   (`init_processes`, `keep_subprocess_alive`, `restart_all`, `handle_ttin`)
   reads `self.sockets` as `Process(self.config, self.sockets)`;
-* `Config.load` calling the application factory (`protected_by`): under
-  `uvicorn --factory mcp_notebook.asgi:create_app`, the factory swaps uvicorn's
-  protocol for the guarded one, so the limits hold there too.
+* `Config.load` calling the application factory (`protect_loading_config`):
+  under `uvicorn --factory mcp_notebook.asgi:create_app`, whose command line
+  cannot name a protocol class, the factory swaps uvicorn's protocol for the
+  guarded one, so the limits hold there too.
 
 `missing_touchpoints()` names whichever of these a uvicorn release moved; the
 canary tests (tests/transports/test_uvicorn_seam.py) fail on it.
@@ -44,13 +36,11 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 import uvicorn
-from uvicorn.logging import TRACE_LOG_LEVEL
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 __all__ = [
     "TESTED_VERSIONS",
-    "TRACE_LOG_LEVEL",
     "HttpToolsProtocol",
     "Multiprocess",
     "QuietServer",
@@ -62,6 +52,7 @@ TESTED_VERSIONS: Final = ">=0.31,<0.55"
 """The uvicorn versions these touchpoints are tested with (kept equal to the pin in pyproject.toml)."""
 
 _PROTOCOL_PARTS: Final = (
+    "on_message_begin",
     "on_url",
     "on_header",
     "on_headers_complete",
@@ -76,37 +67,8 @@ _PROTOCOL_PARTS: Final = (
     "timeout_keep_alive_handler",
 )
 
-# uvicorn's `on_response_complete`, less comments, but for its pipelined branch (which `GuardedHttpToolsProtocol`
-# leaves to it): the steps that protocol takes itself when nothing is pipelined, less the keep-alive timer.
-_RESPONSE_COMPLETE_BEFORE: Final = (
-    "def on_response_complete(self) -> None:",
-    "self.server_state.total_requests += 1",
-    "if self.transport.is_closing():",
-    "return",
-    "self._unset_keepalive_if_required()",
-    "self.flow.resume_reading()",
-    "if self.pipeline:",
-)
-_RESPONSE_COMPLETE_ELSE: Final = (
-    "else:",
-    "self.timeout_keep_alive_task = self.loop.call_later(",
-    "self.timeout_keep_alive, self.timeout_keep_alive_handler",
-    ")",
-)
-
-
-# What the guarded and direct protocols read of a connection's state, as uvicorn sets it up.
-_PROTOCOL_STATE: Final = (
-    "parser",
-    "cycle",
-    "pipeline",
-    "expect_100_continue",
-    "access_log",
-    "limit_concurrency",
-    "root_path",
-    "server_state",
-    "timeout_keep_alive",
-)
+# What the guarded protocol reads of a connection's state, as uvicorn sets it up.
+_PROTOCOL_STATE: Final = ("headers", "transport", "loop", "server_state")
 
 
 class QuietServer(uvicorn.Server):
@@ -126,13 +88,6 @@ def missing_touchpoints() -> list[str]:
     missing += [
         f"HttpToolsProtocol.{name}" for name in _PROTOCOL_STATE if not re.search(rf"self\.{name}\b(:[^=\n]*)? =", setup)
     ]
-    completing = inspect.getsource(HttpToolsProtocol.on_response_complete).splitlines()
-    steps = [line.strip() for line in completing if line.strip() and not line.strip().startswith("#")]
-    before, after = len(_RESPONSE_COMPLETE_BEFORE), len(_RESPONSE_COMPLETE_ELSE)
-    if tuple(steps[:before]) != _RESPONSE_COMPLETE_BEFORE or tuple(steps[-after:]) != _RESPONSE_COMPLETE_ELSE:
-        missing.append("HttpToolsProtocol.on_response_complete takes other steps than it did")
-    if "default_headers" not in inspect.getsource(uvicorn.server.ServerState):
-        missing.append("ServerState.default_headers")
     for name in ("main_loop", "on_tick", "capture_signals"):
         if not callable(getattr(uvicorn.Server, name, None)):
             missing.append(f"Server.{name}")
@@ -155,14 +110,13 @@ def missing_touchpoints() -> list[str]:
     return missing
 
 
-def protect_loading_config(protocol: type[Any], **attributes: Any) -> bool:
+def protect_loading_config(protocol: type[Any]) -> bool:
     """When uvicorn's `Config.load` is calling our factory, serve its connections with `protocol`.
 
     uvicorn picks the protocol class before it loads the application, and
     its command line cannot name one of ours; so the factory, called from
     `Config.load`, finds that `Config` on the call stack and replaces an
-    httptools protocol with `protocol` (and sets `attributes` on the config,
-    where the protocol reads its limits). False when not loaded by uvicorn
+    httptools protocol with `protocol`. False when not loaded by uvicorn
     (gunicorn, hypercorn, a test) or when uvicorn was told to use h11.
     """
     frame = inspect.currentframe()
@@ -175,8 +129,6 @@ def protect_loading_config(protocol: type[Any], **attributes: Any) -> bool:
                 if not (isinstance(current, type) and issubclass(current, HttpToolsProtocol)):
                     return False
                 candidate.http_protocol_class = protocol
-                for name, value in attributes.items():
-                    setattr(candidate, name, value)
                 return True
             frame = frame.f_back
         return False

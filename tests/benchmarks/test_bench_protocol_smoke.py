@@ -11,9 +11,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("method", ["prompts/get", "prompts/list", "completion/complete"])
-def test_the_protocol_benchmark_prints_the_whole_and_the_gates_answer(method: str) -> None:
+def test_the_protocol_benchmark_prints_the_time_per_request(method: str) -> None:
     quick = ["--method", method, "--requests", "200", "--notebooks", "2", "--prompts", "2"]
     out = run_benchmark("benchmarks.bench_protocol", *quick, timeout=120)
-    figures = dict(re.findall(r"^  (the whole protocol|the gate's answer).*?: ([0-9.]+) us$", out, re.M))
-    assert set(figures) == {"the whole protocol", "the gate's answer"}, out
-    assert 0 < float(figures["the gate's answer"]) < float(figures["the whole protocol"])
+    figures = re.findall(r"CPU per request: ([0-9.]+) us$", out, re.M)
+    assert len(figures) == 1 and float(figures[0]) > 0, out

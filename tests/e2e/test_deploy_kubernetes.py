@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from mcp_notebook.cli import build_parser
-from mcp_notebook.transports.http import READY_PATH
+from mcp_notebook.transports.gate import READY_PATH
 
 DEPLOY = Path(__file__).resolve().parents[2] / "examples" / "deploy"
 MANIFESTS = ("kubernetes.yaml", "kubernetes-git-sync.yaml")

@@ -31,7 +31,7 @@ from jupyter_harness import JupyterServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_notebook.transports.http import MAX_BODY_BYTES
+from mcp_notebook.transports.gate import MAX_BODY_BYTES
 
 pytestmark = pytest.mark.slow
 

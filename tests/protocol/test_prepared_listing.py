@@ -37,7 +37,7 @@ from mcp_notebook.protocol.prepared import (
     prepare,
     prepare_hollow,
     prepared_json,
-    written,
+    result_written,
 )
 from mcp_notebook.protocol.server import CachePolicy, PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
@@ -101,7 +101,7 @@ class Wire:
             line = self.rules.encode(item.message)
             assert line is not None and line.endswith(b"\n") and line.count(b"\n") == 1
             if isinstance(item.message, types.JSONRPCResponse):
-                written(item.message.result)  # as the stdio writer does once a line is out
+                result_written(item.message.result)  # as the stdio writer does once a line is out
             reply: dict[str, Any] = json.loads(line)
             if reply.get("id") == request_id:
                 return reply
@@ -128,7 +128,7 @@ async def connected(
 ) -> AsyncIterator[Wire]:
     """A connection to `server`; with `taken`, its results are taken (`PreparedResults`), as our transports do."""
     if taken:
-        server.prepared_results.take()
+        server.prepared_results.encode_in_transport()
     wire = Wire(server, revision)
     wire._to_server, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     server_write, wire._from_server = anyio.create_memory_object_stream[SessionMessage](16)
@@ -367,22 +367,22 @@ def test_a_hollow_result_changed_on_the_way_is_written_with_its_prompts(how: str
 
 def test_what_a_prepared_result_asks_to_run_runs_once_after_it_is_written() -> None:
     runs: list[int] = []
-    result = prepare_hollow({"prompts": []}, "prompts", b'{"prompts":[]}', b"[]", then=lambda: runs.append(1))
-    written(dict(result))
-    written(result)
-    written({"prompts": []})
+    result = prepare_hollow({"prompts": []}, "prompts", b'{"prompts":[]}', b"[]", after_written=lambda: runs.append(1))
+    result_written(dict(result))
+    result_written(result)
+    result_written({"prompts": []})
     assert runs == [1]
 
 
 async def test_only_a_server_whose_results_are_taken_answers_with_prepared_pages() -> None:
     results = PreparedResults()
-    assert not results.taken
-    results.take()
-    assert results.taken
+    assert not results.in_transport
+    results.encode_in_transport()
+    assert results.in_transport
     registry = _registry()
     for taken in (False, True):
         server = create_server(registry, page_size=PAGE_SIZE)
-        assert not server.prepared_results.taken  # until a transport takes them
+        assert not server.prepared_results.in_transport  # until a transport takes them
         async with connected(server, "2025-11-25", taken=taken) as wire:
             await wire.pages()
             assert wire.prepared_lines == (-(-len(registry.snapshot().prompts) // PAGE_SIZE) if taken else 0)
@@ -409,7 +409,7 @@ def test_a_page_whose_envelope_cannot_be_cut_around_its_list_is_served_whole() -
         return {**result, "_meta": {"echo": listing._PLACE}}  # the placeholder, where only the list should be
 
     pages = PromptPages(Paginator(page_size=PAGE_SIZE), shape=shape)
-    result = pages.wire_page(registry.snapshot(), "2025-11-25", None, taken=True)
+    result = pages.wire_page(registry.snapshot(), "2025-11-25", None, in_transport=True)
     assert len(result["prompts"]) == PAGE_SIZE  # not hollow
     written_json = json.loads(prepared_json(dict(result)) or b"null")
     assert [entry["name"] for entry in written_json["prompts"]] == [
@@ -421,7 +421,7 @@ def test_a_page_whose_envelope_cannot_be_cut_around_its_list_is_served_whole() -
 def _hollow_walk(pages: PromptPages, registry: PromptRegistry, revision: str) -> list[bytes]:
     bodies, cursor = [], None
     while True:
-        result = pages.wire_page(registry.snapshot(), revision, cursor, taken=True)
+        result = pages.wire_page(registry.snapshot(), revision, cursor, in_transport=True)
         body = prepared_json(dict(result))
         assert body is not None
         bodies.append(body)

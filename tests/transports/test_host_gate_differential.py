@@ -35,8 +35,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from notebook_files import write_notebook
 from starlette.types import ASGIApp, Message
 
+from mcp_notebook.transports.gate import MCP_PATH
 from mcp_notebook.transports.hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, bracketed, machine_names
-from mcp_notebook.transports.http import MCP_PATH, allowed_hosts_for, create_http_app
+from mcp_notebook.transports.http import allowed_hosts_for, create_http_app
 
 DEADLINE = 10.0
 PORT: Final = 8123

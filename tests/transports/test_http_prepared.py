@@ -1,13 +1,10 @@
-"""Over real HTTP, `prompts/list` pages are written from their prepared bytes, and are the SDK path's JSON.
+"""Over real HTTP, `prompts/list` pages are the SDK path's JSON.
 
 The same registry is served twice on 127.0.0.1 (uvicorn, the whole access
-gate): as `create_server` builds it, whose pages the HTTP transport writes
-from their bytes (`protocol.prepared`, taken by `create_http_app`), and with
-the prepared listing taken out, so every page is validated, shaped and
-serialized by the SDK. Every page of every revision, as JSON responses and
-as SSE events, with and without handshake sessions, must parse to the same
-objects; and ours must have been written without a page in dict form (hollow
-pages, which a writer that did not ask would have written empty).
+gate): as `create_server` builds it, and with the prepared listing taken
+out, so every page is validated, shaped and serialized by the SDK. Every
+page of every revision, as JSON responses and as SSE events, with and
+without handshake sessions, must parse to the same objects.
 """
 
 from __future__ import annotations
@@ -133,7 +130,6 @@ async def test_every_page_over_http_is_the_json_the_sdk_path_writes(revision: st
         serving(plain, stateless=stateless) as slow_url,
         httpx2.AsyncClient() as client,
     ):
-        assert ours.prepared_results.taken  # the HTTP transport writes every result through `protocol.prepared`
         fast, slow = HttpWire(client, fast_url, revision), HttpWire(client, slow_url, revision)
         await fast.start()
         await slow.start()
@@ -145,6 +141,3 @@ async def test_every_page_over_http_is_the_json_the_sdk_path_writes(revision: st
             f"p{i:02}" for i in range(11)
         ]
         assert fast.kinds == slow.kinds
-        # Hollow pages: no page was made in dict form, so each went out as its bytes (a writer that did not
-        # ask would have sent empty lists, and the comparison above would have failed).
-        assert not ours._prompt_pages._pages

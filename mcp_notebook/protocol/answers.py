@@ -1,0 +1,292 @@
+"""The one implementation of every method this server answers, from the registry's snapshot, for every revision.
+
+`Answers` holds what answering needs (the registry, the resource provider,
+the paginator and the prompt pages, the host's render and complete hooks)
+and answers each method once:
+
+* `prompts/list` (a page built once per snapshot and revision, `listing`),
+  `prompts/get` (asking for missing arguments, `asking`; rendering off the
+  loop when it reads files), `completion/complete`, `resources/list`,
+  `resources/templates/list` and `resources/read`, each for the revision of
+  the request (`convert`);
+* `answer(method, params, revision, capabilities)`: a whole stateless
+  2026-07-28 request (no session, nothing to send but the reply), its params
+  checked against the revision's schema as the SDK checks them, and the
+  result's JSON as it goes on the wire; errors are raised as the JSON-RPC
+  errors the client gets (`errors`).
+
+Every road reaches it: the SDK's handlers of `PromptServer` (handshake
+sessions, stdio, the in-memory client) call the methods, and the HTTP
+transport hands each stateless request it serves to `answer`
+(`transports/answering.py`). What is serialized once (a page's JSON)
+stays inside: `answer` returns bytes, the handlers return results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, Final
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types import METHOD_NOT_FOUND, SERVER_INFO_META_KEY
+from mcp_types import methods as sdk_methods
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
+
+from ..exceptions import UnknownPromptError
+from ..models import (
+    CompletionResult,
+    Deferred,
+    EmbeddedResource,
+    PromptArgument,
+    PromptSpec,
+    RenderedPrompt,
+    ResourceInfo,
+)
+from ..naming import suggest_names
+from ..registry import PromptRegistry, RegistrySnapshot
+from ..rendering import FileReader, complete_argument, render_prompt
+from ..resources import ResourceListing, ResourceProvider
+from .asking import ANSWERS_KEY, arguments_to_ask, can_ask, to_answers, to_input_required_result
+from .convert import to_mcp_completion, to_mcp_get_prompt_result, to_mcp_resource, to_mcp_resource_contents
+from .errors import capped, invalid_params, to_mcp_error
+from .listing import LIST_PROMPTS, PromptPages
+from .paging import Paginator, fingerprint_of
+from .prepared import plain_result, prepared_json
+from .revisions import is_modern
+
+__all__ = ["STATELESS_METHODS", "Answers", "Ask", "CompleteHook", "RenderHook", "WireShape"]
+
+RenderHook = Callable[[PromptSpec, Mapping[str, str]], Awaitable[RenderedPrompt | None]]
+"""Renders (prompt, arguments) when the host owns that prompt; None: render its templates as usual."""
+
+CompleteHook = Callable[[PromptSpec, str, str, Mapping[str, str]], Awaitable[CompletionResult | None]]
+"""Suggests values for (prompt, argument, typed value, other arguments); None: its static completions."""
+
+WireShape = Callable[[str, str, Any], dict[str, Any]]
+"""(method, revision, handler result) -> the result as the SDK puts it on the wire (`sdk_seam.shape_result`)."""
+
+Ask = Callable[[PromptSpec, Sequence[PromptArgument]], Awaitable[dict[str, str]]]
+"""Asks a handshake-era client's user for the missing arguments (its own `elicitation/create`)."""
+
+_PARAMS: Final[dict[str, type[BaseModel]]] = {
+    LIST_PROMPTS: types.PaginatedRequestParams,
+    "prompts/get": types.GetPromptRequestParams,
+    "completion/complete": types.CompleteRequestParams,
+    "resources/list": types.PaginatedRequestParams,
+    "resources/templates/list": types.PaginatedRequestParams,
+    "resources/read": types.ReadResourceRequestParams,
+}
+STATELESS_METHODS: Final = frozenset(_PARAMS)
+"""The methods `Answers.answer` answers as whole stateless requests (with resources, all of them)."""
+
+
+class Answers:
+    """Every method's answer, for one registry (module docstring); `PromptServer` builds it."""
+
+    def __init__(
+        self,
+        registry: PromptRegistry,
+        pages: PromptPages,
+        paginator: Paginator,
+        *,
+        shape: WireShape,
+        server_info: Mapping[str, Any],
+        resources: ResourceProvider | None = None,
+        read_file: FileReader | None = None,
+        max_argument_bytes: int = 1_000_000,
+        render: RenderHook | None = None,
+        complete: CompleteHook | None = None,
+    ) -> None:
+        self.registry = registry
+        self.pages = pages
+        self.paginator = paginator
+        self.resources = resources
+        self.read_file = read_file
+        self.max_argument_bytes = max_argument_bytes
+        self._shape = shape
+        self._stamp = server_info  # the server's `serverInfo`, as the SDK stamps a 2026-07-28 result; only serialized
+        self._render_hook = render
+        self._complete_hook = complete
+        self.methods = (
+            STATELESS_METHODS
+            if resources is not None
+            else frozenset(_PARAMS)
+            - {
+                "resources/list",
+                "resources/templates/list",
+                "resources/read",
+            }
+        )
+
+    # --- prompts ----------------------------------------------------------------------------------------------
+
+    def find(self, snapshot: RegistrySnapshot, name: str) -> PromptSpec:
+        spec = snapshot.get(name)
+        if spec is None:
+            raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
+        return spec
+
+    def list_prompts(
+        self, revision: str, cursor: str | None, *, wire: bool = False, in_transport: bool = False
+    ) -> dict[str, Any]:
+        """The page `cursor` points at: as a handler's result (the SDK shapes it like any other), or with
+        `wire` as the SDK would put it on the wire, carrying its JSON when `in_transport` (`listing.wire_page`)."""
+        snapshot = self.registry.snapshot()
+        if wire:
+            return self.pages.wire_page(snapshot, revision, cursor, in_transport=in_transport)
+        return self.pages.page(snapshot, revision, cursor)
+
+    async def get_prompt(
+        self,
+        revision: str,
+        params: types.GetPromptRequestParams,
+        capabilities: types.ClientCapabilities | Mapping[str, Any] | None,
+        ask: Ask | None = None,
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        """The prompt rendered with the arguments given, and those asked for where the client can be asked.
+
+        `capabilities` are the client's: the session's, or a 2026-07-28 envelope's as sent (read only when
+        there is something to ask)."""
+        spec = self.find(self.registry.snapshot(), params.name)
+        arguments = dict(params.arguments or {})
+        questions = arguments_to_ask(spec, arguments)
+        if questions and can_ask(_capabilities(capabilities), revision):
+            if is_modern(revision):
+                response = (params.input_responses or {}).get(ANSWERS_KEY)
+                answers = to_answers(spec, questions, response) if isinstance(response, types.ElicitResult) else {}
+                if len(answers) < len(questions):
+                    # Not (fully) answered yet: ask again rather than fail, as the multi-round-trip flow asks.
+                    return to_input_required_result(questions)
+                arguments.update(answers)
+            elif ask is not None:
+                arguments.update(await ask(spec, questions))
+        rendered = await self._render(spec, arguments)
+        return to_mcp_get_prompt_result(rendered, revision)
+
+    async def _render(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt:
+        if self._render_hook is not None:
+            rendered = await self._render_hook(spec, arguments)
+            if rendered is not None:
+                return rendered
+        render = partial(
+            render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
+        )
+        messages = spec.messages
+        if isinstance(messages, Deferred) and not messages.made:
+            # The first use of a prompt restored from the index reads its body (the index, or the notebook).
+            return await anyio.to_thread.run_sync(render)
+        if any(template.path is not None for template in messages):
+            return await anyio.to_thread.run_sync(render)  # reads files: keep the loop free
+        return render()
+
+    async def complete(self, params: types.CompleteRequestParams) -> types.CompleteResult:
+        if not isinstance(params.ref, types.PromptReference):
+            # No resource templates are published, so no resource argument has values to offer.
+            return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
+        spec = self.find(self.registry.snapshot(), params.ref.name)
+        context = params.context.arguments if params.context is not None else None
+        name, value = params.argument.name, params.argument.value
+        result: CompletionResult | None = None
+        if self._complete_hook is not None:
+            result = await self._complete_hook(spec, name, value, dict(context or {}))
+        if result is None:
+            result = complete_argument(spec, name, value, context)
+        return types.CompleteResult(completion=to_mcp_completion(result))
+
+    # --- resources --------------------------------------------------------------------------------------------
+
+    def _provider(self) -> ResourceProvider:
+        if self.resources is None:  # only asked for when the server has a provider
+            raise RuntimeError("no resource provider")
+        return self.resources
+
+    async def list_resources(self, revision: str, cursor: str | None) -> types.ListResourcesResult:
+        # The provider may look at files (sizes of embedded ones): keep the loop free.
+        infos = await anyio.to_thread.run_sync(self._provider().list_resources)
+        # A listing the provider fingerprinted once per change is paged as it is (prompts/list pages a snapshot).
+        fingerprint = infos.fingerprint if isinstance(infos, ResourceListing) else fingerprint_of(infos := tuple(infos))
+        page = self.paginator.page("resources", infos, fingerprint, cursor)
+        return types.ListResourcesResult(
+            resources=[to_mcp_resource(info, revision) for info in page.items], next_cursor=page.next_cursor
+        )
+
+    def list_resource_templates(self, cursor: str | None) -> types.ListResourceTemplatesResult:
+        none: tuple[ResourceInfo, ...] = ()
+        page = self.paginator.page("resource-templates", none, fingerprint_of(none), cursor)
+        return types.ListResourceTemplatesResult(resource_templates=[], next_cursor=page.next_cursor)
+
+    async def read_resource(self, revision: str, uri: str) -> types.ReadResourceResult:
+        contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(self._provider().read_resource, uri)
+        return types.ReadResourceResult(contents=[to_mcp_resource_contents(item, revision) for item in contents])
+
+    # --- a whole stateless request ----------------------------------------------------------------------------
+
+    async def answer(
+        self, method: str, params: Mapping[str, Any] | None, revision: str, capabilities: Any = None
+    ) -> bytes:
+        """The result JSON of the stateless request (`method`, `params`) at `revision`.
+
+        `capabilities` are the client's, from the request's envelope. Raises
+        the `MCPError` the client gets: params the revision's schema refuses,
+        an unknown prompt, anything our errors say (`errors.to_mcp_error`).
+        """
+        try:
+            typed = self._checked(method, params, revision)
+            if method == LIST_PROMPTS:
+                page = self.list_prompts(revision, typed.cursor, wire=True, in_transport=True)
+                return prepared_json(page) or to_json(plain_result(page))
+            result: BaseModel
+            if method == "prompts/get":
+                result = await self.get_prompt(revision, typed, capabilities)
+                if isinstance(result, types.GetPromptResult):
+                    return to_json(self._stamped(result))
+            elif method == "completion/complete":
+                return to_json(self._stamped(await self.complete(typed)))
+            elif method == "resources/list":
+                result = await self.list_resources(revision, typed.cursor)
+            elif method == "resources/templates/list":
+                result = self.list_resource_templates(typed.cursor)
+            else:
+                result = await self.read_resource(revision, typed.uri)
+            return to_json(self._shape(method, revision, result))
+        except MCPError as error:
+            raise capped(error) from error.__cause__
+        except Exception as exc:
+            raise capped(to_mcp_error(exc, revision=revision, method=method)) from exc
+
+    def _checked(self, method: str, params: Mapping[str, Any] | None, revision: str) -> Any:
+        if method not in self.methods:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
+        try:
+            sdk_methods.validate_client_request(method, revision, params)
+            return _PARAMS[method].model_validate({} if params is None else params, by_name=False)
+        except KeyError:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", method) from None
+        except ValidationError as problem:
+            raise invalid_params(method, problem) from None
+
+    def _stamped(self, model: BaseModel) -> dict[str, Any]:
+        """A `prompts/get` or `completion/complete` result as the SDK's shaping writes it at 2026-07-28: its
+        fields, its type, and the server's identity in `_meta` (no cache hints: these methods have none)."""
+        result = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+        result["resultType"] = "complete"
+        meta = result.get("_meta")
+        if meta is None:
+            result["_meta"] = {SERVER_INFO_META_KEY: self._stamp}
+        elif meta.get(SERVER_INFO_META_KEY) is None:  # a stamp the prompt's metadata sets itself stays
+            result["_meta"] = {**meta, SERVER_INFO_META_KEY: self._stamp}
+        return result
+
+
+def _capabilities(raw: Any) -> types.ClientCapabilities | None:
+    """The client's capabilities from a 2026-07-28 envelope; None when they do not parse (it cannot be asked)."""
+    if isinstance(raw, types.ClientCapabilities) or raw is None:
+        return raw
+    try:
+        return types.ClientCapabilities.model_validate(raw, by_name=False)
+    except ValidationError:
+        return None

@@ -1,0 +1,205 @@
+"""Every method, over stdio and over HTTP, in every revision, is answered by the one implementation (`Answers`).
+
+The server's `Answers` is watched (each of its methods records the revision
+it answered); the same requests are then sent over real OS pipes and over
+real HTTP on 127.0.0.1, in each revision: handshake revisions after their
+`initialize`, 2026-07-28 statelessly. Each request must have been answered
+by the method of `Answers` that owns it, at the request's revision, and
+nothing else.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import io
+import json
+import os
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from test_http_transport import serving
+from test_stdio_transport import Pipes
+
+from mcp_notebook.models import (
+    EmbeddedResource,
+    MessageTemplate,
+    PromptArgument,
+    PromptSpec,
+    ResourceInfo,
+    TextContent,
+)
+from mcp_notebook.protocol.server import PromptServer, create_server
+from mcp_notebook.registry import PromptRegistry
+from mcp_notebook.transports.stdio import serve_stdio
+
+MODERN = "2026-07-28"
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", MODERN)
+ACCEPT = "application/json, text/event-stream"
+URI = "notebook:///g.ipynb#cell=one"
+
+# method -> (the `Answers` method that owns it, its params)
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    "prompts/list": ("list_prompts", {}),
+    "prompts/get": ("get_prompt", {"name": "greet", "arguments": {"who": "Ada"}}),
+    "completion/complete": (
+        "complete",
+        {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": "A"}},
+    ),
+    "resources/list": ("list_resources", {}),
+    "resources/templates/list": ("list_resource_templates", {}),
+    "resources/read": ("read_resource", {"uri": URI}),
+}
+
+
+class OneResource:
+    def list_resources(self) -> Sequence[ResourceInfo]:
+        return (ResourceInfo(uri=URI, name="one"),)
+
+    def read_resource(self, uri: str) -> Sequence[EmbeddedResource]:
+        return (EmbeddedResource(uri=uri, text="the cell"),)
+
+
+def _watch(server: PromptServer, name: str, calls: list[tuple[str, str]]) -> None:
+    """`server.answers.<name>`, recording (name, the revision it answered at) at each call."""
+    original = getattr(server.answers, name)
+    signature = inspect.signature(original)
+
+    def record(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        bound = signature.bind(*args, **kwargs)
+        calls.append((name, str(bound.arguments.get("revision", "any"))))
+
+    if inspect.iscoroutinefunction(original):
+
+        async def watched_async(*args: Any, **kwargs: Any) -> Any:
+            record(args, kwargs)
+            return await original(*args, **kwargs)
+
+        setattr(server.answers, name, functools.wraps(original)(watched_async))
+    else:
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            record(args, kwargs)
+            return original(*args, **kwargs)
+
+        setattr(server.answers, name, functools.wraps(original)(watched))
+
+
+def _server() -> tuple[PromptServer, list[tuple[str, str]]]:
+    registry = PromptRegistry()
+    spec = PromptSpec(
+        name="greet",
+        arguments=(PromptArgument("who", completions=("Ada", "Alan")),),
+        messages=(MessageTemplate("user", TextContent("Hello {{who}}")),),
+    )
+    registry.set_group("g.ipynb", [spec])
+    server = create_server(registry, resources=OneResource())
+    calls: list[tuple[str, str]] = []
+    for name, _ in METHODS.values():
+        _watch(server, name, calls)
+    return server, calls
+
+
+def _meta() -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+    }
+
+
+def _request(request_id: int, method: str, params: dict[str, Any], revision: str) -> dict[str, Any]:
+    if revision == MODERN:
+        params = {**params, "_meta": _meta()}
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def _initialize(revision: str) -> dict[str, Any]:
+    params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+
+
+@asynccontextmanager
+async def _stdio(server: PromptServer) -> AsyncIterator[Pipes]:
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(in_read, "rb"), encoding="utf-8"))
+    stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(out_write, "wb"), encoding="utf-8"))
+    client_reads = anyio.wrap_file(io.TextIOWrapper(os.fdopen(out_read, "rb"), encoding="utf-8"))
+    pipes = Pipes(in_write, client_reads)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: serve_stdio(server, stdin=stdin, stdout=stdout))
+            try:
+                yield pipes
+            finally:
+                pipes.close()
+    finally:
+        await stdin.aclose()
+        await stdout.aclose()
+        await client_reads.aclose()
+
+
+async def _over_stdio(server: PromptServer, revision: str) -> dict[str, dict[str, Any]]:
+    replies: dict[str, dict[str, Any]] = {}
+    async with _stdio(server) as pipes:
+        if revision != MODERN:
+            pipes.send(_initialize(revision))
+            assert "result" in await pipes.receive()
+            pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for number, (method, (_, params)) in enumerate(METHODS.items(), start=1):
+            pipes.send(_request(number, method, params, revision))
+            replies[method] = await pipes.receive()
+    return replies
+
+
+def _reply_of(response: httpx2.Response) -> dict[str, Any]:
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        messages = [json.loads(item) for item in data if item]
+        reply: dict[str, Any] = next(message for message in messages if "id" in message)
+        return reply
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+async def _over_http(server: PromptServer, revision: str) -> dict[str, dict[str, Any]]:
+    replies: dict[str, dict[str, Any]] = {}
+    async with serving(server) as url, httpx2.AsyncClient(timeout=10) as http:
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT}
+        if revision != MODERN:
+            opened = await http.post(url, content=json.dumps(_initialize(revision)), headers=headers)
+            assert "result" in _reply_of(opened)
+            headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+            headers["MCP-Protocol-Version"] = revision
+            note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await http.post(url, content=json.dumps(note), headers=headers)
+        for number, (method, (_, params)) in enumerate(METHODS.items(), start=1):
+            sent = dict(headers)
+            if revision == MODERN:
+                sent |= {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+                if method in ("prompts/get", "resources/read"):
+                    sent["Mcp-Name"] = params.get("name") or params["uri"]
+            body = json.dumps(_request(number, method, params, revision))
+            replies[method] = _reply_of(await http.post(url, content=body, headers=sent))
+    return replies
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_each_method_is_answered_by_its_one_implementation(transport: str, revision: str) -> None:
+    server, calls = _server()
+    replies = await (_over_stdio if transport == "stdio" else _over_http)(server, revision)
+    for method, reply in replies.items():
+        assert "result" in reply, (method, reply)
+    assert replies["prompts/get"]["result"]["messages"][0]["content"]["text"] == "Hello Ada"
+    assert replies["completion/complete"]["result"]["completion"]["values"] == ["Ada", "Alan"]
+    assert replies["resources/read"]["result"]["contents"][0]["text"] == "the cell"
+    owners = [owner for owner, _ in METHODS.values()]
+    assert [name for name, _ in calls] == owners
+    for name, answered_at in calls:
+        assert answered_at in (revision, "any"), (name, answered_at)
