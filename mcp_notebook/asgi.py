@@ -16,7 +16,9 @@ Under uvicorn the factory also puts the connection limits in place
 targets), which uvicorn's own protocol lacks; under other servers, their own
 timeouts apply. `MCP_NOTEBOOK_WORKER_DIR` must be a folder of this user's
 with mode 0700 (`transports/affinity.py`); anything else stops the worker
-with one line.
+with one line. So does a variable with a bad value (`MCP_NOTEBOOK_POLL must be
+at least 0.1 seconds, got '1e-300'`), with exit code 3: uvicorn's and
+gunicorn's code for a worker that cannot start, which they do not restart.
 """
 
 from __future__ import annotations
@@ -97,7 +99,12 @@ def create_app(
     from .transports.http import create_http_app
     from .transports.uvicorn_seam import protect_loading_config
 
-    settings = settings or ServeSettings.from_env()
+    if settings is None:
+        try:
+            settings = ServeSettings.from_env()
+        except ValueError as error:  # a bad variable: one line, as `serve` says it, and no restart
+            _say(str(error))
+            raise SystemExit(_STARTUP_FAILURE) from None
     if settings.worker_dir and (problem := worker_dir_problem(Path(settings.worker_dir))) is not None:
         _say(problem)
         raise SystemExit(_STARTUP_FAILURE)
