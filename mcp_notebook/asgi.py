@@ -15,7 +15,10 @@ Under uvicorn the factory also puts the connection limits in place
 (`transports/limits.py`: header timeout, connection cap, absolute-form
 targets), which uvicorn's own protocol lacks; under other servers, their own
 timeouts apply. Processes share no handshake sessions: with more than one,
-set `MCP_NOTEBOOK_STATELESS=1` (docs/deployment.md says why).
+set `MCP_NOTEBOOK_STATELESS=1` (docs/deployment.md says why). A variable with a
+bad value (`MCP_NOTEBOOK_POLL must be at least 0.1 seconds, got '1e-300'`)
+stops the worker with one line and exit code 3: uvicorn's and gunicorn's code
+for a worker that cannot start, which they do not restart.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["ServeSettings", "create_app"]
 
 PROG: Final = "mcp-notebook"
+_STARTUP_FAILURE: Final = 3  # uvicorn's exit code for a worker that cannot start: it stops, not restarts
 _HTTP_OPTIONS: Final = ("host", "port", "token", "token_hint", "allowed_hosts", "stateless", "worker_dir")
 _ENV_TOKEN_HINT: Final = f"the token in ${declared.option('token').env}, which this server was started with"
 
@@ -93,7 +97,12 @@ def create_app(
     from .transports.limits import GuardedHttpToolsProtocol
     from .transports.uvicorn_seam import protect_loading_config
 
-    settings = settings or ServeSettings.from_env()
+    if settings is None:
+        try:
+            settings = ServeSettings.from_env()
+        except ValueError as error:  # a bad variable: one line, as `serve` says it, and no restart
+            _say(str(error))
+            raise SystemExit(_STARTUP_FAILURE) from None
     service = NotebookService(settings.service)
 
     def print_summary(lines: list[str]) -> None:

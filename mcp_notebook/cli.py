@@ -640,6 +640,9 @@ def run_connect(args: argparse.Namespace) -> int:
     return connect(options=args)
 
 
+_DECLARED_FLAGS = frozenset(declared.flag for declared in settings.on(settings.CLI) if declared.kind.name != "bool")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's usage line and error, then a line saying what to type when a word is close to a known one."""
 
@@ -654,6 +657,11 @@ class _Parser(argparse.ArgumentParser):
         ]
 
     def error(self, message: str) -> NoReturn:
+        flag, _, refusal = message.removeprefix("argument ").partition(": ")
+        if refusal and flag in _DECLARED_FLAGS:
+            # A declared option's value refused: one line, as a bad $MCP_NOTEBOOK_* variable gets.
+            _say(f"{flag} {refusal}")
+            raise SystemExit(EXIT_USAGE)
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         from .command_line import correction_for, options_of

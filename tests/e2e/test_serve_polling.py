@@ -132,7 +132,7 @@ async def test_an_http_server_polls_when_the_environment_says_so(tmp_path: Path)
     ("args", "env", "message"),
     [
         ([], {"MCP_NOTEBOOK_POLL": "soon"}, "MCP_NOTEBOOK_POLL must be a number of seconds, got 'soon'"),
-        (["--poll", "0"], {}, "argument --poll: must be more than 0 seconds"),
+        (["--poll", "0"], {}, "mcp-notebook: --poll must be at least 0.1 seconds, got '0'"),
         (["--poll", "1", "--no-watch"], {}, "--poll says how to watch, --no-watch not to: give one of them"),
     ],
 )
@@ -150,4 +150,5 @@ def test_a_bad_poll_interval_is_one_line_and_exit_2(
         check=False,
     )
     assert out.returncode == 2
+    assert len(out.stderr.splitlines()) == 1, out.stderr  # one line, whatever the source of the value
     assert out.stderr.splitlines()[-1].endswith(message)

@@ -93,8 +93,10 @@ def test_this_machines_temporary_folder_has_a_type(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("soon", "MCP_NOTEBOOK_POLL must be a number of seconds, got 'soon'"),
-        ("0", "MCP_NOTEBOOK_POLL must be more than 0 seconds, got '0'"),
-        ("-1", "MCP_NOTEBOOK_POLL must be more than 0 seconds, got '-1'"),
+        ("0", "MCP_NOTEBOOK_POLL must be at least 0.1 seconds, got '0'"),
+        ("-1", "MCP_NOTEBOOK_POLL must be at least 0.1 seconds, got '-1'"),
+        ("1e-300", "MCP_NOTEBOOK_POLL must be at least 0.1 seconds, got '1e-300'"),
+        ("nan", "MCP_NOTEBOOK_POLL must be a finite number of seconds, got 'nan'"),
     ],
 )
 def test_a_bad_poll_interval_in_the_environment_says_what_is_wrong(text: str, message: str) -> None:
@@ -375,5 +377,5 @@ def test_the_poll_interval_reaches_every_worker_through_the_environment() -> Non
     assert settings.to_env()[POLL_ENV] == "1.5"
     assert ServeSettings.from_env(settings.to_env()) == settings
     assert ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts"}).service.poll is None
-    with pytest.raises(ValueError, match="MCP_NOTEBOOK_POLL must be more than 0 seconds, got '0'"):
+    with pytest.raises(ValueError, match=r"MCP_NOTEBOOK_POLL must be at least 0\.1 seconds, got '0'"):
         ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts", POLL_ENV: "0"})
