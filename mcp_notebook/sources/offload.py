@@ -86,6 +86,8 @@ class BuildProcess:
                 return None
 
     def _start(self) -> ProcessPoolExecutor | None:
+        # Started as multiprocessing starts any spawned child: this interpreter with this process's flags,
+        # then this process's module path.
         pool = ProcessPoolExecutor(
             max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts
         )
