@@ -17,7 +17,7 @@ from typing import Any
 
 from ..models import PromptSpec
 
-__all__ = ["KINDS", "ClientRule", "client_names", "client_rules", "problems_of"]
+__all__ = ["KINDS", "ClientRule", "ProblemFinder", "client_names", "client_rules", "problems_of"]
 
 TABLE = "clients.json"
 
@@ -32,25 +32,27 @@ class ClientRule:
     source: str
     parameters: Mapping[str, Any]
 
-    def detail(self, spec: PromptSpec) -> str | None:
-        """What in `spec` breaks this rule, said for a person; None when it does not break it."""
-        return KINDS[self.kind](spec, self.parameters)
+    def detail(self, spec: PromptSpec, media: Collection[str] | None = None) -> str | None:
+        """What in `spec` breaks this rule, said for a person; None when it does not break it.
+
+        `media`: the kinds of content other than text in `spec`'s messages, when known without reading them."""
+        return KINDS[self.kind](spec, self.parameters, media_of(spec) if media is None else media)
 
     def message(self, spec: PromptSpec, detail: str) -> str:
         return self.says.format(name=spec.name, count=len(spec.arguments), detail=detail)
 
 
-def _max_arguments(spec: PromptSpec, parameters: Mapping[str, Any]) -> str | None:
+def _max_arguments(spec: PromptSpec, parameters: Mapping[str, Any], media: Collection[str]) -> str | None:
     count = len(spec.arguments)
     return f"{count} arguments" if count > int(parameters["limit"]) else None
 
 
-def _min_arguments(spec: PromptSpec, parameters: Mapping[str, Any]) -> str | None:
+def _min_arguments(spec: PromptSpec, parameters: Mapping[str, Any], media: Collection[str]) -> str | None:
     count = len(spec.arguments)
     return f"{count} arguments" if count < int(parameters["limit"]) else None
 
 
-def _split_on_spaces(spec: PromptSpec, parameters: Mapping[str, Any]) -> str | None:
+def _split_on_spaces(spec: PromptSpec, parameters: Mapping[str, Any], media: Collection[str]) -> str | None:
     del parameters
     for argument in spec.arguments:
         spaced = [
@@ -64,20 +66,25 @@ def _split_on_spaces(spec: PromptSpec, parameters: Mapping[str, Any]) -> str | N
     return None
 
 
-def _name_prefix(spec: PromptSpec, parameters: Mapping[str, Any]) -> str | None:
+def _name_prefix(spec: PromptSpec, parameters: Mapping[str, Any], media: Collection[str]) -> str | None:
     del parameters
     return f"{spec.name!r}" if "." in spec.name else None
 
 
-def _content_types(spec: PromptSpec, parameters: Mapping[str, Any]) -> str | None:
+def _content_types(spec: PromptSpec, parameters: Mapping[str, Any], media: Collection[str]) -> str | None:
     refused = frozenset(parameters["types"])
-    found = dict.fromkeys(template.content.type for template in spec.messages if template.content.type in refused)
+    found = [kind for kind in media if kind in refused]
     if not found:
         return None
     return "its " + ", ".join(f"{kind.replace('_', ' ')} content" for kind in found)
 
 
-KINDS: Mapping[str, Callable[[PromptSpec, Mapping[str, Any]], str | None]] = {
+def media_of(spec: PromptSpec) -> tuple[str, ...]:
+    """The kinds of content other than text in `spec`'s messages, in order of first use."""
+    return tuple(dict.fromkeys(t.content.type for t in spec.messages if t.content.type != "text"))
+
+
+KINDS: Mapping[str, Callable[[PromptSpec, Mapping[str, Any], Collection[str]], str | None]] = {
     "max_arguments": _max_arguments,
     "min_arguments": _min_arguments,
     "split_on_spaces": _split_on_spaces,
@@ -116,11 +123,40 @@ def client_rules(clients: Collection[str] | None = None) -> tuple[ClientRule, ..
     return tuple(rule for rule in rules if rule.client in clients)
 
 
-def problems_of(spec: PromptSpec, rules: Sequence[ClientRule]) -> list[tuple[ClientRule, str]]:
-    """Each rule `spec` breaks, with what the report says about it."""
+def problems_of(
+    spec: PromptSpec, rules: Sequence[ClientRule], media: Collection[str] | None = None
+) -> list[tuple[ClientRule, str]]:
+    """Each rule `spec` breaks, with what the report says about it (`media`: see `ClientRule.detail`)."""
     found = []
     for rule in rules:
-        detail = rule.detail(spec)
+        detail = rule.detail(spec, media)
         if detail is not None:
             found.append((rule, rule.message(spec, detail)))
     return found
+
+
+class ProblemFinder:
+    """`problems_of` for many prompts: prompts alike in what the rules look at are judged once.
+
+    The rules look at a prompt's arguments, whether its name has a dot, and the kinds of content of its
+    messages. Prompts of a notebook usually share one arguments tuple (declarations are shared), so the
+    answer is kept by that tuple's identity (the tuple itself is kept too, so the identity stays its own).
+    """
+
+    def __init__(self, rules: Sequence[ClientRule]) -> None:
+        self.rules = tuple(rules)
+        self._looks_at_content = any(rule.kind == "content_types" for rule in self.rules)
+        self._known: dict[tuple[int, bool, tuple[str, ...]], tuple[object, list[tuple[ClientRule, str]]]] = {}
+
+    def __call__(self, spec: PromptSpec, media: tuple[str, ...] | None = None) -> list[tuple[ClientRule, str]]:
+        if media is None:
+            media = media_of(spec) if self._looks_at_content else ()
+        key = (id(spec.arguments), "." in spec.name, media)
+        known = self._known.get(key)
+        if known is not None and known[0] is spec.arguments:
+            found = known[1]
+            if not any("{name" in rule.says for rule, _ in found):
+                return found
+        found = problems_of(spec, self.rules, media)
+        self._known[key] = (spec.arguments, found)
+        return found

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from xml.etree import ElementTree
 
 from ..models import PromptSpec
-from .clients import ClientRule, client_names, client_rules, problems_of
+from .clients import ClientRule, ProblemFinder, client_names, client_rules
 from .prompt_tests import TestResult, run_tests
 
 __all__ = ["Finding", "NotebookReport", "Report", "check_paths", "check_prompts"]
@@ -228,16 +228,26 @@ def _test_record(result: TestResult) -> dict[str, Any]:
 # -- checking ----------------------------------------------------------------------------------
 
 
-def _clients_of(rules: Sequence[ClientRule], report: NotebookReport, specs: Iterable[PromptSpec]) -> None:
-    """The client findings of `specs`: one finding per rule and message, naming every prompt that breaks it."""
+def _clients_of(
+    rules: Sequence[ClientRule],
+    report: NotebookReport,
+    specs: Iterable[PromptSpec],
+    known: tuple[frozenset[str], Mapping[str, tuple[str, ...]]] | None = None,
+) -> None:
+    """The client findings of `specs`: one finding per rule and message, naming every prompt that breaks it.
+
+    `known`: the names of the notebook's prompts as it names them, and their kinds of media (`content_kinds`),
+    so that the messages of a prompt taken from the index need not be read (a prompt renamed for a clash is)."""
     grouped: dict[tuple[ClientRule, str], list[str]] = {}
+    problems = ProblemFinder(rules)
+    names, media = known if known is not None else (frozenset(), {})
     for spec in specs:
         report.prompts += 1
-        for rule, message in problems_of(spec, rules):
+        for rule, message in problems(spec, media.get(spec.name, ()) if spec.name in names else None):
             grouped.setdefault((rule, message), []).append(spec.name)
-    for (rule, message), names in grouped.items():
+    for (rule, message), breaking in grouped.items():
         report.findings.append(
-            Finding("warning", "client", message, tuple(names), client=rule.client, source=rule.source)
+            Finding("warning", "client", message, tuple(breaking), client=rule.client, source=rule.source)
         )
 
 
@@ -305,8 +315,9 @@ def check_paths(
         by_notebook: dict[str, list[PromptSpec]] = {}
         for spec in snapshot.prompts:
             by_notebook.setdefault(spec.origin or GENERAL, []).append(spec)
+        kinds = source.content_kinds()
         for key, specs in by_notebook.items():
-            _clients_of(rules, report.of(key), specs)
+            _clients_of(rules, report.of(key), specs, kinds.get(key))
         results = run_tests(
             source.prompt_tests(),
             source.notebooks,

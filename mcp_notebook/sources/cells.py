@@ -75,6 +75,9 @@ class NotebookPrompts:
     warnings: tuple[str, ...] = ()
     cells: Sequence[PublishedCell] = ()  # a tuple, or a `Deferred` one when taken from the index
     tests: tuple[PromptTest, ...] = ()  # its test cells (`test_cells.py`), which are never part of a prompt
+    # The kinds of content other than text in each prompt that has any, by name (what a check of clients that
+    # forward only text needs, known without reading the messages of a prompt taken from the index).
+    media: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +389,7 @@ def prompts_from_notebook(
     shared_meta = {NOTEBOOK_META_KEY: origin}
     # Each cell as first found, and the names it ends up publishing: one copy per cell, made at the end.
     published: dict[int, tuple[PublishedCell, list[str]]] = {}
+    media: dict[str, tuple[str, ...]] = {}
     for name, parts in by_prompt.items():
         if not is_valid_name(name):
             warn(
@@ -398,6 +402,9 @@ def prompts_from_notebook(
         )
         for part in parts:
             published.setdefault(part.number, (part.published, []))[1].append(name)
+        kinds = tuple(dict.fromkeys(t.content.type for t in prompts[-1].messages if t.content.type != "text"))
+        if kinds:
+            media[name] = kinds
     return NotebookPrompts(
         prompts=tuple(prompts),
         warnings=tuple(dict.fromkeys(found)),
@@ -406,6 +413,7 @@ def prompts_from_notebook(
             for cell, names in (published[number] for number in sorted(published))
         ),
         tests=tuple(tests),
+        media=tuple(media.items()),
     )
 
 

@@ -144,6 +144,15 @@ class NotebookFolderSource:
             if state.loaded is not None and state.loaded.tests
         }
 
+    def content_kinds(self) -> dict[str, tuple[frozenset[str], Mapping[str, tuple[str, ...]]]]:
+        """For each notebook, by key: the names of its prompts as it names them, and the kinds of content other
+        than text of those that have any (known without reading their messages)."""
+        return {
+            key: (frozenset(spec.name for spec in state.loaded.prompts), dict(state.loaded.media))
+            for key, state in self._states.items()
+            if state.loaded is not None
+        }
+
     # -- finding and loading ---------------------------------------------------------------
 
     def _key(self, path: Path) -> str | None:

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 Body = tuple[tuple[tuple[MessageTemplate, ...], ...], tuple[PublishedCell, ...]]
 _SHARED_META = 0  # in a listing row: `_meta` is the notebook's own and nothing else
-_LISTING_VERSION = 2  # 2: the notebook's prompt tests after its rows
+_LISTING_VERSION = 2  # 2: the notebook's prompt tests and its prompts' kinds of media after its rows
 
 # Argument rows and tuples of them, to the one object made for each while restoring (a start reads
 # the same few declarations thousands of times).
@@ -60,7 +60,7 @@ def listing_of(loaded: NotebookPrompts, *, origin: str, root: str) -> bytes | No
         arguments = tuple(_argument_row(a) for a in spec.arguments)
         rows.append((spec.name, spec.title, spec.description, arguments, icons, meta))
     tests = tuple(dataclasses.astuple(test) for test in loaded.tests)  # plain values, as the rows are
-    listing = (_LISTING_VERSION, tuple(loaded.warnings), tuple(rows), tests)
+    listing = (_LISTING_VERSION, tuple(loaded.warnings), tuple(rows), tests, loaded.media)
     return pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -117,7 +117,7 @@ def restore(
 ) -> NotebookPrompts | None:
     """The notebook `listing` describes, its messages and cells deferred to `body(names)`; None if unreadable."""
     try:
-        version, warnings, rows, tests = pickle.loads(listing)
+        version, warnings, rows, tests, media = pickle.loads(listing)
         if version != _LISTING_VERSION:
             return None
         stored = body(tuple(row[0] for row in rows))
@@ -139,7 +139,8 @@ def restore(
                 for position, row in enumerate(rows)
             ]
         )
-        return NotebookPrompts(prompts, warnings, Deferred(stored, -1), tuple(PromptTest(*test) for test in tests))
+        tested = tuple(PromptTest(*test) for test in tests)
+        return NotebookPrompts(prompts, warnings, Deferred(stored, -1), tested, media)
     except Exception:  # a damaged entry is a miss: the notebook is read from its file
         log.debug("notebook index listing for %s is unreadable", origin, exc_info=True)
         return None

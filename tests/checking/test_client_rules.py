@@ -91,3 +91,34 @@ def test_clients_narrow_the_table_and_an_unknown_one_is_refused_with_the_known_o
     with pytest.raises(ValueError, match=r"unknown client zedd: the known ones are claude-code, cursor"):
         client_rules(["zedd"])
     assert set(client_names()) == {"claude-code", "cursor", "opencode", "text-only", "vscode", "zed"}
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_the_media_known_from_the_scan_are_those_of_the_messages() -> None:
+    from mcp_notebook.checking.clients import media_of
+    from mcp_notebook.sources.cells import prompts_from_notebook
+
+    seen = set()
+    for path in sorted(EXAMPLES.glob("*.ipynb")):
+        loaded = prompts_from_notebook(json.loads(path.read_text()), origin=path.name)
+        media = dict(loaded.media)
+        for spec in loaded.prompts:
+            assert media.get(spec.name, ()) == media_of(spec)
+            seen.update(media_of(spec))
+    assert {"image", "audio", "resource", "resource_link"} <= seen
+
+
+def test_a_prompt_renamed_for_a_clash_is_still_judged_by_its_content(tmp_path: Path) -> None:
+    from notebook_files import write_notebook
+
+    from mcp_notebook.checking.report import check_paths
+
+    image = {"output_type": "display_data", "data": {"image/png": "aGk="}, "metadata": {}}
+    cell = {"cell_type": "code", "source": "plot()", "mcp": {"prompt": "chart"}, "outputs": [image]}
+    write_notebook(tmp_path / "a.ipynb", [cell])
+    write_notebook(tmp_path / "b.ipynb", [cell])
+    report = check_paths([tmp_path], clients=["text-only"])
+    found = {key: [f.prompts for f in n.findings if f.kind == "client"] for key, n in report.notebooks.items()}
+    assert found == {"a.ipynb": [("a.chart",)], "b.ipynb": [("b.chart",)], "": []}

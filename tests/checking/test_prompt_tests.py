@@ -62,7 +62,7 @@ def test_the_stored_listing_keeps_the_tests(tmp_path: Path) -> None:
         return StoredBody(names, lambda: None, lambda: None)
 
     restored = restore(listing, body, origin="greet.ipynb", root=str(tmp_path), interned={})
-    assert restored is not None and restored.tests == loaded.tests
+    assert restored is not None and restored.tests == loaded.tests and restored.media == loaded.media
 
 
 @pytest.mark.parametrize(
