@@ -95,12 +95,14 @@ class Report:
 
     def summary(self) -> str:
         prompts = sum(n.prompts for n in self.notebooks.values())
-        notebooks = sum(1 for key in self.notebooks if key != GENERAL)
+        notebooks = sum(1 for key in self.notebooks if key.endswith(".ipynb"))
+        others = [key for key in self.notebooks if key != GENERAL and not key.endswith(".ipynb")]  # "%%prompt cells"
         tests = self.tests
         failed = sum(not result.passed for result in tests)
         ran = f", {_count(len(tests), 'prompt test')} ({len(tests) - failed} passed, {failed} failed)" if tests else ""
         return (
-            f"{_count(prompts, 'prompt')} in {_count(notebooks, 'notebook')}{ran}: {_count(self.errors, 'error')}, "
+            f"{_count(prompts, 'prompt')} in {' and '.join([_count(notebooks, 'notebook'), *others])}{ran}: "
+            f"{_count(self.errors, 'error')}, "
             f"{_count(self.warnings, 'warning')} (clients: {', '.join(self.clients) or 'none'})"
         )
 
