@@ -22,10 +22,13 @@ import time
 __all__ = ["DEFAULT_TIMEOUT", "RegexSearcher", "RegexTimeout"]
 
 DEFAULT_TIMEOUT = 2.0  # seconds one search may take
+START_TIMEOUT = 60.0  # seconds the helper may take to start (a busy machine), not counted in a search's time
 
 # One request a line, {"pattern", "text"}; one answer a line, true or false.
 _CHILD = """\
 import json, re, sys
+sys.stdout.write("ready\\n")
+sys.stdout.flush()
 for line in sys.stdin:
     request = json.loads(line)
     found = re.search(request["pattern"], request["text"], re.MULTILINE) is not None
@@ -65,13 +68,21 @@ class RegexSearcher:
         return answer == b"true"
 
     def _start(self) -> subprocess.Popen[bytes]:
-        self._child = subprocess.Popen(
+        """The helper, once it says it is ready (its start is not counted in any search's time)."""
+        child = self._child = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", _CHILD],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
-        return self._child
+        try:
+            ready = self._read_line(child, time.monotonic() + START_TIMEOUT)
+        except (OSError, RegexTimeout):
+            ready = b""
+        if ready != b"ready":
+            self.close()
+            raise OSError("the regex search process did not start")
+        return child
 
     @staticmethod
     def _read_line(child: subprocess.Popen[bytes], deadline: float) -> bytes:

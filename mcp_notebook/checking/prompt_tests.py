@@ -167,6 +167,8 @@ class _Run:
                 found = self.searcher.search(pattern, text)
             except re.error as error:
                 raise _Failed(f"the regex {pattern!r} is malformed: {error}") from None
+            except OSError as error:
+                raise _Failed(f"the regex {pattern!r} could not be searched: {error}") from None
             except RegexTimeout as timeout:
                 raise _Failed(
                     f"the regex {pattern!r} was stopped: {timeout}; nested repetition such as (a+)+ can run for ever"
