@@ -90,3 +90,19 @@ def test_the_table_renders_in_a_browser(isolated_shell: InteractiveShell, tmp_pa
         check=True,
     )  # fmt: skip
     assert shot.stat().st_size > 10_000  # a page with a table on it, not a blank one
+
+
+@pytest.mark.slow
+def test_in_a_real_kernel_the_kernels_own_notebook_is_checked(tmp_path: Path) -> None:
+    from kernel_harness import RealKernel
+
+    path = _notebook(tmp_path / "work")
+    with RealKernel(tmp_path / "jupyter", cwd=path.parent, env={"JPY_SESSION_NAME": str(path)}) as kernel:
+        assert kernel.execute("%load_ext mcp_notebook").status == "ok"
+        assert kernel.execute("%%prompt summary\nSummarize.").status == "ok"
+        shown = kernel.execute("%mcp check")
+        assert shown.error is None, shown.error
+        data = shown.result
+        assert "<table>" in data["text/html"] and "test greets Ada" in data["text/html"]
+        assert "3 prompts in 1 notebook and %%prompt cells" in data["text/plain"]
+        assert "opencode" in data["text/plain"] and "summary" in data["text/plain"]
