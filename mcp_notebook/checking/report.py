@@ -231,7 +231,7 @@ def _test_record(result: TestResult) -> dict[str, Any]:
 
 
 def _clients_of(
-    rules: Sequence[ClientRule],
+    problems: ProblemFinder,
     report: NotebookReport,
     specs: Iterable[PromptSpec],
     known: tuple[frozenset[str], Mapping[str, tuple[str, ...]]] | None = None,
@@ -241,7 +241,6 @@ def _clients_of(
     `known`: the names of the notebook's prompts as it names them, and their kinds of media (`content_kinds`),
     so that the messages of a prompt taken from the index need not be read (a prompt renamed for a clash is)."""
     grouped: dict[tuple[ClientRule, str], list[str]] = {}
-    problems = ProblemFinder(rules)
     names, media = known if known is not None else (frozenset(), {})
     for spec in specs:
         report.prompts += 1
@@ -257,11 +256,11 @@ def check_prompts(
     groups: Mapping[str, Iterable[PromptSpec]], *, clients: Collection[str] | None = None, report: Report | None = None
 ) -> Report:
     """The client findings of prompts from anywhere, by group (a notebook's key, "kernel", ...)."""
-    rules = client_rules(clients)
+    problems = ProblemFinder(client_rules(clients))
     report = report or Report()
     report.clients = tuple(sorted(clients)) if clients is not None else tuple(client_names())
     for key, specs in groups.items():
-        _clients_of(rules, report.of(key), specs)
+        _clients_of(problems, report.of(key), specs)
     return report
 
 
@@ -317,9 +316,9 @@ def check_paths(
         by_notebook: dict[str, list[PromptSpec]] = {}
         for spec in snapshot.prompts:
             by_notebook.setdefault(spec.origin or GENERAL, []).append(spec)
-        kinds = source.content_kinds()
+        kinds, problems = source.content_kinds(), ProblemFinder(rules)  # one finder: prompts alike across notebooks
         for key, specs in by_notebook.items():
-            _clients_of(rules, report.of(key), specs, kinds.get(key))
+            _clients_of(problems, report.of(key), specs, kinds.get(key))
         results = run_tests(
             source.prompt_tests(),
             source.notebooks,
