@@ -122,3 +122,14 @@ def test_a_prompt_renamed_for_a_clash_is_still_judged_by_its_content(tmp_path: P
     report = check_paths([tmp_path], clients=["text-only"])
     found = {key: [f.prompts for f in n.findings if f.kind == "client"] for key, n in report.notebooks.items()}
     assert found == {"a.ipynb": [("a.chart",)], "b.ipynb": [("b.chart",)], "": []}
+
+
+def test_the_help_of_clients_names_every_client_of_the_table() -> None:
+    import argparse
+
+    from mcp_notebook.checking.command import add_check_arguments
+
+    parser = argparse.ArgumentParser()
+    add_check_arguments(parser)
+    (option,) = [action for action in parser._actions if action.dest == "clients"]
+    assert option.help is not None and f"{', '.join(sorted(client_names()))} (default: all)" in option.help
