@@ -290,12 +290,15 @@ def check_paths(
     registry = PromptRegistry()
     quiet = logging.getLogger("mcp_notebook.sources")  # every problem is in the report, once
     propagate, quiet.propagate = quiet.propagate, False
+    silent = logging.NullHandler()  # without a handler, logging's last resort would print them anyway
+    quiet.addHandler(silent)
     collecting = gc.isenabled()
     gc.disable()  # a scan makes millions of objects and hardly a cycle (see `first_scan`); nothing is frozen here
     try:
         source = NotebookFolderSource(list(paths), registry)
         source.scan(workers=None)  # shared with forked children when large, as a server's first scan
     finally:
+        quiet.removeHandler(silent)
         quiet.propagate = propagate
         if collecting:
             gc.enable()

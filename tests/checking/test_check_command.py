@@ -117,6 +117,7 @@ def test_an_unreadable_notebook_and_format_warnings_are_reported_under_their_not
 
 @pytest.mark.slow
 def test_the_installed_command_checks_a_folder(folder: Path, tmp_path: Path) -> None:
+    (folder / "broken.ipynb").write_text("{not json")
     run = subprocess.run(
         [sys.executable, "-m", "mcp_notebook", "check", str(folder), "--junit", str(tmp_path / "j.xml")],
         capture_output=True,
@@ -125,5 +126,6 @@ def test_the_installed_command_checks_a_folder(folder: Path, tmp_path: Path) -> 
         check=False,
     )
     assert run.returncode == 1, run.stderr
-    assert "failing.ipynb: 1 error" in run.stdout
-    assert ElementTree.parse(tmp_path / "j.xml").getroot().get("failures") == "1"
+    assert "broken.ipynb: 1 error" in run.stdout and "failing.ipynb: 1 error" in run.stdout
+    assert run.stderr == "", "every problem is said once, in the report"
+    assert ElementTree.parse(tmp_path / "j.xml").getroot().get("failures") == "2"
