@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..models import PromptSpec
-from ..sources.test_cells import PromptTest
-from .prompt_tests import TestResult, run_tests
+if TYPE_CHECKING:  # every pytest run loads this plugin: the rest of mcp-notebook only when --mcp-prompts is given
+    from ..models import PromptSpec
+    from ..sources.test_cells import PromptTest
+    from .prompt_tests import TestResult
 
 __all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_configure", "pytest_unconfigure"]
 
@@ -87,6 +88,8 @@ class PromptTestItem(_Item):
         return self
 
     def runtest(self) -> None:
+        from .prompt_tests import run_tests
+
         parent = self.parent
         assert isinstance(parent, NotebookFile)
         source = parent.source
