@@ -755,9 +755,13 @@ def build_parser(command: str | None = None) -> _Parser:
         "items", nargs="+", metavar="PATH... NAME [ARG=VALUE ...]", help="notebooks, the prompt name, its arguments"
     )
 
-    from .checking.command import CHECK_HELP, CHECK_SUMMARY, add_check_arguments  # standard library only
+    summary = "check prompts for every client and run their prompt tests"
+    if command in (None, "check"):
+        from .checking.command import CHECK_HELP, add_check_arguments  # standard library only
 
-    add_check_arguments(_add_command(commands, "check", CHECK_SUMMARY, CHECK_HELP, run_check))
+        add_check_arguments(_add_command(commands, "check", summary, CHECK_HELP, run_check))
+    else:
+        _add_command(commands, "check", summary, "", run_check)
 
     config = _add_command(commands, "config", "print MCP client configuration", _CONFIG_HELP, run_config)
     config.add_argument("paths", nargs="*", metavar="PATH", help="notebook files or folders to serve")

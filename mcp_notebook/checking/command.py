@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["CHECK_HELP", "CHECK_SUMMARY", "add_check_arguments", "run_check"]
-
-CHECK_SUMMARY = "check prompts for every client and run their prompt tests"
+__all__ = ["CHECK_HELP", "add_check_arguments", "run_check"]
 
 CHECK_HELP = """\
 Check the prompts of notebooks before release: the format warnings `list`
