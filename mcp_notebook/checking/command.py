@@ -61,12 +61,17 @@ def run_check(args: argparse.Namespace) -> int:
 
     from .report import check_paths
 
-    # A one-shot command: what the scan builds lives until the process ends, so collecting it only costs time
-    # (a full collection over 100,000 prompts, as `serve` avoids by freezing them after its first scan).
+    # What the check builds lives until the command ends: collecting it only costs time (a full collection over
+    # 100,000 prompts), so collection waits, and what is left is frozen, as `serve` does after its first scan
+    # (the interpreter's last collection, at exit, skips it too).
+    collecting = gc.isenabled()
     gc.disable()
-
-    report = check_paths(args.paths, clients=args.clients, update_snapshots=args.update_snapshots)
-    gc.freeze()  # nor at exit: the interpreter's last collection skips what is frozen
+    try:
+        report = check_paths(args.paths, clients=args.clients, update_snapshots=args.update_snapshots)
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
     if args.junit:
         try:
             Path(args.junit).write_bytes(report.junit_xml(strict=args.strict))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -29,7 +30,11 @@ def folder(tmp_path: Path) -> Path:
 
 
 def _check(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["check", *args])
+    try:
+        code = main(["check", *args])
+    finally:
+        gc.unfreeze()  # what the command froze, as a process about to end would keep it
+    assert gc.isenabled(), "collection is on again after the command"
     out, err = capsys.readouterr()
     return code, out, err
 
