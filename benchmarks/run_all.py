@@ -27,6 +27,7 @@ BENCHMARKS = (
     "bench_scale",
     "bench_loop_stall",
     "bench_poll",
+    "bench_check",
 )
 
 # Sizes small enough for a smoke test in CI.
@@ -40,6 +41,7 @@ QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "bench_scale": ("--notebooks", "3", "--prompts", "2", "--runs", "1", "--saves", "2", "--idle-seconds", "0.2"),
     "bench_loop_stall": ("--cells", "300", "--megabytes", "1", "--window", "0.3"),
     "bench_poll": ("--notebooks", "3", "--prompts", "1", "--saves", "1", "--idle-seconds", "0.2", "--intervals", "0.3"),
+    "bench_check": ("--notebooks", "3", "--prompts", "2", "--repeats", "1"),
 }
 
 

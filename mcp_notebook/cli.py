@@ -350,10 +350,10 @@ def _call_line(paths: Sequence[str], spec: PromptSpec) -> str:
 def run_render(args: argparse.Namespace) -> int:
     import shlex
 
+    from .checking.prompt_tests import rendered_text
     from .exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
     from .naming import suggest_names
     from .rendering import render_prompt
-    from .transcript import Layout, to_transcript
 
     items: list[str] = list(args.items)
     values: dict[str, str] = {}
@@ -391,8 +391,7 @@ def run_render(args: argparse.Namespace) -> int:
     except MCPNotebookError as error:
         _say(str(error))
         return EXIT_USAGE
-    layout = Layout(blocks="text", sections="message", headings="always", heading="markdown-as-sent", title="markdown")
-    if text := to_transcript(rendered, layout):
+    if text := rendered_text(rendered):  # what prompt tests look into and snapshots hold
         print(text, end="\n\n")
     return 0
 
@@ -634,6 +633,15 @@ examples:
 """
 
 
+def run_check(args: argparse.Namespace) -> int:
+    from .checking.command import run_check as check
+
+    try:
+        return check(args)
+    except (FileNotFoundError, ValueError) as error:
+        raise UsageProblem(str(error)) from None
+
+
 def run_connect(args: argparse.Namespace) -> int:
     from .kernel_proxy import main as connect
 
@@ -757,6 +765,14 @@ def build_parser(command: str | None = None) -> _Parser:
         "items", nargs="+", metavar="PATH... NAME [ARG=VALUE ...]", help="notebooks, the prompt name, its arguments"
     )
 
+    summary = "check prompts for every client and run their prompt tests"
+    if command in (None, "check"):
+        from .checking.command import CHECK_HELP, add_check_arguments  # standard library only
+
+        add_check_arguments(_add_command(commands, "check", summary, CHECK_HELP, run_check))
+    else:
+        _add_command(commands, "check", summary, "", run_check)
+
     config = _add_command(commands, "config", "print MCP client configuration", _CONFIG_HELP, run_config)
     config.add_argument("paths", nargs="*", metavar="PATH", help="notebook files or folders to serve")
     config.add_argument("--name", help="server name in the client (default: the first path's name)")
@@ -777,7 +793,7 @@ def build_parser(command: str | None = None) -> _Parser:
     return parser
 
 
-HELP_COMMANDS = ("", "serve", "list", "render", "config", "connect", "trust")  # "": `mcp-notebook --help`
+HELP_COMMANDS = ("", "serve", "list", "render", "check", "config", "connect", "trust")  # "": `mcp-notebook --help`
 HELP_TEXT_MODULE = "help_text.py"
 
 

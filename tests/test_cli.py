@@ -357,12 +357,12 @@ def test_a_misspelled_subcommand_keeps_the_usage_line_and_says_what_to_type(
     assert lines == [
         "usage: mcp-notebook [-h] [--version] COMMAND ...",
         "mcp-notebook: error: argument COMMAND: invalid choice: 'serv' "
-        "(choose from 'serve', 'list', 'render', 'config', 'connect', 'trust')",
+        "(choose from 'serve', 'list', 'render', 'check', 'config', 'connect', 'trust')",
         f"mcp-notebook: did you mean serve? type: mcp-notebook serve {folder} --http",
     ]
 
 
-@pytest.mark.parametrize("command", ["serve", "list", "render", "config", "connect"])
+@pytest.mark.parametrize("command", ["serve", "list", "render", "check", "config", "connect"])
 def test_every_subcommand_misspelled_is_suggested(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     typo = command[:2] + command[3:]  # one letter left out
     lines = _usage_error([typo, "x"], capsys)

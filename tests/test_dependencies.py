@@ -2,7 +2,8 @@
 
 Each import of mcp_notebook/ and lsp_bridge/ (wherever it stands: in a function, under `TYPE_CHECKING`) is
 mapped to the distributions that provide it, as installed; one of them must be declared. The Jupyter Server
-extension (mcp_notebook/jupyter/) may also rely on the `jupyter` extra, which installing it needs. Declaring
+extension (mcp_notebook/jupyter/) may also rely on the `jupyter` extra, which installing it needs, and the
+pytest plugin (mcp_notebook/checking/pytest_plugin.py) on the `pytest` extra. Declaring
 a package that merely comes along with another (pydantic with mcp) is not enough to be left out: we use its
 API ourselves, so its range is ours to state and to test (.ci/lowest-setup.sh installs every lower bound).
 """
@@ -22,7 +23,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 OWN = frozenset({"mcp_notebook", "lsp_bridge"})
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
-EXTRA_USERS = {"jupyter": "mcp_notebook/jupyter/"}  # the extra, and the modules that may rely on it
+# The extras, and the modules that may rely on them: the Jupyter Server extension, and the pytest plugin (which
+# only pytest itself ever loads).
+EXTRA_USERS = {"jupyter": "mcp_notebook/jupyter/", "pytest": "mcp_notebook/checking/pytest_plugin.py"}
 
 
 def normalized(name: str) -> str:

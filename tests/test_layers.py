@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sources", ("sources",)),
     ("protocol seam", ("protocol",)),
     ("service", ("service",)),
+    ("checking", ("checking",)),
     (
         "edges",
         (

@@ -51,7 +51,7 @@ class MCPMagics(Magics):
         "subcommand",
         nargs="?",
         help="servers | connect | disconnect | prompts | get | complete | form | picker | help"
-        " | trust | serve | stop | unpublish (%%mcp help lists them)",
+        " | trust | serve | stop | unpublish | check (%%mcp help lists them)",
     )
     @argument("arguments", nargs="*", help="see %%mcp SUBCOMMAND --help")  # type: ignore[no-untyped-call, untyped-decorator]
     @line_magic
@@ -340,6 +340,13 @@ def _picker(magics: MCPMagics, argv: list[str]) -> Any:
     return picker_command(magics.shell, argv)
 
 
+def _check(magics: MCPMagics, argv: list[str]) -> Any:
+    from .check import check_command
+
+    options = magics.parsers["check"].parse(argv)
+    return None if options is None else check_command(magics.shell, options)
+
+
 def _table(*entries: Subcommand) -> dict[str, Subcommand]:
     return {entry.name: entry for entry in entries}
 
@@ -359,4 +366,5 @@ SUBCOMMANDS: dict[str, Subcommand] = _table(
     Subcommand("unpublish", "withdraw a %%prompt prompt", parsers.unpublish_parser, _unpublish),
     Subcommand("form", "fill in a prompt's arguments in a form", parsers.form_parser, _form),
     Subcommand("picker", "browse the prompts of connected servers", parsers.picker_parser, _picker),
+    Subcommand("check", "check this notebook's prompts for every client", parsers.check_parser, _check),
 )

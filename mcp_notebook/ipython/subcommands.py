@@ -28,6 +28,7 @@ __all__ = [
     "HELP_WIDTH",
     "Subcommand",
     "SubcommandParser",
+    "check_parser",
     "complete_parser",
     "connect_parser",
     "disconnect_parser",
@@ -197,6 +198,28 @@ def prompts_parser() -> SubcommandParser:
     )
     p.add_argument("servers", nargs="*", metavar="SERVER", help="server names")
     p.add_argument("--refresh", action="store_true", help="ask the servers again instead of using the cache")
+    return p
+
+
+def check_parser() -> SubcommandParser:
+    p = SubcommandParser(
+        "check",
+        [
+            "Check this kernel's notebook (as saved) and its %%prompt cells as mcp-notebook check does: the "
+            "notebook's format warnings, what goes wrong with each prompt in each known MCP client (each limit "
+            "with its source), and the notebook's prompt tests (test:NAME cells). Shows a table, worst first; "
+            "the result's .report holds every finding.",
+        ],
+        ["%mcp check", "%mcp check --clients claude-code,zed", "%mcp check --notebook prompts.ipynb"],
+    )
+    p.add_argument(
+        "--clients",
+        type=lambda value: tuple(name.strip() for name in value.split(",") if name.strip()),
+        metavar="A,B",
+        help="only these clients' limits (default: all)",
+    )
+    p.add_argument("--notebook", metavar="PATH", help="the notebook to check, when jupyter-server cannot tell")
+    p.add_argument("--update-snapshots", action="store_true", help="rewrite the prompt tests' snapshots that differ")
     return p
 
 

@@ -38,6 +38,7 @@ from .fields import (
 from .outputs import text_of, to_attachment_blocks, to_output_blocks
 from .reader import read_notebook
 from .summaries import DESCRIPTION_LIMIT, to_description, to_title
+from .test_cells import PromptTest, is_test_cell, read_test_cell
 from .uris import to_file_uri_template
 
 __all__ = [
@@ -68,11 +69,15 @@ class PublishedCell:
 
 @dataclass(frozen=True, slots=True)
 class NotebookPrompts:
-    """What one notebook publishes: its prompts, what was wrong with it, and its published cells."""
+    """What one notebook publishes: its prompts, what was wrong with it, its published cells, its prompt tests."""
 
     prompts: tuple[PromptSpec, ...]
     warnings: tuple[str, ...] = ()
     cells: Sequence[PublishedCell] = ()  # a tuple, or a `Deferred` one when taken from the index
+    tests: tuple[PromptTest, ...] = ()  # its test cells (`test_cells.py`), which are never part of a prompt
+    # The kinds of content other than text in each prompt that has any, by name (what a check of clients that
+    # forward only text needs, known without reading the messages of a prompt taken from the index).
+    media: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,11 +168,13 @@ def _cell_part(
     language: str | None,
     last_modified: str | None,
     warn: Callable[[str], None],
-) -> _CellPart | None:
-    """The message templates of one cell (None when it names no prompt)."""
+) -> _CellPart | PromptTest | None:
+    """The message templates of one cell (None when it names no prompt), or the test a test cell declares."""
     metadata = cell.get("metadata")
     if type(metadata) is dict and "mcp" not in metadata and "tags" not in metadata:
         return None  # most cells of a notebook: nothing names a prompt, nothing to warn about
+    if _is_mapping(metadata) and is_test_cell(metadata):
+        return read_test_cell(cell, metadata, number)
     where = f"{origin}: cell {number}"
     names, tag_role = _cell_names(cell, where, warn)
     mcp = metadata.get("mcp") if _is_mapping(metadata) else None
@@ -361,6 +368,7 @@ def prompts_from_notebook(
     language = language or notebook_language(nb)
     with_ids = all(_is_mapping(cell) and isinstance(cell.get("id"), str) and cell["id"] for cell in cells)
     by_prompt: dict[str, list[_CellPart]] = {}
+    tests: list[PromptTest] = []
     for number, cell in enumerate(cells, 1):
         if not _is_mapping(cell):
             warn(f"{origin}: cell {number} is not a cell object, skipped")
@@ -371,6 +379,9 @@ def prompts_from_notebook(
         )
         if part is None:
             continue
+        if isinstance(part, PromptTest):
+            tests.append(part)
+            continue
         for name in part.published.prompts:
             by_prompt.setdefault(name, []).append(part)
     prompts: list[PromptSpec] = []
@@ -378,6 +389,7 @@ def prompts_from_notebook(
     shared_meta = {NOTEBOOK_META_KEY: origin}
     # Each cell as first found, and the names it ends up publishing: one copy per cell, made at the end.
     published: dict[int, tuple[PublishedCell, list[str]]] = {}
+    media: dict[str, tuple[str, ...]] = {}
     for name, parts in by_prompt.items():
         if not is_valid_name(name):
             warn(
@@ -390,6 +402,9 @@ def prompts_from_notebook(
         )
         for part in parts:
             published.setdefault(part.number, (part.published, []))[1].append(name)
+        kinds = tuple(dict.fromkeys(t.content.type for t in prompts[-1].messages if t.content.type != "text"))
+        if kinds:
+            media[name] = kinds
     return NotebookPrompts(
         prompts=tuple(prompts),
         warnings=tuple(dict.fromkeys(found)),
@@ -397,6 +412,8 @@ def prompts_from_notebook(
             cell if cell.prompts == tuple(names) else replace(cell, prompts=tuple(names))
             for cell, names in (published[number] for number in sorted(published))
         ),
+        tests=tuple(tests),
+        media=tuple(media.items()),
     )
 
 

@@ -48,6 +48,7 @@ from .parallel import Built, SharedBuild, worker_count
 from .reloading import Reloader
 from .sandbox import FileRefusal, SandboxedFile, look_inside, resolve_inside
 from .stored import Body, Interned, StoredBody, restore
+from .test_cells import PromptTest
 
 __all__ = ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"]
 
@@ -142,6 +143,24 @@ class NotebookFolderSource:
     def warnings(self) -> tuple[str, ...]:
         """Every warning about the served notebooks (malformed cells, load errors), by key."""
         return tuple(w for key in sorted(self._states) for w in self._states[key].group()[1])
+
+    def prompt_tests(self) -> dict[str, tuple[tuple[PromptSpec, ...], tuple[PromptTest, ...]]]:
+        """The prompt tests of each notebook that has any, by key, with the prompts as the notebook names them
+        (a test names its own notebook's prompt, whatever name a clash with another notebook serves it under)."""
+        return {
+            key: (state.loaded.prompts, state.loaded.tests)
+            for key, state in self._states.items()
+            if state.loaded is not None and state.loaded.tests
+        }
+
+    def content_kinds(self) -> dict[str, tuple[frozenset[str], Mapping[str, tuple[str, ...]]]]:
+        """For each notebook, by key: the names of its prompts as it names them, and the kinds of content other
+        than text of those that have any (known without reading their messages)."""
+        return {
+            key: (frozenset(spec.name for spec in state.loaded.prompts), dict(state.loaded.media))
+            for key, state in self._states.items()
+            if state.loaded is not None
+        }
 
     # -- finding and loading ---------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..models import Deferred, Icon, MessageTemplate, PromptArgument, PromptSpec
 from .cells import NOTEBOOK_META_KEY, NotebookPrompts, PublishedCell
+from .test_cells import PromptTest
 
 __all__ = ["Interned", "StoredBody", "body_of", "listing_of", "restore"]
 
@@ -31,7 +32,7 @@ log = logging.getLogger(__name__)
 
 Body = tuple[tuple[tuple[MessageTemplate, ...], ...], tuple[PublishedCell, ...]]
 _SHARED_META = 0  # in a listing row: `_meta` is the notebook's own and nothing else
-_LISTING_VERSION = 1
+_LISTING_VERSION = 2  # 2: the notebook's prompt tests and its prompts' kinds of media after its rows
 
 # Argument rows and tuples of them, to the one object made for each while restoring (a start reads
 # the same few declarations thousands of times).
@@ -58,7 +59,9 @@ def listing_of(loaded: NotebookPrompts, *, origin: str, root: str) -> bytes | No
         icons = tuple((i.src, i.mime_type, i.sizes, i.theme) for i in spec.icons)
         arguments = tuple(_argument_row(a) for a in spec.arguments)
         rows.append((spec.name, spec.title, spec.description, arguments, icons, meta))
-    return pickle.dumps((_LISTING_VERSION, tuple(loaded.warnings), tuple(rows)), protocol=pickle.HIGHEST_PROTOCOL)
+    tests = tuple(dataclasses.astuple(test) for test in loaded.tests)  # plain values, as the rows are
+    listing = (_LISTING_VERSION, tuple(loaded.warnings), tuple(rows), tests, loaded.media)
+    return pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def body_of(loaded: NotebookPrompts) -> Body:
@@ -114,7 +117,7 @@ def restore(
 ) -> NotebookPrompts | None:
     """The notebook `listing` describes, its messages and cells deferred to `body(names)`; None if unreadable."""
     try:
-        version, warnings, rows = pickle.loads(listing)
+        version, warnings, rows, tests, media = pickle.loads(listing)
         if version != _LISTING_VERSION:
             return None
         stored = body(tuple(row[0] for row in rows))
@@ -136,7 +139,8 @@ def restore(
                 for position, row in enumerate(rows)
             ]
         )
-        return NotebookPrompts(prompts, warnings, Deferred(stored, -1))
+        tested = tuple(PromptTest(*test) for test in tests)
+        return NotebookPrompts(prompts, warnings, Deferred(stored, -1), tested, media)
     except Exception:  # a damaged entry is a miss: the notebook is read from its file
         log.debug("notebook index listing for %s is unreadable", origin, exc_info=True)
         return None

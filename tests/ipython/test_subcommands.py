@@ -41,6 +41,7 @@ EVERY_SUBCOMMAND = (
     "unpublish",
     "form",
     "picker",
+    "check",
 )
 IPYTHON_PACKAGE = Path(mcp_notebook.ipython.__file__).parent
 
