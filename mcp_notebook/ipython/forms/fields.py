@@ -92,6 +92,7 @@ class ArgumentField:
             value=needs_multiline(self.combobox.value),
             description="¶",
             tooltip="Edit on several lines",
+            tabbable=False,  # Tab goes from field to field; the toggle is a click
             layout=widgets.Layout(width="2.5em"),
         )
         self.typed_editor: Any = self._create_typed_editor(default)
@@ -99,6 +100,7 @@ class ArgumentField:
         self.suggestions_status = widgets.HTML("")
         self.error = widgets.HTML("")
         self.combobox.add_class("mcp-combobox")
+        self.multiline.add_class("mcp-multiline")
         for part in (self.combobox, self.textarea, self.typed_editor):
             if part is not None:
                 part.add_class("mcp-field-value")
