@@ -154,7 +154,8 @@ def to_command_list(
             data={"key": entry.key} if style.lazy_documentation else None,
         )
         items.append(item if rest is None else _for_jupyterlab(item, rest))
-    connecting = sorted(name for name, s in snapshot.servers.items() if s.state is ServerState.CONNECTING)
+    # Servers still starting, those listed from their stored list included: their fresh lists are on the way.
+    connecting = sorted(n for n, s in snapshot.servers.items() if s.state is ServerState.CONNECTING or s.cached)
     if connecting or starting:
         item = _connecting_item(connecting, typed, trigger + context.command.name, edit_range)
         items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)

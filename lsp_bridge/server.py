@@ -10,6 +10,7 @@ rendering talk to a server, each with a deadline.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Generator, Sequence
@@ -61,6 +62,8 @@ _EMPTY = types.CompletionList(is_incomplete=False, items=[])
 # Seconds a completion answer waits for the prompt "render here" offers (the rule of Tab on %mcp lines);
 # a slower rendering goes on, and is offered by the next answer for the same line.
 INLINE_RENDER_WAIT = 0.2
+# How long the first `/` waits for prompts while servers start (their stored lists come within milliseconds).
+FIRST_PROMPTS_WAIT = 0.1
 _MAX_INLINE_RENDERS = 32
 # Seconds a rendering answers again for the same line before the prompt is fetched anew.
 _INLINE_RENDER_FRESH = 10.0
@@ -131,6 +134,7 @@ class BridgeServer(LanguageServer):
         self._startup_problems: tuple[str, ...] = ()
         # From `initialize` until the start hook has set the servers: completion says it is connecting meanwhile.
         self._starting = False
+        self._catalog_changed = asyncio.Event()  # set (and replaced) at every new snapshot
         # Set by the lifecycle that runs this server (lifecycle.py): how `exit` ends the process, and
         # whether the process's children are this server's to stop.
         self.on_exit: Callable[[int], None] | None = None
@@ -266,6 +270,8 @@ class BridgeServer(LanguageServer):
             self.schedule_diagnostics(uri, 0)
 
     def _on_catalog_changed(self, snapshot: CatalogSnapshot) -> None:
+        self._catalog_changed.set()
+        self._catalog_changed = asyncio.Event()
         summary = ", ".join(_describe(status) for _, status in sorted(snapshot.servers.items()))
         self.window_log_message(types.LogMessageParams(types.MessageType.Info, f"MCP servers: {summary or 'none'}"))
         for uri in list(self.workspace.text_documents):
@@ -415,6 +421,7 @@ class BridgeServer(LanguageServer):
             return _EMPTY
         snapshot = self.catalog.snapshot()
         if isinstance(context, CommandNameContext):
+            snapshot = await self._first_prompts(snapshot)
             limit = self.settings.max_items
             return to_command_list(
                 snapshot,
@@ -440,6 +447,24 @@ class BridgeServer(LanguageServer):
             return types.CompletionList(is_incomplete=True, items=[])
         typed = cursor.line[context.start : cursor.column]
         return to_argument_value_list(result, context, typed=typed, make_range=cursor.range, style=self.style)
+
+    async def _first_prompts(self, snapshot: CatalogSnapshot) -> CatalogSnapshot:
+        """The snapshot to list commands from: with no prompts yet while servers start, the first that has some
+        within `FIRST_PROMPTS_WAIT` s (a server's stored list arrives in milliseconds), else this one."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FIRST_PROMPTS_WAIT
+        while len(snapshot.index) == 0 and (
+            self._starting or any(s.state is ServerState.CONNECTING for s in snapshot.servers.values())
+        ):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            changed = self._catalog_changed
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await changed.wait()
+            snapshot = self.catalog.snapshot()
+        return snapshot
 
     def _ends_token(self, cursor: _Cursor) -> bool:
         """Whether the cursor ends its paragraph: where JupyterLab puts an item's text when it replaces nothing.
@@ -600,6 +625,8 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 def _describe(status: ServerStatus) -> str:
     """`nb ready (3 prompts)`, `k connecting`, `x down (why)`: one server in the status log line."""
+    if status.state is ServerState.READY and status.cached:
+        return f"{status.name} starting ({len(status.prompts)} prompts stored at its last start)"
     if status.state is ServerState.READY:
         return f"{status.name} ready ({len(status.prompts)} prompts)"
     if status.state is ServerState.DOWN and status.error:
