@@ -35,7 +35,7 @@ from .documentation import (
     to_snippet,
 )
 from .pool import CatalogSnapshot, ServerState
-from .ranking import CommandEntry
+from .ranking import CommandEntry, is_magic
 from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, quote_value
 
 __all__ = [
@@ -114,17 +114,21 @@ def to_command_list(
     style: CompletionStyle,
     make_range: RangeMaker,
     starting: bool = False,
+    magics: bool = True,
 ) -> types.CompletionList:
     """The best slash commands for what is typed after the trigger.
 
     `starting`: the bridge has not yet set which servers to connect to (the
     moments after `initialized`); the list then says it is connecting too.
+    `magics`: whether a kernel's magic prompts (`magic`, `magic.<name>`) are listed.
     """
-    result = snapshot.index.search(context.query, limit)
+    index = snapshot.index
+    result = index.search(context.query, limit if magics else limit + index.magics)
+    matches = result.matches if magics else tuple(m for m in result.matches if not is_magic(m.entry.spec))[:limit]
     edit_range = make_range(context.start, context.end)
     typed = trigger + context.query
     items: list[types.CompletionItem] = []
-    for rank, match in enumerate(result.matches):
+    for rank, match in enumerate(matches):
         entry = match.entry
         rest: str | None = None
         if style.for_jupyterlab:

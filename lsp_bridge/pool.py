@@ -29,7 +29,7 @@ from mcp_notebook.exceptions import ServerConnectionError, ServerError
 from mcp_notebook.models import CompletionResult, PromptSpec, RenderedPrompt
 
 from .prompt_cache import PromptListCache
-from .ranking import CommandEntry, CommandIndex
+from .ranking import CommandEntry, CommandIndex, is_magic
 
 __all__ = [
     "CatalogSnapshot",
@@ -52,7 +52,7 @@ CONFIGURED_GROUP = "config"
 
 def _priority(group: str | None, spec: PromptSpec) -> int:
     """Where a prompt ranks among equally good matches: the user's own servers first, generated magics last."""
-    if spec.name == "magic" or spec.name.startswith("magic."):
+    if is_magic(spec):
         return 2  # a kernel documents its magics (every one with --all-magics): none written by the user
     return 0 if group == CONFIGURED_GROUP else 1
 

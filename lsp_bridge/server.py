@@ -431,6 +431,7 @@ class BridgeServer(LanguageServer):
                 style=self.style,
                 make_range=cursor.range,
                 starting=self._starting,
+                magics=self.settings.magics,
             )
         entry = resolve_command(snapshot, context.command)
         if entry is None:

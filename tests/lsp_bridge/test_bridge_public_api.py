@@ -39,7 +39,15 @@ PUBLIC = {
         "quote_value",
         "split_command_name",
     ],
-    "lsp_bridge.ranking": ["CommandEntry", "CommandIndex", "CommandMatch", "MatchTier", "SearchResult", "word_starts"],
+    "lsp_bridge.ranking": [
+        "CommandEntry",
+        "CommandIndex",
+        "CommandMatch",
+        "MatchTier",
+        "SearchResult",
+        "is_magic",
+        "word_starts",
+    ],
     "lsp_bridge.render": ["ImageStyle", "fence", "to_editor_text"],
     "mcp_notebook.discovery": [
         "CONNECTION_FILE_PREFIX",
