@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_notebook.config import ServerConfig
+from mcp_notebook.discovery import default_cache_dir
 from mcp_notebook.models import PromptArgument, PromptSpec
 
 __all__ = ["PromptListCache"]
@@ -45,8 +46,6 @@ class PromptListCache:
 
     @classmethod
     def default(cls) -> PromptListCache:
-        from mcp_notebook.sources.index import default_cache_dir
-
         return cls(default_cache_dir() / "lsp-prompts")
 
     def path(self, name: str, config: ServerConfig) -> Path:

@@ -502,6 +502,7 @@ class KernelServer:
             connection_file=str(self.connection_file) if self.connection_file else None,
             stdio_proxy=self.options.stdio_proxy,
             runtime_dir=custom_dir,
+            notebook=str(self.notebook) if self.notebook is not None else None,
         )
         magics = "every magic" if self.options.all_magics else "the kernel's magics (the `magic` prompt names them all)"
         served = [_count(len(self.state.cells.names()), "%%prompt prompt"), magics]

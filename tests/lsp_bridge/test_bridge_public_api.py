@@ -50,10 +50,12 @@ PUBLIC = {
     ],
     "lsp_bridge.render": ["ImageStyle", "fence", "to_editor_text"],
     "mcp_notebook.discovery": [
+        "CACHE_DIR_ENV",
         "CONNECTION_FILE_PREFIX",
         "KernelConnection",
         "STATE_DIR_ENV",
         "connection_file_name",
+        "default_cache_dir",
         "default_runtime_dir",
         "is_process_alive",
         "latest_kernel_connection",
