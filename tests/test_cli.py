@@ -443,3 +443,36 @@ def test_values_and_abbreviations_are_not_taken_for_typos(argv: list[str], capsy
     lines = _usage_error(argv, capsys)
     assert "did you mean" not in lines[-1]
     assert lines[-1].startswith("mcp-notebook serve: error: ")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["list", "--json", "examples"],
+        ["render", "examples/code_review.ipynb", "code_review", "code=x = 1"],
+        ["config", "examples"],
+        ["--help"],
+    ],
+    ids=["list", "render", "config", "help"],
+)
+def test_output_to_a_closed_pipe_ends_quietly_with_the_shells_code(argv: list[str]) -> None:
+    """`mcp-notebook list --json | head -1`: the reader is gone before the output is; no traceback."""
+    import os
+
+    reader, writer = os.pipe()
+    os.close(reader)  # as `head` does once it has its line
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; from mcp_notebook.console import main; sys.exit(main())", *argv],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert done.stderr == ""
+    assert done.returncode == 141  # 128 + SIGPIPE, as a shell reports it
