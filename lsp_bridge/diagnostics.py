@@ -119,7 +119,9 @@ def _argument_problems(
     for arg in command.arguments:
         where = span(arg.start, arg.end)
         if spec.argument(arg.name) is None:
-            message = f"Unknown argument {arg.name!r} for {trigger}{entry.key} (it takes: {expected})"
+            meant = suggest_names(arg.name, [a.name for a in spec.arguments], limit=1)
+            hint = f". Did you mean {meant[0]}=?" if meant else ""
+            message = f"Unknown argument {arg.name!r} for {trigger}{entry.key} (it takes: {expected}){hint}"
             problems.append(_diagnostic(where, message, "unknown-argument", types.DiagnosticSeverity.Warning))
         if arg.name in seen:
             message = f"Argument {arg.name!r} is given twice; the last value wins"

@@ -14,6 +14,7 @@ from .models import PromptSpec
 
 __all__ = [
     "NAME_PATTERN",
+    "closest_names",
     "is_valid_name",
     "kernel_server_name",
     "plan_renames",
@@ -36,6 +37,12 @@ def kernel_server_name(notebook_path: str | None, kernel_id: str) -> str:
     """
     stem = _UNSAFE.sub("_", PurePath(notebook_path).stem).strip("._") if notebook_path else ""
     return stem or f"kernel-{_UNSAFE.sub('_', kernel_id[:8])}"
+
+
+def closest_names(unknown: Iterable[str], known: Iterable[str]) -> tuple[str, ...]:
+    """For each unknown name the known one most likely meant (if any is close), without repeats."""
+    choices = tuple(known)
+    return tuple(dict.fromkeys(found for name in unknown for found in suggest_names(name, choices, limit=1)))
 
 
 def is_valid_name(name: str) -> bool:

@@ -208,6 +208,15 @@ def test_render_with_an_unknown_argument_exits_2(folder: Path, capsys: pytest.Ca
     assert "Unknown arguments for prompt 'greet': mood" in capsys.readouterr().err
 
 
+def test_render_with_a_misspelled_argument_name_says_which_was_meant(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["render", str(folder), "greet", "who=x", "stlye=warm"]) == 2
+    assert "Unknown arguments for prompt 'greet': stlye (it takes: who, style). Did you mean style=?" in (
+        capsys.readouterr().err
+    )
+
+
 def test_render_of_an_unknown_prompt_suggests_names(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["render", str(folder), "gret"]) == 2
     err = capsys.readouterr().err

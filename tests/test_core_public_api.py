@@ -58,6 +58,7 @@ PUBLIC = {
     ],
     "mcp_notebook.naming": [
         "NAME_PATTERN",
+        "closest_names",
         "is_valid_name",
         "kernel_server_name",
         "plan_renames",

@@ -34,6 +34,7 @@ from ..api import Connection
 from ..client import InputHandler, PromptClient
 from ..exceptions import MCPNotebookError, PromptError, UnknownPromptError
 from ..models import CompletionResult, PromptArgument, PromptSpec, RenderedPrompt
+from ..naming import closest_names
 from ..runtime import BackgroundRuntime
 from ..sources.kernel import variable_types
 from . import servers
@@ -306,7 +307,9 @@ def _prefilled(spec: PromptSpec, tokens: Sequence[str]) -> dict[str, str]:
             raise UsageError(f"expected NAME=VALUE after the prompt, got {token!r}")
         if spec.argument(name) is None:
             known = ", ".join(a.name for a in spec.arguments) or "none"
-            raise UsageError(f"prompt {spec.name!r} has no argument {name!r} (its arguments: {known})")
+            meant = closest_names([name], [a.name for a in spec.arguments])
+            hint = f" Did you mean {meant[0]}=?" if meant else ""
+            raise UsageError(f"prompt {spec.name!r} has no argument {name!r} (its arguments: {known}).{hint}")
         values[name] = value
     return values
 
