@@ -235,4 +235,16 @@ def to_argument_value_list(
                 continue
             item = _for_jupyterlab(item, text[len(typed) :])
         items.append(item)
+    if not items and not context.prefix and not (style is not None and style.for_jupyterlab):
+        # Nothing to offer for an empty value: one item says so (choosing it leaves the text as typed).
+        items.append(
+            types.CompletionItem(
+                label=f"no suggestions for {context.argument}=",
+                kind=types.CompletionItemKind.Text,
+                detail="the server offers none: type a value",
+                sort_text="~",
+                filter_text=typed,
+                text_edit=types.TextEdit(range=edit_range, new_text=typed),
+            )
+        )
     return types.CompletionList(is_incomplete=True, items=items)

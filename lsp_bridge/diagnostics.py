@@ -123,6 +123,10 @@ def _argument_problems(
             hint = f". Did you mean {meant[0]}=?" if meant else ""
             message = f"Unknown argument {arg.name!r} for {trigger}{entry.key} (it takes: {expected}){hint}"
             problems.append(_diagnostic(where, message, "unknown-argument", types.DiagnosticSeverity.Warning))
+        declared = spec.argument(arg.name)
+        if declared is not None and declared.required and arg.value == "" and arg.closed:
+            message = f"{arg.name}= is empty: {trigger}{entry.key} needs a value for it"
+            problems.append(_diagnostic(where, message, "empty-value", types.DiagnosticSeverity.Warning))
         if arg.name in seen:
             message = f"Argument {arg.name!r} is given twice; the last value wins"
             problems.append(_diagnostic(where, message, "duplicate-argument", types.DiagnosticSeverity.Warning))

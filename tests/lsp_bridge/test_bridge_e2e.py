@@ -141,6 +141,20 @@ async def test_hover_describes_the_prompt(bridge: Bridge, uri: str) -> None:
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert "**Greet someone**" in hover.contents.value
     assert "who to greet" in hover.contents.value
+    assert "- `lang` *(default: `en`)*" in hover.contents.value  # as `mcp-notebook list` shows it
+
+
+async def test_an_empty_value_gets_a_diagnostic_and_its_completion_says_when_there_is_nothing(
+    bridge: Bridge, uri: str
+) -> None:
+    bridge.open(uri, "/nb:greet name=\n/nb:greet name=Ada lang=\n")
+    found = await bridge.diagnostics(uri, lambda d: len(d) == 1)
+    assert [(d.range.start.line, d.code) for d in found] == [(0, "empty-value")]
+    assert found[0].message == "name= is empty: /nb:greet needs a value for it"
+    assert _labels(await bridge.complete(uri, 0, 15)) == ["Ada", "Alan", "Grace Hopper"]
+    (none,) = (await bridge.complete(uri, 1, 24)).items  # `lang` has no suggestions
+    assert none.label == "no suggestions for lang="
+    assert isinstance(none.text_edit, types.TextEdit) and none.text_edit.new_text == ""
 
 
 async def test_diagnostics_flag_unknown_prompts_and_missing_arguments(bridge: Bridge, uri: str) -> None:
