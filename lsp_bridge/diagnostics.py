@@ -99,7 +99,10 @@ def _command_problems(
         hints = suggest_names(prompt, names)
         hint = f"; did you mean {', '.join(f'{trigger}{server}:{h}' for h in hints)}?" if hints else ""
         message = f"Unknown prompt {prompt!r} on MCP server {server!r}{hint}"
-        return [_diagnostic(name_range, message, "unknown-prompt", types.DiagnosticSeverity.Error)]
+        found = _diagnostic(name_range, message, "unknown-prompt", types.DiagnosticSeverity.Error)
+        # What a quick fix puts in place of the name (the server's code actions read it back).
+        found.data = {"replacements": [f"{trigger}{server}:{h}" for h in hints]} if hints else None
+        return [found]
     return _argument_problems(entry, command, trigger, span)
 
 

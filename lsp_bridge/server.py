@@ -520,7 +520,8 @@ class BridgeServer(LanguageServer):
     # -- rendering ---------------------------------------------------------------------------------
 
     def on_code_action(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        """A "Render prompt" action per line with known slash commands in the range.
+        """A quick fix per "did you mean" of a misspelled prompt; a "Render prompt" action per line with known
+        slash commands in the range.
 
         Editors that can resolve an action's edit get it from codeAction/resolve
         (rendered then, in one edit); the others get the render command.
@@ -533,7 +534,7 @@ class BridgeServer(LanguageServer):
         trigger = self.settings.trigger
         lazy = self._resolves_code_action_edits()
         uri = params.text_document.uri
-        actions: list[types.CodeAction] = []
+        actions: list[types.CodeAction] = _quick_fixes(uri, params.context.diagnostics)
         for number in range(params.range.start.line, min(params.range.end.line, len(lines) - 1) + 1):
             names = [
                 f"{trigger}{entry.key}"
@@ -636,6 +637,27 @@ def _describe(status: ServerStatus) -> str:
     return f"{status.name} {status.state.value}"
 
 
+def _quick_fixes(uri: str, diagnostics: Sequence[types.Diagnostic]) -> list[types.CodeAction]:
+    """ "Change to /nb:greet" for each name a diagnostic of ours suggests (an unknown prompt's "did you mean")."""
+    fixes: list[types.CodeAction] = []
+    for diagnostic in diagnostics:
+        data = diagnostic.data if diagnostic.source == SOURCE and isinstance(diagnostic.data, dict) else {}
+        found = data.get("replacements")
+        replacements = [text for text in found if isinstance(text, str)] if isinstance(found, list) else []
+        for text in replacements:
+            edit = types.WorkspaceEdit(changes={uri: [types.TextEdit(range=diagnostic.range, new_text=text)]})
+            fixes.append(
+                types.CodeAction(
+                    title=f"Change to {text}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=len(replacements) == 1,
+                    edit=edit,
+                )
+            )
+    return fixes
+
+
 def _handler(method: Callable[..., Any]) -> Callable[..., Any]:
     """pygls tags each handler with attributes, which bound methods refuse; a partial takes them."""
     return functools.partial(method)
@@ -684,7 +706,10 @@ def create_server(
     server.feature(types.TEXT_DOCUMENT_HOVER)(_handler(server.on_hover))
     server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.RefactorInline], resolve_provider=True),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorInline],
+            resolve_provider=True,
+        ),
     )(_handler(server.on_code_action))
     server.feature(types.CODE_ACTION_RESOLVE)(_handler(server.on_code_action_resolve))
     server.command(RENDER_COMMAND)(_handler(server.render_prompt))

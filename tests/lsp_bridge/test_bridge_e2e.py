@@ -162,6 +162,13 @@ async def test_diagnostics_flag_unknown_prompts_and_missing_arguments(bridge: Br
     found = await bridge.diagnostics(uri, lambda d: len(d) == 2)
     assert [(d.range.start.line, d.code) for d in found] == [(0, "missing-argument"), (1, "unknown-prompt")]
     assert "did you mean /nb:greet" in found[1].message
+    # The editor offers the fix: the misspelled name replaced by the one meant.
+    fixes = [a for a in await bridge.code_actions(uri, 1, [found[1]]) if a.kind == types.CodeActionKind.QuickFix]
+    assert [fix.title for fix in fixes] == ["Change to /nb:greet"]
+    assert fixes[0].is_preferred is True and list(fixes[0].diagnostics or ()) == [found[1]]
+    assert fixes[0].edit is not None and fixes[0].edit.changes is not None
+    assert list(fixes[0].edit.changes[uri]) == [types.TextEdit(range=found[1].range, new_text="/nb:greet")]
+    assert found[1].range == types.Range(types.Position(1, 0), types.Position(1, 9))  # `/nb:great`
 
 
 async def test_render_command_replaces_the_line_with_the_rendered_prompt(bridge: Bridge, uri: str) -> None:
