@@ -505,9 +505,10 @@ class KernelServer:
             notebook=str(self.notebook) if self.notebook is not None else None,
         )
         magics = "every magic" if self.options.all_magics else "the kernel's magics (the `magic` prompt names them all)"
-        served = [_count(len(self.state.cells.names()), "%%prompt prompt"), magics]
+        served = [_cell_prompts(len(self.state.cells.names())), magics]
         if self.notebook is not None:
-            served.append(f"the notebook {self.notebook}")
+            # Its name only: this text is saved in the cell's output, and a full path says where the user's files are.
+            served.append(f"the notebook {Path(self.notebook).name}")
         if self.options.live:
             served.append(f"live magics: {', '.join(self.options.live)}")
         warnings = [
@@ -522,11 +523,11 @@ class KernelServer:
         return ServeReport(f"Serving {', '.join(served)}.", tuple(warnings), config, tuple(self.notes))
 
 
-def _count(number: int, noun: str) -> str:
-    """`1 %%prompt prompt`, `2 %%prompt prompts`, `no %%prompt prompts`."""
-    if number == 0:
-        return f"no {noun}s"
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+def _cell_prompts(number: int) -> str:
+    """`1 prompt from a %%prompt cell`, `2 prompts from %%prompt cells`, `no prompts from %%prompt cells`."""
+    if number == 1:
+        return "1 prompt from a %%prompt cell"
+    return f"{number or 'no'} prompts from %%prompt cells"
 
 
 def _port_of(url: str) -> int:
