@@ -490,11 +490,16 @@ class KernelServer:
                 log.exception("stopping the kernel's MCP server: a cleanup step failed")
         self._cleanups.clear()
 
+    @property
+    def custom_runtime_dir(self) -> str | None:
+        """The connection file's folder when clients would not look there by default (`--runtime-dir`), else None."""
+        folder = self.connection_file.parent if self.connection_file is not None else None
+        return str(folder) if folder is not None and not _same_dir(folder, default_runtime_dir()) else None
+
     def describe(self) -> ServeReport:
         """What `%mcp serve` shows: what is served, the endpoint and client configurations, never the token."""
         assert self.url is not None
-        folder = self.connection_file.parent if self.connection_file is not None else None
-        custom_dir = str(folder) if folder is not None and not _same_dir(folder, default_runtime_dir()) else None
+        custom_dir = self.custom_runtime_dir
         config = client_config(
             url=self.url,
             token=self.token,
