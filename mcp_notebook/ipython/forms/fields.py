@@ -326,7 +326,9 @@ class ArgumentField:
 
     def _label_html(self) -> str:
         arg = self.argument
-        title = html.escape(arg.title or arg.name)
+        # Every label reads as a title: the argument's own, else its name as words ("focus_area": "Focus area").
+        words = arg.name.replace("_", " ").strip() or arg.name
+        title = html.escape(arg.title or words[:1].upper() + words[1:])
         mark = ' <span title="required" style="color: var(--jp-error-color1, #d32f2f)">*</span>' if arg.required else ""
         return f"<b>{title}</b>{mark}"
 
