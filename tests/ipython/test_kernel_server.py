@@ -378,3 +378,13 @@ def test_a_cell_reaches_its_own_kernels_prompts_the_way_the_error_says(kernel: K
     rendered = kernel.main.run(lambda: shell.run_line_magic("mcp", "get this_kernel:ks_own_note topic=tea"))
     assert "A note about tea." in str(rendered.markdown() if hasattr(rendered, "markdown") else rendered)
     kernel.main.run(lambda: shell.run_line_magic("mcp", "disconnect this_kernel"))
+
+
+def test_the_kernels_name_stays_the_same_across_serve_restarts(kernel: Kernel, tmp_path: Path) -> None:
+    notebook = tmp_path / "renamed_kernel.ipynb"
+    notebook.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    first = kernel.serve("--notebook", str(notebook)).describe().config.name
+    kernel.stop()
+    second = kernel.serve("--notebook", str(notebook)).describe().config.name
+    kernel.stop()
+    assert first == second == "renamed_kernel"  # as the editor bridge names it (naming.kernel_server_name)
