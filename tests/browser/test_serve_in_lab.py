@@ -40,7 +40,8 @@ def test_serve_shows_a_summary_with_folded_client_configurations_to_copy(page: A
         claude = report.locator("details").nth(1)
         claude.locator("summary").click()
         line = claude.locator("pre").inner_text()
-        assert line.startswith("token=$(") and " && claude mcp add --transport http kernel-" in line
+        # The kernel is named after its notebook, as the editor bridge names it.
+        assert line.startswith("token=$(") and " && claude mcp add --transport http serve_in_lab " in line
         assert claude.locator("pre").is_visible()
         claude.locator("button.mcp-copy").click()
         page.wait_for_function(
