@@ -144,6 +144,7 @@ def create_parser() -> _Parser:
     )
     parser.add_argument("--images", choices=["placeholder", "data-uri"], default="placeholder")
     parser.add_argument("--max-items", type=int, default=100, help="slash commands per completion answer")
+    parser.add_argument("--magics", action="store_true", help="list kernels' magic prompts in the / menu too")
     parser.add_argument(
         "--timeout", type=_positive, default=30.0, help="seconds to wait for a server to start or answer"
     )
@@ -199,6 +200,7 @@ def _settings(args: argparse.Namespace) -> BridgeSettings:
         ("--file-types", "fileTypes", file_types or None),
         ("--max-items", "maxItems", args.max_items),
         ("--images", "images", args.images),
+        ("--magics", "magics", args.magics),
     ):
         try:
             values[key] = parse_setting(key, value)

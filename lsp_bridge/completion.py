@@ -35,7 +35,7 @@ from .documentation import (
     to_snippet,
 )
 from .pool import CatalogSnapshot, ServerState, ServerStatus
-from .ranking import CommandEntry
+from .ranking import CommandEntry, is_magic
 from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, quote_value
 from .trust_prompt import TRUST_COMMAND
 
@@ -115,17 +115,21 @@ def to_command_list(
     style: CompletionStyle,
     make_range: RangeMaker,
     starting: bool = False,
+    magics: bool = True,
 ) -> types.CompletionList:
     """The best slash commands for what is typed after the trigger.
 
     `starting`: the bridge has not yet set which servers to connect to (the
     moments after `initialized`); the list then says it is connecting too.
+    `magics`: whether a kernel's magic prompts (`magic`, `magic.<name>`) are listed.
     """
-    result = snapshot.index.search(context.query, limit)
+    index = snapshot.index
+    result = index.search(context.query, limit if magics else limit + index.magics)
+    matches = result.matches if magics else tuple(m for m in result.matches if not is_magic(m.entry.spec))[:limit]
     edit_range = make_range(context.start, context.end)
     typed = trigger + context.query
     items: list[types.CompletionItem] = []
-    for rank, match in enumerate(result.matches):
+    for rank, match in enumerate(matches):
         entry = match.entry
         rest: str | None = None
         if style.for_jupyterlab:
@@ -155,7 +159,8 @@ def to_command_list(
             data={"key": entry.key} if style.lazy_documentation else None,
         )
         items.append(item if rest is None else _for_jupyterlab(item, rest))
-    connecting = sorted(name for name, s in snapshot.servers.items() if s.state is ServerState.CONNECTING)
+    # Servers still starting, those listed from their stored list included: their fresh lists are on the way.
+    connecting = sorted(n for n, s in snapshot.servers.items() if s.state is ServerState.CONNECTING or s.cached)
     if connecting or starting:
         item = _connecting_item(connecting, typed, trigger + context.command.name, edit_range)
         items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)
@@ -260,4 +265,16 @@ def to_argument_value_list(
                 continue
             item = _for_jupyterlab(item, text[len(typed) :])
         items.append(item)
+    if not items and not context.prefix and not (style is not None and style.for_jupyterlab):
+        # Nothing to offer for an empty value: one item says so (choosing it leaves the text as typed).
+        items.append(
+            types.CompletionItem(
+                label=f"no suggestions for {context.argument}=",
+                kind=types.CompletionItemKind.Text,
+                detail="the server offers none: type a value",
+                sort_text="~",
+                filter_text=typed,
+                text_edit=types.TextEdit(range=edit_range, new_text=typed),
+            )
+        )
     return types.CompletionList(is_incomplete=True, items=items)

@@ -99,7 +99,10 @@ def _command_problems(
         hints = suggest_names(prompt, names)
         hint = f"; did you mean {', '.join(f'{trigger}{server}:{h}' for h in hints)}?" if hints else ""
         message = f"Unknown prompt {prompt!r} on MCP server {server!r}{hint}"
-        return [_diagnostic(name_range, message, "unknown-prompt", types.DiagnosticSeverity.Error)]
+        found = _diagnostic(name_range, message, "unknown-prompt", types.DiagnosticSeverity.Error)
+        # What a quick fix puts in place of the name (the server's code actions read it back).
+        found.data = {"replacements": [f"{trigger}{server}:{h}" for h in hints]} if hints else None
+        return [found]
     return _argument_problems(entry, command, trigger, span)
 
 
@@ -119,8 +122,14 @@ def _argument_problems(
     for arg in command.arguments:
         where = span(arg.start, arg.end)
         if spec.argument(arg.name) is None:
-            message = f"Unknown argument {arg.name!r} for {trigger}{entry.key} (it takes: {expected})"
+            meant = suggest_names(arg.name, [a.name for a in spec.arguments], limit=1)
+            hint = f". Did you mean {meant[0]}=?" if meant else ""
+            message = f"Unknown argument {arg.name!r} for {trigger}{entry.key} (it takes: {expected}){hint}"
             problems.append(_diagnostic(where, message, "unknown-argument", types.DiagnosticSeverity.Warning))
+        declared = spec.argument(arg.name)
+        if declared is not None and declared.required and arg.value == "" and arg.closed:
+            message = f"{arg.name}= is empty: {trigger}{entry.key} needs a value for it"
+            problems.append(_diagnostic(where, message, "empty-value", types.DiagnosticSeverity.Warning))
         if arg.name in seen:
             message = f"Argument {arg.name!r} is given twice; the last value wins"
             problems.append(_diagnostic(where, message, "duplicate-argument", types.DiagnosticSeverity.Warning))

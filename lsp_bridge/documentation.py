@@ -25,10 +25,16 @@ def to_command_summary(spec: PromptSpec) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
+def _default(arg: PromptArgument) -> str:
+    """` (default: python)`, as `mcp-notebook list` shows it; "" when the argument has none."""
+    return f" (default: {arg.default})" if arg.default is not None else ""
+
+
 def _argument_line(arg: PromptArgument) -> str:
     flag = " *(required)*" if arg.required else ""
     about = arg.description or arg.title or ""
-    return f"- `{arg.name}`{flag}" + (f" — {about}" if about else "")
+    default = f" *(default: `{arg.default}`)*" if arg.default is not None else ""
+    return f"- `{arg.name}`{flag}{default}" + (f" — {about}" if about else "")
 
 
 def to_command_markdown(entry: CommandEntry, trigger: str, status: ServerStatus | None = None) -> str:
@@ -57,7 +63,8 @@ def to_command_plaintext(entry: CommandEntry, trigger: str) -> str:
         lines += ["", "Arguments:"]
         for arg in spec.arguments:
             about = arg.description or arg.title or ""
-            lines.append(f"  {arg.name}{' (required)' if arg.required else ''}" + (f": {about}" if about else ""))
+            flag = " (required)" if arg.required else ""
+            lines.append(f"  {arg.name}{flag}{_default(arg)}" + (f": {about}" if about else ""))
     lines += ["", f"MCP server {entry.server}"]
     return "\n".join(lines)
 
@@ -65,6 +72,8 @@ def to_command_plaintext(entry: CommandEntry, trigger: str) -> str:
 def to_argument_markdown(arg: PromptArgument) -> str:
     """Markdown documentation of one argument."""
     heading = f"`{arg.name}`" + (" *(required)*" if arg.required else " *(optional)*")
+    if arg.default is not None:
+        heading += f" · default `{arg.default}`"
     parts = [heading]
     if arg.title and arg.title != arg.name:
         parts.append(f"**{arg.title}**")

@@ -15,10 +15,11 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from pathlib import Path, PurePath
+from pathlib import Path
 
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.discovery import KernelConnection, list_kernel_connections
+from mcp_notebook.naming import kernel_server_name
 
 __all__ = ["KernelWatcher", "to_kernel_server_configs"]
 
@@ -28,16 +29,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def _stem(connection: KernelConnection) -> str | None:
-    if not connection.notebook_path:
-        return None
-    stem = _UNSAFE.sub("_", PurePath(connection.notebook_path).stem).strip("._")
-    return stem or None
+    """The kernel's name from its notebook (`kernel_server_name`), or None when its notebook is unknown."""
+    name = kernel_server_name(connection.notebook_path, connection.kernel_id)
+    return None if name == kernel_server_name(None, connection.kernel_id) else name
 
 
 def to_kernel_server_configs(
     connections: Sequence[KernelConnection], taken: Collection[str] = ()
 ) -> dict[str, ServerConfig]:
-    """One HTTP server entry per kernel, named by its notebook's stem or `kernel-<short id>`.
+    """One HTTP server entry per kernel, named as every client names it (`naming.kernel_server_name`).
 
     The stem is used when exactly one kernel has it and no configured server
     (`taken`) is called that already; otherwise the short kernel id tells them
@@ -52,7 +52,7 @@ def to_kernel_server_configs(
         stem = _stem(connection)
         name = stem if stem is not None and stems[stem] == 1 and stem not in taken else None
         if name is None:
-            name = f"kernel-{_UNSAFE.sub('_', connection.short_id)}"
+            name = kernel_server_name(None, connection.kernel_id)
         if name in configs or name in taken:
             name = f"kernel-{_UNSAFE.sub('_', connection.kernel_id)}"
         headers = {"Authorization": f"Bearer {connection.token}"} if connection.token else None

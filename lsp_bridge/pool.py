@@ -28,7 +28,8 @@ from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError, ServerError
 from mcp_notebook.models import CompletionResult, PromptSpec, RenderedPrompt
 
-from .ranking import CommandEntry, CommandIndex
+from .prompt_cache import PromptListCache
+from .ranking import CommandEntry, CommandIndex, is_magic
 
 __all__ = [
     "CatalogSnapshot",
@@ -51,7 +52,7 @@ CONFIGURED_GROUP = "config"
 
 def _priority(group: str | None, spec: PromptSpec) -> int:
     """Where a prompt ranks among equally good matches: the user's own servers first, generated magics last."""
-    if spec.name == "magic" or spec.name.startswith("magic."):
+    if is_magic(spec):
         return 2  # a kernel documents its magics (every one with --all-magics): none written by the user
     return 0 if group == CONFIGURED_GROUP else 1
 
@@ -74,6 +75,8 @@ class ServerStatus:
     error: str | None = None
     # Where it came from: a configuration file, or a kernel connection file.
     source: str | None = None
+    # READY with the list stored at its last start (prompt_cache), while the server starts again.
+    cached: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +157,9 @@ class ClientPool:
 
     `health_interval` is how often an HTTP server is asked whether it still
     answers; stdio servers need no asking (their connection reports its end).
+    `cache` keeps each started server's last prompt list for the next start
+    (by default the user's cache folder when the clients are real, none with
+    a `client_factory`).
     """
 
     def __init__(
@@ -166,8 +172,10 @@ class ClientPool:
         health_interval: float = 5.0,
         reconnect_initial: float = 0.5,
         reconnect_max: float = 30.0,
+        cache: PromptListCache | None = None,
     ) -> None:
         self._default_factory = client_factory is None
+        self._cache = cache if cache is not None or client_factory is not None else PromptListCache.default()
         self._factory: ClientFactory = client_factory or (
             lambda config: create_prompt_client(config, request_timeout=request_timeout)
         )
@@ -362,8 +370,14 @@ class ClientPool:
     async def _supervise(self, name: str, supervised: _Supervised) -> None:
         delay = self._reconnect_initial
         source = supervised.config.source
+        # The list stored at the last start answers until the server does (read off the loop).
+        stored = await asyncio.to_thread(self._cache.load, name, supervised.config) if self._cache else None
+        if stored is not None:
+            self._set_status(ServerStatus(name, ServerState.READY, stored, source=source, cached=True))
         while True:
-            self._set_status(ServerStatus(name, ServerState.CONNECTING, source=source))
+            if stored is None:
+                self._set_status(ServerStatus(name, ServerState.CONNECTING, source=source))
+            stored = None
             started = time.monotonic()
             client: PromptClientLike | None = None
             try:
@@ -430,6 +444,8 @@ class ClientPool:
         async with asyncio.timeout(self._request_timeout):
             prompts = await client.list_prompts(refresh=True)
         self._set_status(ServerStatus(name, ServerState.READY, prompts, source=supervised.config.source))
+        if self._cache is not None:  # a server that was started and listed: its list answers the next start
+            await asyncio.to_thread(self._cache.save, name, supervised.config, prompts)
 
     async def _probe(self, name: str, client: PromptClientLike) -> None:
         """Check that an HTTP server still answers (nothing else notices one that vanished).

@@ -31,7 +31,7 @@ from enum import IntEnum
 
 from mcp_notebook.models import PromptSpec
 
-__all__ = ["CommandEntry", "CommandIndex", "CommandMatch", "MatchTier", "SearchResult", "word_starts"]
+__all__ = ["CommandEntry", "CommandIndex", "CommandMatch", "MatchTier", "SearchResult", "is_magic", "word_starts"]
 
 _SEPARATORS = frozenset(":._-/ ")
 _MAX_CHAR = chr(0x10FFFF)
@@ -88,6 +88,11 @@ def word_starts(text: str) -> tuple[int, ...]:
     return tuple(starts)
 
 
+def is_magic(spec: PromptSpec) -> bool:
+    """Whether a prompt documents a kernel's magics (`magic`, `magic.<name>`): generated, not written by the user."""
+    return spec.name == "magic" or spec.name.startswith("magic.")
+
+
 class CommandIndex:
     """An immutable, searchable set of slash commands."""
 
@@ -102,6 +107,7 @@ class CommandIndex:
         for position, i in enumerate(ranked):
             self._rank[i] = position
         self._by_key = {entry.key: entry for entry in ordered}
+        self.magics = sum(1 for entry in ordered if is_magic(entry.spec))  # how many are a kernel's magics
         self._keys = [entry.key.lower() for entry in ordered]
         names = sorted((entry.spec.name.lower(), i) for i, entry in enumerate(ordered))
         self._names = [name for name, _ in names]

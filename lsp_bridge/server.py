@@ -10,6 +10,7 @@ rendering talk to a server, each with a deadline.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Generator, Sequence
@@ -61,6 +62,8 @@ _EMPTY = types.CompletionList(is_incomplete=False, items=[])
 # Seconds a completion answer waits for the prompt "render here" offers (the rule of Tab on %mcp lines);
 # a slower rendering goes on, and is offered by the next answer for the same line.
 INLINE_RENDER_WAIT = 0.2
+# How long the first `/` waits for prompts while servers start (their stored lists come within milliseconds).
+FIRST_PROMPTS_WAIT = 0.1
 _MAX_INLINE_RENDERS = 32
 # Seconds a rendering answers again for the same line before the prompt is fetched anew.
 _INLINE_RENDER_FRESH = 10.0
@@ -131,6 +134,7 @@ class BridgeServer(LanguageServer):
         self._startup_problems: tuple[str, ...] = ()
         # From `initialize` until the start hook has set the servers: completion says it is connecting meanwhile.
         self._starting = False
+        self._catalog_changed = asyncio.Event()  # set (and replaced) at every new snapshot
         # Set by the lifecycle that runs this server (lifecycle.py): how `exit` ends the process, and
         # whether the process's children are this server's to stop.
         self.on_exit: Callable[[int], None] | None = None
@@ -266,6 +270,8 @@ class BridgeServer(LanguageServer):
             self.schedule_diagnostics(uri, 0)
 
     def _on_catalog_changed(self, snapshot: CatalogSnapshot) -> None:
+        self._catalog_changed.set()
+        self._catalog_changed = asyncio.Event()
         summary = ", ".join(_describe(status) for _, status in sorted(snapshot.servers.items()))
         self.window_log_message(types.LogMessageParams(types.MessageType.Info, f"MCP servers: {summary or 'none'}"))
         for uri in list(self.workspace.text_documents):
@@ -415,6 +421,7 @@ class BridgeServer(LanguageServer):
             return _EMPTY
         snapshot = self.catalog.snapshot()
         if isinstance(context, CommandNameContext):
+            snapshot = await self._first_prompts(snapshot)
             limit = self.settings.max_items
             return to_command_list(
                 snapshot,
@@ -424,6 +431,7 @@ class BridgeServer(LanguageServer):
                 style=self.style,
                 make_range=cursor.range,
                 starting=self._starting,
+                magics=self.settings.magics,
             )
         entry = resolve_command(snapshot, context.command)
         if entry is None:
@@ -440,6 +448,24 @@ class BridgeServer(LanguageServer):
             return types.CompletionList(is_incomplete=True, items=[])
         typed = cursor.line[context.start : cursor.column]
         return to_argument_value_list(result, context, typed=typed, make_range=cursor.range, style=self.style)
+
+    async def _first_prompts(self, snapshot: CatalogSnapshot) -> CatalogSnapshot:
+        """The snapshot to list commands from: with no prompts yet while servers start, the first that has some
+        within `FIRST_PROMPTS_WAIT` s (a server's stored list arrives in milliseconds), else this one."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FIRST_PROMPTS_WAIT
+        while len(snapshot.index) == 0 and (
+            self._starting or any(s.state is ServerState.CONNECTING for s in snapshot.servers.values())
+        ):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            changed = self._catalog_changed
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await changed.wait()
+            snapshot = self.catalog.snapshot()
+        return snapshot
 
     def _ends_token(self, cursor: _Cursor) -> bool:
         """Whether the cursor ends its paragraph: where JupyterLab puts an item's text when it replaces nothing.
@@ -494,7 +520,8 @@ class BridgeServer(LanguageServer):
     # -- rendering ---------------------------------------------------------------------------------
 
     def on_code_action(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        """A "Render prompt" action per line with known slash commands in the range.
+        """A quick fix per "did you mean" of a misspelled prompt; a "Render prompt" action per line with known
+        slash commands in the range.
 
         Editors that can resolve an action's edit get it from codeAction/resolve
         (rendered then, in one edit); the others get the render command.
@@ -507,7 +534,7 @@ class BridgeServer(LanguageServer):
         trigger = self.settings.trigger
         lazy = self._resolves_code_action_edits()
         uri = params.text_document.uri
-        actions: list[types.CodeAction] = []
+        actions: list[types.CodeAction] = _quick_fixes(uri, params.context.diagnostics)
         for number in range(params.range.start.line, min(params.range.end.line, len(lines) - 1) + 1):
             names = [
                 f"{trigger}{entry.key}"
@@ -600,12 +627,35 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 def _describe(status: ServerStatus) -> str:
     """`nb ready (3 prompts)`, `k connecting`, `x down (why)`: one server in the status log line."""
+    if status.state is ServerState.READY and status.cached:
+        return f"{status.name} starting ({len(status.prompts)} prompts stored at its last start)"
     if status.state is ServerState.READY:
         return f"{status.name} ready ({len(status.prompts)} prompts)"
     if status.state in (ServerState.DOWN, ServerState.NOT_TRUSTED) and status.error:
         reason = status.error if len(status.error) <= 200 else status.error[:199] + "…"
         return f"{status.name} {status.state.value} ({reason})"
     return f"{status.name} {status.state.value}"
+
+
+def _quick_fixes(uri: str, diagnostics: Sequence[types.Diagnostic]) -> list[types.CodeAction]:
+    """ "Change to /nb:greet" for each name a diagnostic of ours suggests (an unknown prompt's "did you mean")."""
+    fixes: list[types.CodeAction] = []
+    for diagnostic in diagnostics:
+        data = diagnostic.data if diagnostic.source == SOURCE and isinstance(diagnostic.data, dict) else {}
+        found = data.get("replacements")
+        replacements = [text for text in found if isinstance(text, str)] if isinstance(found, list) else []
+        for text in replacements:
+            edit = types.WorkspaceEdit(changes={uri: [types.TextEdit(range=diagnostic.range, new_text=text)]})
+            fixes.append(
+                types.CodeAction(
+                    title=f"Change to {text}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=len(replacements) == 1,
+                    edit=edit,
+                )
+            )
+    return fixes
 
 
 def _handler(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -656,7 +706,10 @@ def create_server(
     server.feature(types.TEXT_DOCUMENT_HOVER)(_handler(server.on_hover))
     server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.RefactorInline], resolve_provider=True),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorInline],
+            resolve_provider=True,
+        ),
     )(_handler(server.on_code_action))
     server.feature(types.CODE_ACTION_RESOLVE)(_handler(server.on_code_action_resolve))
     server.command(RENDER_COMMAND)(_handler(server.render_prompt))

@@ -4,7 +4,7 @@ Either flat or under an `mcpNotebook` key (the editor settings section):
 
     {"mcpNotebook": {"trigger": "/", "fileTypes": ["markdown", "plaintext"],
                      "images": "placeholder", "maxItems": 100,
-                     "diagnostics": true, "diagnosticsDelay": 300}}
+                     "diagnostics": true, "diagnosticsDelay": 300, "magics": false}}
 
 `fileTypes` lists LSP language ids; `"*"` (alone or in the list) means every
 document. Unknown keys are ignored; a bad value keeps the previous setting and
@@ -40,6 +40,8 @@ class BridgeSettings:
     diagnostics: bool = True
     # Seconds to wait after the last keystroke before checking a document.
     diagnostics_delay: float = 0.3
+    # Whether a kernel's magic prompts (`magic`, `magic.<name>`) are in the `/` menu; off, they still render.
+    magics: bool = False
 
     def applies_to(self, language_id: str | None) -> bool:
         """True when the bridge should serve a document of this language."""
@@ -96,6 +98,7 @@ _FIELDS = {
     "maxItems": ("max_items", _max_items),
     "diagnostics": ("diagnostics", _flag),
     "diagnosticsDelay": ("diagnostics_delay", _delay),
+    "magics": ("magics", _flag),
 }
 
 

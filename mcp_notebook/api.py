@@ -44,7 +44,7 @@ from .exceptions import (
 )
 from .llm import Conversation
 from .models import CompletionResult, PromptSpec
-from .naming import suggest_names
+from .naming import closest_names, suggest_names
 from .runtime import BackgroundRuntime, get_runtime, run_in_caller
 from .trust import UntrustedConfig
 
@@ -209,7 +209,8 @@ def check_arguments(spec: PromptSpec, values: Mapping[str, str]) -> None:
     known = {a.name for a in spec.arguments}
     unknown = [name for name in values if name not in known]
     if unknown:
-        raise UnknownArgumentsError(spec.name, unknown, [a.name for a in spec.arguments])
+        declared = [a.name for a in spec.arguments]
+        raise UnknownArgumentsError(spec.name, unknown, declared, closest_names(unknown, declared))
 
 
 def connect(

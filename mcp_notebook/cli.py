@@ -122,6 +122,8 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageProblem(str(error)) from None
     for line in service.start(meanwhile=_import_stdio_server):
         _say(line)
+    if sys.stdin.isatty():  # a person, not an MCP client, started it: say what it waits for
+        _say(STDIO_WAITING)
     import anyio
 
     from .transports.stdio import serve_stdio
@@ -131,6 +133,13 @@ def run_serve(args: argparse.Namespace) -> int:
     finally:
         service.close()
     return 0
+
+
+STDIO_WAITING = (
+    "serving over stdio: waiting for an MCP client's messages on stdin (an MCP client starts this command "
+    "itself: `mcp-notebook config PATH` prints its configuration; to try it by hand, `mcp-notebook list PATH` "
+    "or `mcp-notebook render PATH NAME`). Ctrl-D or Ctrl-C stops it."
+)
 
 
 def _serve_settings(args: argparse.Namespace) -> tuple[ServiceSettings, dict[str, Any]]:

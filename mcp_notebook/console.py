@@ -44,8 +44,28 @@ def prerendered(typed: Sequence[str]) -> tuple[str, int] | None:
     return text, (EXIT_USAGE if not typed else 0)
 
 
+EXIT_CLOSED_PIPE = 141  # what a shell reports for a program whose reader went away (128 + SIGPIPE)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line (`sys.argv` by default); returns the exit code."""
+    """Run the command line (`sys.argv` by default); returns the exit code.
+
+    Output to a pipe whose reader left (`mcp-notebook list --json | head -1`)
+    ends the command quietly, with the exit code a shell gives for that.
+    """
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe could only be reported as ignored
+        return code
+    except BrokenPipeError:
+        import os
+
+        # Nothing more can be written there, and the interpreter's last flush must not fail either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLOSED_PIPE
+
+
+def _run(argv: Sequence[str] | None) -> int:
     answer = prerendered(sys.argv[1:] if argv is None else argv)
     if answer is None:
         from .cli import main as run

@@ -31,15 +31,18 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CACHE_DIR_ENV",
     "CONNECTION_FILE_PREFIX",
     "STATE_DIR_ENV",
     "KernelConnection",
     "connection_file_name",
+    "default_cache_dir",
     "default_runtime_dir",
     "is_process_alive",
     "latest_kernel_connection",
@@ -355,3 +358,15 @@ def latest_kernel_connection(directory: Path | str | None = None) -> KernelConne
     """The most recently started live kernel's connection, if any."""
     connections = list_kernel_connections(directory)
     return connections[0] if connections else None
+
+
+CACHE_DIR_ENV = "MCP_NOTEBOOK_CACHE_DIR"
+
+
+def default_cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """The user's cache folder of mcp-notebook (the notebook index, the editors' stored prompt lists):
+    `$MCP_NOTEBOOK_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-notebook`, else `~/.cache/mcp-notebook`."""
+    if environ.get(CACHE_DIR_ENV):
+        return Path(environ[CACHE_DIR_ENV]).expanduser()
+    base = Path(environ["XDG_CACHE_HOME"]).expanduser() if environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "mcp-notebook"

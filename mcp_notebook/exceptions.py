@@ -135,12 +135,18 @@ class DeclinedArgumentsError(MissingArgumentsError):
 
 
 class UnknownArgumentsError(PromptError):
-    def __init__(self, prompt: str, unknown: Sequence[str], expected: Sequence[str] = ()) -> None:
+    """Arguments the prompt does not take; `suggestions` are the names meant, most likely (`naming.closest_names`)."""
+
+    def __init__(
+        self, prompt: str, unknown: Sequence[str], expected: Sequence[str] = (), suggestions: Sequence[str] = ()
+    ) -> None:
         self.prompt = prompt
         self.unknown = tuple(unknown)
         self.expected = tuple(expected)
+        self.suggestions = tuple(suggestions)
         known = f" (it takes: {', '.join(self.expected)})" if self.expected else " (it takes no arguments)"
-        super().__init__(f"Unknown arguments for prompt {prompt!r}: {', '.join(self.unknown)}{known}")
+        meant = f". Did you mean {', '.join(f'{name}=' for name in self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"Unknown arguments for prompt {prompt!r}: {', '.join(self.unknown)}{known}{meant}")
 
     def data(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "unknown": list(self.unknown), "expected": list(self.expected)}

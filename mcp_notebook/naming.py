@@ -12,10 +12,37 @@ from pathlib import PurePath
 
 from .models import PromptSpec
 
-__all__ = ["NAME_PATTERN", "is_valid_name", "plan_renames", "qualify", "resolve_clashes", "suggest_names"]
+__all__ = [
+    "NAME_PATTERN",
+    "closest_names",
+    "is_valid_name",
+    "kernel_server_name",
+    "plan_renames",
+    "qualify",
+    "resolve_clashes",
+    "suggest_names",
+]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def kernel_server_name(notebook_path: str | None, kernel_id: str) -> str:
+    """What every client calls a kernel's MCP server: its notebook's stem, else `kernel-<first 8 of its id>`.
+
+    The same for the bridge and for the configurations `%mcp serve` prints,
+    and the same after `%mcp stop` and `%mcp serve` again (the kernel and its
+    notebook stay). The bridge falls back to `kernel-<id>` only where two
+    kernels, or a kernel and a configured server, would share a name.
+    """
+    stem = _UNSAFE.sub("_", PurePath(notebook_path).stem).strip("._") if notebook_path else ""
+    return stem or f"kernel-{_UNSAFE.sub('_', kernel_id[:8])}"
+
+
+def closest_names(unknown: Iterable[str], known: Iterable[str]) -> tuple[str, ...]:
+    """For each unknown name the known one most likely meant (if any is close), without repeats."""
+    choices = tuple(known)
+    return tuple(dict.fromkeys(found for name in unknown for found in suggest_names(name, choices, limit=1)))
 
 
 def is_valid_name(name: str) -> bool:

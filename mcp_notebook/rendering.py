@@ -26,6 +26,7 @@ from .models import (
     ResourceLink,
     TextContent,
 )
+from .naming import closest_names
 
 __all__ = [
     "MAX_COMPLETIONS",
@@ -121,7 +122,7 @@ def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_a
     declared = [arg.name for arg in spec.arguments]
     unknown = [name for name in given if name not in declared]
     if unknown:
-        raise UnknownArgumentsError(spec.name, unknown, declared)
+        raise UnknownArgumentsError(spec.name, unknown, declared, closest_names(unknown, declared))
     missing = [arg.name for arg in spec.arguments if arg.required and arg.name not in given]
     if missing:
         raise MissingArgumentsError(spec.name, missing)

@@ -208,6 +208,15 @@ def test_render_with_an_unknown_argument_exits_2(folder: Path, capsys: pytest.Ca
     assert "Unknown arguments for prompt 'greet': mood" in capsys.readouterr().err
 
 
+def test_render_with_a_misspelled_argument_name_says_which_was_meant(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["render", str(folder), "greet", "who=x", "stlye=warm"]) == 2
+    assert "Unknown arguments for prompt 'greet': stlye (it takes: who, style). Did you mean style=?" in (
+        capsys.readouterr().err
+    )
+
+
 def test_render_of_an_unknown_prompt_suggests_names(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["render", str(folder), "gret"]) == 2
     err = capsys.readouterr().err
@@ -455,3 +464,36 @@ def test_values_and_abbreviations_are_not_taken_for_typos(
     assert lines[-1].startswith(said[-1])
     if len(said) == 1:
         assert len(lines) == 1, lines
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["list", "--json", "examples"],
+        ["render", "examples/code_review.ipynb", "code_review", "code=x = 1"],
+        ["config", "examples"],
+        ["--help"],
+    ],
+    ids=["list", "render", "config", "help"],
+)
+def test_output_to_a_closed_pipe_ends_quietly_with_the_shells_code(argv: list[str]) -> None:
+    """`mcp-notebook list --json | head -1`: the reader is gone before the output is; no traceback."""
+    import os
+
+    reader, writer = os.pipe()
+    os.close(reader)  # as `head` does once it has its line
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; from mcp_notebook.console import main; sys.exit(main())", *argv],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert done.stderr == ""
+    assert done.returncode == 141  # 128 + SIGPIPE, as a shell reports it

@@ -209,3 +209,30 @@ def test_over_http_a_folder_without_prompts_says_so_before_the_url_line(
         "prompt:NAME (docs/notebook-format.md), then start this server again."
     )
     assert lines.index(url_line) > 0
+
+
+@pytest.mark.slow
+def test_serve_in_a_terminal_says_what_it_waits_for_and_a_client_is_not_told(tmp_path: Path) -> None:
+    import pty
+
+    from mcp_notebook.cli import STDIO_WAITING
+
+    examples = Path(__file__).resolve().parents[1] / "examples" / "code_review.ipynb"
+    command = [sys.executable, "-m", "mcp_notebook", "serve", str(examples), "--no-watch"]
+    controller, terminal = pty.openpty()
+    try:
+        person = subprocess.Popen(command, stdin=terminal, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(terminal)
+    assert person.stderr is not None
+    try:
+        said = [person.stderr.readline(), person.stderr.readline()]  # the start summary, then the hint
+        assert said[1] == f"mcp-notebook: {STDIO_WAITING}\n", said
+    finally:
+        os.close(controller)  # the terminal goes away: its input ends, and so does the server
+        person.kill()
+        person.wait(timeout=30)
+        person.stderr.close()
+    # An MCP client (stdin a pipe) gets only the summary: its log holds nothing about terminals.
+    client = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, check=False)
+    assert STDIO_WAITING not in client.stderr

@@ -58,7 +58,9 @@ PUBLIC = {
     ],
     "mcp_notebook.naming": [
         "NAME_PATTERN",
+        "closest_names",
         "is_valid_name",
+        "kernel_server_name",
         "plan_renames",
         "qualify",
         "resolve_clashes",
@@ -89,10 +91,12 @@ PUBLIC = {
     ],
     "mcp_notebook.llm": ["Conversation", "to_anthropic_messages", "to_openai_messages"],
     "mcp_notebook.discovery": [
+        "CACHE_DIR_ENV",
         "CONNECTION_FILE_PREFIX",
         "KernelConnection",
         "STATE_DIR_ENV",
         "connection_file_name",
+        "default_cache_dir",
         "default_runtime_dir",
         "is_process_alive",
         "latest_kernel_connection",

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..naming import kernel_server_name
+
 __all__ = [
     "STDIO_HEADING",
     "TOKEN_VARIABLE",
@@ -114,14 +116,16 @@ def client_config(
     connection_file: str | None,
     stdio_proxy: bool = False,
     runtime_dir: str | None = None,
+    notebook: str | None = None,
 ) -> ClientConfig:
     """Each client's configuration for the kernel's server; never the token.
 
     With `stdio_proxy` the configurations start `mcp-notebook connect --kernel ID`
     (for clients that only speak stdio) instead of naming the URL. `runtime_dir`
-    is the connection file's directory when clients would not look there by default.
+    is the connection file's directory when clients would not look there by default. The server's name
+    comes from `notebook` (the kernel's notebook), as in every client.
     """
-    name = f"kernel-{kernel_id[:8]}"
+    name = kernel_server_name(notebook, kernel_id)  # what the editors' bridge calls this kernel too
     connect = connect_command(kernel_id, runtime_dir)
     token_command = connect_command(kernel_id, runtime_dir, "--print-token") if token else None
     if stdio_proxy:

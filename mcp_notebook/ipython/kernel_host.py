@@ -490,11 +490,16 @@ class KernelServer:
                 log.exception("stopping the kernel's MCP server: a cleanup step failed")
         self._cleanups.clear()
 
+    @property
+    def custom_runtime_dir(self) -> str | None:
+        """The connection file's folder when clients would not look there by default (`--runtime-dir`), else None."""
+        folder = self.connection_file.parent if self.connection_file is not None else None
+        return str(folder) if folder is not None and not _same_dir(folder, default_runtime_dir()) else None
+
     def describe(self) -> ServeReport:
         """What `%mcp serve` shows: what is served, the endpoint and client configurations, never the token."""
         assert self.url is not None
-        folder = self.connection_file.parent if self.connection_file is not None else None
-        custom_dir = str(folder) if folder is not None and not _same_dir(folder, default_runtime_dir()) else None
+        custom_dir = self.custom_runtime_dir
         config = client_config(
             url=self.url,
             token=self.token,
@@ -502,11 +507,13 @@ class KernelServer:
             connection_file=str(self.connection_file) if self.connection_file else None,
             stdio_proxy=self.options.stdio_proxy,
             runtime_dir=custom_dir,
+            notebook=str(self.notebook) if self.notebook is not None else None,
         )
         magics = "every magic" if self.options.all_magics else "the kernel's magics (the `magic` prompt names them all)"
-        served = [_count(len(self.state.cells.names()), "%%prompt prompt"), magics]
+        served = [_cell_prompts(len(self.state.cells.names())), magics]
         if self.notebook is not None:
-            served.append(f"the notebook {self.notebook}")
+            # Its name only: this text is saved in the cell's output, and a full path says where the user's files are.
+            served.append(f"the notebook {Path(self.notebook).name}")
         if self.options.live:
             served.append(f"live magics: {', '.join(self.options.live)}")
         warnings = [
@@ -521,11 +528,11 @@ class KernelServer:
         return ServeReport(f"Serving {', '.join(served)}.", tuple(warnings), config, tuple(self.notes))
 
 
-def _count(number: int, noun: str) -> str:
-    """`1 %%prompt prompt`, `2 %%prompt prompts`, `no %%prompt prompts`."""
-    if number == 0:
-        return f"no {noun}s"
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+def _cell_prompts(number: int) -> str:
+    """`1 prompt from a %%prompt cell`, `2 prompts from %%prompt cells`, `no prompts from %%prompt cells`."""
+    if number == 1:
+        return "1 prompt from a %%prompt cell"
+    return f"{number or 'no'} prompts from %%prompt cells"
 
 
 def _port_of(url: str) -> int:

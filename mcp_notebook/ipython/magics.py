@@ -24,7 +24,13 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..config import ServerConfig
-from ..exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError
+from ..exceptions import (
+    ConfigError,
+    MCPNotebookError,
+    MissingArgumentsError,
+    UnknownArgumentsError,
+    UnknownPromptError,
+)
 from ..models import PromptArgument, PromptSpec
 from ..naming import suggest_names
 from . import subcommands as parsers
@@ -96,6 +102,10 @@ class MCPMagics(Magics):
             return subcommand.run(self, argv)
         except (UnknownPromptError, MissingArgumentsError, UnknownArgumentsError):
             raise  # already turned into UsageError where the context is known
+        except ConfigError as error:  # e.g. no server of that name: this kernel's own may be what was meant
+            from .widgets import own_prompts_hint
+
+            raise UsageError(f"{error}{own_prompts_hint(self.shell)}") from None
         except MCPNotebookError as error:
             raise UsageError(str(error)) from None
 

@@ -34,6 +34,7 @@ from ..api import Connection
 from ..client import InputHandler, PromptClient
 from ..exceptions import MCPNotebookError, PromptError, UnknownPromptError
 from ..models import CompletionResult, PromptArgument, PromptSpec, RenderedPrompt
+from ..naming import closest_names
 from ..runtime import BackgroundRuntime
 from ..sources.kernel import variable_types
 from . import servers
@@ -56,6 +57,8 @@ __all__ = [
     "form_command",
     "has_widget_frontend",
     "install_form_input_handler",
+    "kernel_connect_line",
+    "own_prompts_hint",
     "picker_command",
     "to_display_bundle",
     "to_get_code",
@@ -112,13 +115,34 @@ def _with_references(write: CodeWriter, variables: Collection[str]) -> CodeWrite
     return write_with_references
 
 
-def _kernel_code_writer(kernel_id: str) -> CodeWriter:
+def kernel_connect_line(kernel_id: str, runtime_dir: str | None = None) -> str:
+    """The `%mcp connect` line that gives this kernel's own server the name `this_kernel` in its own `%mcp`.
+
+    `runtime_dir`: the folder of the kernel's connection file, when clients would not look there by default.
+    """
+    folder = f" --runtime-dir {shlex.quote(runtime_dir)}" if runtime_dir is not None else ""
+    return f"%mcp connect {_KERNEL_CONNECTION} -- mcp-notebook connect --kernel {kernel_id}{folder}"
+
+
+def own_prompts_hint(shell: Any) -> str:
+    """How a cell reaches this kernel's own prompts while `%mcp serve` runs ("" when it does not run)."""
+    kernel = _serving_kernel(shell)
+    if kernel is None:
+        return ""
+    return (
+        f". This kernel's own prompts (%mcp serve) are reached by connecting to it first: "
+        f"{kernel_connect_line(kernel.kernel_id, kernel.custom_runtime_dir)}, then %mcp get {_KERNEL_CONNECTION}:NAME "
+        "(the picker's Copy as code writes both)"
+    )
+
+
+def _kernel_code_writer(kernel_id: str, runtime_dir: str | None = None) -> CodeWriter:
     """Copied code for this kernel's own prompts: connect to it through `mcp-notebook connect`, then `%mcp get`.
 
     The stdio proxy reads the token from the connection file, so no token ends
     up in the notebook.
     """
-    connect = f"%mcp connect {_KERNEL_CONNECTION} -- mcp-notebook connect --kernel {kernel_id}"
+    connect = kernel_connect_line(kernel_id, runtime_dir)
 
     def write(server: str, prompt: str, arguments: Mapping[str, str]) -> str:
         return "\n".join([connect, to_get_code(_KERNEL_CONNECTION, prompt, arguments)])
@@ -242,7 +266,7 @@ def create_prompt_picker(
     if kernel is not None:
         own = kernel.own_client()
         services = {own.name: own, **{name: c for name, c in clients.items() if name != own.name}}
-        writers[own.name] = _kernel_code_writer(kernel.kernel_id)
+        writers[own.name] = _kernel_code_writer(kernel.kernel_id, kernel.custom_runtime_dir)
 
     def create_form(server: str, spec: PromptSpec) -> PromptForm:
         write_code = writers.get(server, to_get_code)
@@ -306,7 +330,9 @@ def _prefilled(spec: PromptSpec, tokens: Sequence[str]) -> dict[str, str]:
             raise UsageError(f"expected NAME=VALUE after the prompt, got {token!r}")
         if spec.argument(name) is None:
             known = ", ".join(a.name for a in spec.arguments) or "none"
-            raise UsageError(f"prompt {spec.name!r} has no argument {name!r} (its arguments: {known})")
+            meant = closest_names([name], [a.name for a in spec.arguments])
+            hint = f" Did you mean {meant[0]}=?" if meant else ""
+            raise UsageError(f"prompt {spec.name!r} has no argument {name!r} (its arguments: {known}).{hint}")
         values[name] = value
     return values
 

@@ -43,10 +43,10 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..discovery import CACHE_DIR_ENV, default_cache_dir
 from ..version import __version__
 from .cells import NotebookPrompts
 from .stored import Body, body_of, listing_of
@@ -64,7 +64,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CACHE_DIR_ENV = "MCP_NOTEBOOK_CACHE_DIR"
 FILE_NAME = "notebook-index.sqlite3"
 RACY_SECONDS = 2.0  # a file changed more recently than this is not stored
 Stamp = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns) of the file the prompts were built from
@@ -89,14 +88,6 @@ CREATE TABLE IF NOT EXISTS notebooks (
     PRIMARY KEY (root, key)
 )
 """
-
-
-def default_cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
-    """Where the index lives unless told otherwise."""
-    if environ.get(CACHE_DIR_ENV):
-        return Path(environ[CACHE_DIR_ENV]).expanduser()
-    base = Path(environ["XDG_CACHE_HOME"]).expanduser() if environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base / "mcp-notebook"
 
 
 def format_tag(package: Path | None = None) -> str:

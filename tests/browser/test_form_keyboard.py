@@ -4,7 +4,8 @@ The form of `code_review` (a required `code`, a `language` and a `focus` with
 defaults and static completions) is filled in with the keyboard only, in
 headless Chromium: Enter goes from field to field and renders from the last,
 the suggestions open as an overlay on focus and narrow as you type, and the
-form's layout does not move while they come and go.
+form's layout does not move while they come and go. Escape gives the focus
+back to the notebook, and Tab comes back into the form, field after field.
 """
 
 from __future__ import annotations
@@ -87,9 +88,19 @@ def test_a_form_is_filled_in_and_rendered_with_the_keyboard_alone(page: Any, lab
         page.keyboard.press("ArrowUp")
         page.keyboard.press("Enter")
         wait_for_value(page, FOCUS, "style")
-        page.keyboard.press("Escape")  # closes nothing open, and does not leave the field
+        page.keyboard.press("Escape")  # no list open: the focus goes back to the notebook, to the form's cell
+        page.wait_for_function(
+            "document.activeElement === document.querySelector('.mcp-prompt-form').closest('.jp-Cell')",
+            timeout=STEP,
+        )
         assert box(page, ".mcp-render") == render_before
 
+        page.keyboard.press("Tab")  # one Tab from the form's cell: back in the form, field after field
+        wait_for_focus(page, CODE)
+        page.keyboard.press("Tab")
+        wait_for_focus(page, LANGUAGE)
+        page.keyboard.press("Tab")
+        wait_for_focus(page, FOCUS)
         page.keyboard.press("Enter")  # in the last field: renders
         page.wait_for_function(
             "document.querySelector('.mcp-form-output') && "

@@ -181,7 +181,9 @@ class Asking:
 
 def use_slash_commands(page: Any, editor: str, ask: Asking, shots: str, around: str) -> None:
     """Pick a prompt from the menu, complete an argument value, render the line in place; check the text each time."""
-    shown = wait_for_menu(page, ask.prompts, lambda labels: set(labels) >= SERVED)
+    # Once every server is up (a bridge started again lists the stored prompts at once, "connecting to 1 server…"
+    # after them, until the server answers).
+    shown = wait_for_menu(page, ask.prompts, lambda labels: set(labels) == SERVED)
     assert shown == sorted(SERVED)  # the bridge's ranking: these three tie, by name
     shoot(page, f"{shots}-prompts.png", around)
     choose(page, "/jupyter:describe_chart")

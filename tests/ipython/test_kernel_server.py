@@ -359,3 +359,32 @@ async def test_the_magic_prompt_names_an_unknown_magic_briefly(kernel: Kernel, t
             await client.get_prompt("magic", {"name": typed})
     assert failed.value.error.code == -32602
     assert len(failed.value.error.message) < 200
+
+
+def test_a_cell_reaches_its_own_kernels_prompts_the_way_the_error_says(kernel: Kernel, runtime_dir: Path) -> None:
+    kernel.cell("%load_ext mcp_notebook")
+    kernel.cell("%%prompt ks_own_note\nA note about {{topic}}.")
+    server = kernel.serve()
+    shell = kernel.shell
+    with pytest.raises(UsageError) as raised:
+        kernel.main.run(lambda: shell.run_line_magic("mcp", "get this_kernel:ks_own_note topic=tea"))
+    connect_line = (
+        f"%mcp connect this_kernel -- mcp-notebook connect --kernel {server.kernel_id} --runtime-dir {runtime_dir}"
+    )
+    assert "no MCP server named 'this_kernel'" in str(raised.value)
+    assert f"connecting to it first: {connect_line}, then %mcp get this_kernel:NAME" in str(raised.value)
+    # Doing what it says works.
+    kernel.main.run(lambda: shell.run_line_magic("mcp", connect_line.removeprefix("%mcp ")))
+    rendered = kernel.main.run(lambda: shell.run_line_magic("mcp", "get this_kernel:ks_own_note topic=tea"))
+    assert "A note about tea." in str(rendered.markdown() if hasattr(rendered, "markdown") else rendered)
+    kernel.main.run(lambda: shell.run_line_magic("mcp", "disconnect this_kernel"))
+
+
+def test_the_kernels_name_stays_the_same_across_serve_restarts(kernel: Kernel, tmp_path: Path) -> None:
+    notebook = tmp_path / "renamed_kernel.ipynb"
+    notebook.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    first = kernel.serve("--notebook", str(notebook)).describe().config.name
+    kernel.stop()
+    second = kernel.serve("--notebook", str(notebook)).describe().config.name
+    kernel.stop()
+    assert first == second == "renamed_kernel"  # as the editor bridge names it (naming.kernel_server_name)

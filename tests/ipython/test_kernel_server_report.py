@@ -70,7 +70,7 @@ def outline(markup: str) -> Outline:
 
 def test_the_html_is_a_short_summary_with_each_client_folded_and_the_text_keeps_every_line() -> None:
     report = ServeReport(
-        "Serving 1 %%prompt prompt, the kernel's magics (the `magic` prompt names them all).",
+        "Serving 1 prompt from a %%prompt cell, the kernel's magics (the `magic` prompt names them all).",
         (
             "warning: --live %timeit runs code: any client holding the token can run arbitrary code in this kernel "
             "through it",
@@ -81,7 +81,7 @@ def test_the_html_is_a_short_summary_with_each_client_folded_and_the_text_keeps_
     visible = " ".join(" ".join(parsed.visible).split())
     assert visible == (
         "MCP server of this kernel at http://127.0.0.1:34789/mcp , named kernel-425168ee in the configurations "
-        "below. Serving 1 %%prompt prompt, the kernel's magics (the magic prompt names them all). warning: "
+        "below. Serving 1 prompt from a %%prompt cell, the kernel's magics (the magic prompt names them all). warning: "
         "--live %timeit runs code: any client holding the token can run arbitrary code in this kernel through "
         "it Connect a client:"
     )
@@ -126,7 +126,12 @@ def kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kernel]:
 
 
 @pytest.mark.parametrize(
-    ("cells", "served"), [(0, "no %%prompt prompts"), (1, "1 %%prompt prompt"), (2, "2 %%prompt prompts")]
+    ("cells", "served"),
+    [
+        (0, "no prompts from %%prompt cells"),
+        (1, "1 prompt from a %%prompt cell"),
+        (2, "2 prompts from %%prompt cells"),
+    ],
 )
 def test_the_count_of_prompts_reads_right_in_the_singular_and_plural(kernel: Kernel, cells: int, served: str) -> None:
     for number in range(cells):
@@ -150,7 +155,7 @@ def test_a_real_kernel_shows_html_and_text_and_neither_holds_the_token(tmp_path:
         assert shown.text == ""  # nothing printed: one display
         [data] = shown.displays
         assert set(data) == {"text/plain", "text/html"}
-        assert data["text/plain"].startswith("Serving 1 %%prompt prompt, the kernel's magics")
+        assert data["text/plain"].startswith("Serving 1 prompt from a %%prompt cell, the kernel's magics")
         assert "\nClaude Code:\n  token=$(" in data["text/plain"]
         parsed = outline(data["text/html"])
         assert [summary for summary, _ in parsed.folded][1:3] == ["Claude Code", "VS Code (.vscode/mcp.json)"]

@@ -49,8 +49,11 @@ def test_the_kernels_notebook_goes_through_the_service(
     alone.close()
     assert len(expected) > 1  # the summary has a warning about the bad name
     assert server.summary_lines == expected
-    warnings = server.describe().warnings
+    report = server.describe()
+    warnings = report.warnings
     assert [line for line in warnings if line in expected] == expected[1:]
+    # The notebook by its name: the report is saved in the cell's output, where a full path would tell too much.
+    assert "the notebook analysis.ipynb" in report.served and str(path.parent) not in report.served
     kernel.stop()
     stored = NotebookIndex(tmp_path / "cache", path.parent)
     try:

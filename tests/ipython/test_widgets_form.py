@@ -92,6 +92,7 @@ def test_each_argument_gets_a_field_with_its_help_and_required_mark(
     assert "*" in form.fields["name"].label.value
     assert "*" not in form.fields["lang"].label.value
     assert "who to greet" in form.fields["name"].help.value
+    assert form.fields["lang"].label.value.startswith("<b>Lang</b>")  # a title, as a titled argument's label is
     assert form.fields["name"].combobox.placeholder == "required"
 
 
@@ -430,3 +431,10 @@ def test_a_magics_flag_is_a_checkbox_that_sends_true(runtime: BackgroundRuntime)
     flag.typed_editor.value = True
     assert form.arguments() == {"no_raise_error": "true"}
     form.close()
+
+
+def test_a_label_without_a_title_reads_as_one(service: RecordingService, runtime: BackgroundRuntime) -> None:
+    spec = PromptSpec("p", arguments=(PromptArgument("focus_area"), PromptArgument("code", title="Code")))
+    form = make_form(spec, service, runtime)
+    assert form.fields["focus_area"].label.value.startswith("<b>Focus area</b>")
+    assert form.fields["code"].label.value.startswith("<b>Code</b>")

@@ -151,8 +151,11 @@ def test_copy_as_code_connects_to_this_kernel_by_id_without_its_token(kernel: Ke
 
     code = kernel.main.run(form.copy_as_code)
 
+    # The connection file is in a runtime folder of the test's, where `mcp-notebook connect` must be told to look.
+    assert server.connection_file is not None
+    folder = server.connection_file.parent
     assert code == (
-        f"%mcp connect this_kernel -- mcp-notebook connect --kernel {server.kernel_id}\n"
+        f"%mcp connect this_kernel -- mcp-notebook connect --kernel {server.kernel_id} --runtime-dir {folder}\n"
         "%mcp get this_kernel:ks_code topic='two words'"
     )
     assert server.token is not None and server.token not in code

@@ -81,7 +81,11 @@ def test_searching_keeps_the_prompts_whose_name_title_or_description_match(clien
     assert listed(picker, "modern") == ["greet"]
     assert listed(picker, "legacy") == []
     assert picker.sections["legacy"].options.layout.display == "none"
+    assert picker.sections["legacy"].widget.layout.display == "none"  # no empty group: "legacy — 0 of 2"
+    assert picker.sections["modern"].widget.layout.display == ""
     assert "1 of" in picker.status.value
+    picker.search.value = ""
+    assert picker.sections["legacy"].widget.layout.display == ""  # every group again
 
 
 def test_choosing_a_prompt_opens_its_form_under_the_list(clients: dict[str, PromptClient]) -> None:

@@ -13,6 +13,8 @@ PUBLIC = {
         "form_command",
         "has_widget_frontend",
         "install_form_input_handler",
+        "kernel_connect_line",
+        "own_prompts_hint",
         "picker_command",
         "to_display_bundle",
         "to_get_code",

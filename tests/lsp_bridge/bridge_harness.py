@@ -79,13 +79,15 @@ class Bridge:
             )
         )
 
-    async def code_actions(self, uri: str, line: int) -> Sequence[types.CodeAction]:
+    async def code_actions(
+        self, uri: str, line: int, diagnostics: Sequence[types.Diagnostic] = ()
+    ) -> Sequence[types.CodeAction]:
         where = types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=0))
         result = await self.client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
                 range=where,
-                context=types.CodeActionContext(diagnostics=[]),
+                context=types.CodeActionContext(diagnostics=list(diagnostics)),
             )
         )
         return [a for a in result or () if isinstance(a, types.CodeAction)]

@@ -38,4 +38,6 @@ def test_completion_benchmark_prints_its_table_and_json(tmp_path: Path) -> None:
         "initialize answered -> first `/` with an item",
         "initialize answered -> first `/` with prompts",
         "spawn -> first `/` with prompts",
+        "initialize answered -> first `/` with prompts, a later start (the stored list)",
     }
+    assert startup["initialize answered -> first `/` with prompts, a later start (the stored list)"]["target"] == 300

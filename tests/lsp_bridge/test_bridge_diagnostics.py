@@ -64,6 +64,16 @@ def test_each_problem_has_its_code() -> None:
     ]
 
 
+def test_a_misspelled_argument_name_is_told_which_was_meant() -> None:
+    (found,) = to_diagnostics(
+        ["/nb:greet name=Ada nmae=Bob\n"],
+        SNAPSHOT,
+        "/",
+        lambda *_: types.Range(types.Position(0, 0), types.Position(0, 0)),
+    )
+    assert str(found.message).endswith("Did you mean name=?")
+
+
 def test_words_between_arguments_are_stray() -> None:
     assert _codes("/nb:greet Ada name=Ada") == [(0, "stray-token")]
 

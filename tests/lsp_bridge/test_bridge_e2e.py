@@ -141,6 +141,20 @@ async def test_hover_describes_the_prompt(bridge: Bridge, uri: str) -> None:
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert "**Greet someone**" in hover.contents.value
     assert "who to greet" in hover.contents.value
+    assert "- `lang` *(default: `en`)*" in hover.contents.value  # as `mcp-notebook list` shows it
+
+
+async def test_an_empty_value_gets_a_diagnostic_and_its_completion_says_when_there_is_nothing(
+    bridge: Bridge, uri: str
+) -> None:
+    bridge.open(uri, "/nb:greet name=\n/nb:greet name=Ada lang=\n")
+    found = await bridge.diagnostics(uri, lambda d: len(d) == 1)
+    assert [(d.range.start.line, d.code) for d in found] == [(0, "empty-value")]
+    assert found[0].message == "name= is empty: /nb:greet needs a value for it"
+    assert _labels(await bridge.complete(uri, 0, 15)) == ["Ada", "Alan", "Grace Hopper"]
+    (none,) = (await bridge.complete(uri, 1, 24)).items  # `lang` has no suggestions
+    assert none.label == "no suggestions for lang="
+    assert isinstance(none.text_edit, types.TextEdit) and none.text_edit.new_text == ""
 
 
 async def test_diagnostics_flag_unknown_prompts_and_missing_arguments(bridge: Bridge, uri: str) -> None:
@@ -148,6 +162,13 @@ async def test_diagnostics_flag_unknown_prompts_and_missing_arguments(bridge: Br
     found = await bridge.diagnostics(uri, lambda d: len(d) == 2)
     assert [(d.range.start.line, d.code) for d in found] == [(0, "missing-argument"), (1, "unknown-prompt")]
     assert "did you mean /nb:greet" in found[1].message
+    # The editor offers the fix: the misspelled name replaced by the one meant.
+    fixes = [a for a in await bridge.code_actions(uri, 1, [found[1]]) if a.kind == types.CodeActionKind.QuickFix]
+    assert [fix.title for fix in fixes] == ["Change to /nb:greet"]
+    assert fixes[0].is_preferred is True and list(fixes[0].diagnostics or ()) == [found[1]]
+    assert fixes[0].edit is not None and fixes[0].edit.changes is not None
+    assert list(fixes[0].edit.changes[uri]) == [types.TextEdit(range=found[1].range, new_text="/nb:greet")]
+    assert found[1].range == types.Range(types.Position(1, 0), types.Position(1, 9))  # `/nb:great`
 
 
 async def test_render_command_replaces_the_line_with_the_rendered_prompt(bridge: Bridge, uri: str) -> None:

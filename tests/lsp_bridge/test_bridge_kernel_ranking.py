@@ -2,8 +2,9 @@
 
 `%mcp serve --all-magics` offers every magic of the kernel as a `magic.*`
 prompt (well over a hundred), besides the `magic` prompt that documents any
-of them. The menu lists the configured servers' prompts first, then the
-kernel's own (`%%prompt`) ones, then the magics, within `maxItems`.
+of them. Unless the user asks for them (`magics`), the menu leaves them out;
+asked for, it lists the configured servers' prompts first, then the kernel's
+own (`%%prompt`) ones, then the magics, within `maxItems`.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ async def test_configured_prompts_come_first_then_the_kernels_own_then_its_magic
 ) -> None:
     short_id = kernel.connection().short_id
     server = f"kernel-{short_id}"
-    async with start_bridge(_command(tmp_path, kernel), options={"maxItems": max_items}) as bridge:
+    async with start_bridge(_command(tmp_path, kernel), options={"maxItems": max_items, "magics": True}) as bridge:
         await bridge.log_line(lambda line: "nb ready (2 prompts)" in line and f"{server} ready" in line, 60.0)
         bridge.open(URI, "/\n")
         result = await bridge.complete(URI, 0, 1, trigger="/")
@@ -85,10 +86,23 @@ async def test_configured_prompts_come_first_then_the_kernels_own_then_its_magic
 
 async def test_the_kernel_has_enough_magics_to_have_filled_the_menu(kernel: RealKernel, tmp_path: Path) -> None:
     # The premise of the test above: without the ranking, magics would take the whole list.
-    async with start_bridge(_command(tmp_path, kernel), options={"maxItems": 5000}) as bridge:
+    async with start_bridge(_command(tmp_path, kernel), options={"maxItems": 5000, "magics": True}) as bridge:
         server = f"kernel-{kernel.connection().short_id}"
         await bridge.log_line(lambda line: "nb ready (2 prompts)" in line and f"{server} ready" in line, 60.0)
         bridge.open(URI, "/\n")
         labels = _labels(await asyncio.wait_for(bridge.complete(URI, 0, 1), 10))
         assert sum(":magic." in label for label in labels) > 100
         assert sorted(labels)[0].startswith(f"/{server}:magic.")  # by name alone, a magic would come first
+
+
+async def test_unless_asked_for_the_menu_lists_no_magics(kernel: RealKernel, tmp_path: Path) -> None:
+    server = f"kernel-{kernel.connection().short_id}"
+    async with start_bridge(_command(tmp_path, kernel), options={"maxItems": 100}) as bridge:
+        await bridge.log_line(lambda line: "nb ready (2 prompts)" in line and f"{server} ready" in line, 60.0)
+        bridge.open(URI, "/\n/mag\n")
+        assert _labels(await bridge.complete(URI, 0, 1, trigger="/")) == [
+            "/nb:review",
+            "/nb:summarize",
+            f"/{server}:scratch_note",
+        ]
+        assert _labels(await bridge.complete(URI, 1, 4)) == []  # typed, still not offered

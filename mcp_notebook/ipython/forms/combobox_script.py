@@ -12,9 +12,9 @@ Enter with no suggestion highlighted closes the list and goes on to the
 widget, which tells the kernel (the form then moves to the next field, or
 renders from the last).
 
-Keys typed in the form stay in it: the form carries JupyterLab's
-`data-lm-suppress-shortcuts`, so ↑, Enter or Escape never move the
-notebook's active cell or switch its mode, as in JupyterLab's own dialogs.
+Keys typed in the form stay in it (`keys_script`): no key typed in a field or
+on a button reaches the notebook's shortcuts, and Escape with no list open
+gives the focus back to the notebook.
 
 It reads the suggestions from the datalist that ipywidgets keeps up to date,
 so the kernel side stays plain ipywidgets. Where scripts do not run, the
@@ -24,21 +24,27 @@ script holds no data of the form: values travel only through the widgets.
 
 from __future__ import annotations
 
+from .keys_script import KEEP_KEYS
+
 __all__ = ["COMBOBOX_SCRIPT"]
 
-COMBOBOX_SCRIPT = r"""
+COMBOBOX_SCRIPT = (
+    r"""
 (function (scope) {
+"""
+    + KEEP_KEYS
+    + r"""
   const form = scope && scope.closest && scope.closest('.mcp-prompt-form');
   const root = form || document.body;
-  // JupyterLab's keyboard shortcuts skip events from inside an element with this attribute. The output
-  // runs before the front end puts it on the page: the form is found once it is there.
+  // Keys typed in the form stay in it (keys_script). The output runs before the front end puts it on the
+  // page: the form is found once it is there.
   let tries = 0;
-  const suppress = () => {
-    const placed = scope && scope.closest && scope.closest('.mcp-prompt-form');
-    if (placed) placed.setAttribute('data-lm-suppress-shortcuts', 'true');
-    else if (scope && tries++ < 300) requestAnimationFrame(suppress);
+  const placed = () => {
+    const found = scope && scope.closest && scope.closest('.mcp-prompt-form');
+    if (found) keepKeys(found);
+    else if (scope && tries++ < 300) requestAnimationFrame(placed);
   };
-  suppress();
+  placed();
   const css = (name, fallback) => 'var(' + name + ', ' + fallback + ')';
 
   function enhance(input) {
@@ -167,3 +173,4 @@ COMBOBOX_SCRIPT = r"""
   scan();
 })(typeof element !== 'undefined' ? (element.jquery ? element[0] : element) : null);
 """
+)

@@ -92,6 +92,7 @@ class ArgumentField:
             value=needs_multiline(self.combobox.value),
             description="¶",
             tooltip="Edit on several lines",
+            tabbable=False,  # Tab goes from field to field; the toggle is a click
             layout=widgets.Layout(width="2.5em"),
         )
         self.typed_editor: Any = self._create_typed_editor(default)
@@ -99,6 +100,7 @@ class ArgumentField:
         self.suggestions_status = widgets.HTML("")
         self.error = widgets.HTML("")
         self.combobox.add_class("mcp-combobox")
+        self.multiline.add_class("mcp-multiline")
         for part in (self.combobox, self.textarea, self.typed_editor):
             if part is not None:
                 part.add_class("mcp-field-value")
@@ -324,7 +326,9 @@ class ArgumentField:
 
     def _label_html(self) -> str:
         arg = self.argument
-        title = html.escape(arg.title or arg.name)
+        # Every label reads as a title: the argument's own, else its name as words ("focus_area": "Focus area").
+        words = arg.name.replace("_", " ").strip() or arg.name
+        title = html.escape(arg.title or words[:1].upper() + words[1:])
         mark = ' <span title="required" style="color: var(--jp-error-color1, #d32f2f)">*</span>' if arg.required else ""
         return f"<b>{title}</b>{mark}"
 

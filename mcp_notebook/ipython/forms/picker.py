@@ -55,6 +55,10 @@ def _option_label(spec: PromptSpec) -> str:
     return label
 
 
+def _prompts(count: int) -> str:
+    return f"{count} prompt{'' if count == 1 else 's'}"
+
+
 class _ServerSection:
     """The header and list of one server's prompts."""
 
@@ -92,13 +96,15 @@ class _ServerSection:
                 self._updating_in = None
         self.options.rows = max(2, min(_LIST_ROWS, len(shown)))
         self.options.layout.display = "" if shown else "none"
+        # A server the search leaves nothing of is not shown at all (one that failed still says why).
+        self.widget.layout.display = "none" if query.strip() and not shown and self.failure is None else ""
         name = html.escape(self.server)
         if self.failure is not None:
             note = f'<span style="color: var(--jp-error-color1, #d32f2f)">{html.escape(self.failure)}</span>'
         elif query.strip():
-            note = f"{len(shown)} of {len(self.prompts)} prompts match"
+            note = f"{len(shown)} of {_prompts(len(self.prompts))} match"
         else:
-            note = f"{len(self.prompts)} prompts"
+            note = _prompts(len(self.prompts))
         self.header.value = f"<b>{name}</b> <small>— {note}</small>"
         return len(shown)
 
@@ -249,7 +255,7 @@ class PromptPicker:
         if total == 0 and not any(s.failure for s in self.sections.values()):
             self.status.value = "<i>No prompts.</i>" if self.sections else ""
         elif query.strip():
-            self.status.value = f"<small>{shown} of {total} prompts match “{html.escape(query)}”.</small>"
+            self.status.value = f"<small>{shown} of {_prompts(total)} match “{html.escape(query)}”.</small>"
         else:
             servers = len(self.sections)
-            self.status.value = f"<small>{total} prompts from {servers} server{'s' if servers != 1 else ''}.</small>"
+            self.status.value = f"<small>{_prompts(total)} from {servers} server{'s' if servers != 1 else ''}.</small>"

@@ -9,11 +9,11 @@ keyboard list:
 * ↑/↓ (in the search box or a list) move a highlight across every server's
   prompts, without opening anything;
 * Enter opens the highlighted prompt's form, or the only one the search left;
-* Escape drops the highlight and goes back to the search box.
+* Escape drops the highlight and goes back to the search box; in the search
+  box, it gives the focus back to the notebook.
 
-The picker carries JupyterLab's `data-lm-suppress-shortcuts`, so no key typed
-in it (or in the form it opens) reaches the notebook's shortcuts, as in
-JupyterLab's own dialogs. Opening goes through the list's own `change` event,
+No key typed in the picker (or in the form it opens) reaches the notebook's
+shortcuts (`keys_script`). Opening goes through the list's own `change` event,
 so the kernel side stays plain ipywidgets; without scripts, a click opens a
 prompt and Enter in the search box opens the only match (the kernel handles
 that one). The script holds no data of the picker.
@@ -21,10 +21,16 @@ that one). The script holds no data of the picker.
 
 from __future__ import annotations
 
+from .keys_script import KEEP_KEYS
+
 __all__ = ["PICKER_SCRIPT"]
 
-PICKER_SCRIPT = r"""
+PICKER_SCRIPT = (
+    r"""
 (function (scope) {
+"""
+    + KEEP_KEYS
+    + r"""
   // The output runs before the front end puts it on the page: wait (a few seconds at most) to find the picker.
   let tries = 0;
   const find = () => {
@@ -37,8 +43,7 @@ PICKER_SCRIPT = r"""
 function setUp(picker) {
   if (picker.dataset.mcpPickerKeys) return;
   picker.dataset.mcpPickerKeys = 'on';
-  // JupyterLab's keyboard shortcuts skip events from inside an element with this attribute.
-  picker.setAttribute('data-lm-suppress-shortcuts', 'true');
+  keepKeys(picker);  // no key typed in the picker or its form reaches the notebook's shortcuts
 
   const lists = () => Array.from(picker.querySelectorAll('.mcp-picker-list select'))
     .filter((select) => select.offsetParent !== null && !select.closest('.mcp-prompt-form'));
@@ -86,3 +91,4 @@ function setUp(picker) {
 }
 })(typeof element !== 'undefined' ? (element.jquery ? element[0] : element) : null);
 """
+)
