@@ -12,8 +12,8 @@ import argparse
 import re
 import sys
 
-from mcp_notebook import __version__
 from mcp_notebook.command_line import HelpFormatter
+from mcp_notebook.version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing would make `--help` slower
 if TYPE_CHECKING:
@@ -228,37 +228,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     import logging
     from pathlib import Path
 
-    from mcp_notebook.exceptions import ConfigError
-
     # stdout carries the LSP messages: logs go to stderr (editors show it) or to a file.
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
     logging.basicConfig(
         level=args.log_level, handlers=[handler], format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
     # pygls and the MCP SDK are imported only now, so --help stays instant.
-    from lsprotocol import types
 
-    from mcp_notebook.config import load_server_configs
+    from lsprotocol import types
 
     from .jupyter_host import started_by_jupyterlab, with_completion_deadline, with_host_server
     from .kernels import KernelWatcher
     from .pool import ClientPool
     from .server import create_server
+    from .trust_prompt import TRUST_COMMAND, ProjectTrust, load_trusted
 
     pool = ClientPool(connect_timeout=args.timeout, request_timeout=args.timeout, health_interval=args.health_interval)
     watchers: list[KernelWatcher] = []
 
+    configured: dict[str, object] = {}
+
+    def apply(configs: dict[str, ServerConfig], untrusted: Mapping[str, tuple[str, str]]) -> None:
+        named = with_host_server(to_command_server_names(configs))  # under jupyter-lsp: the Jupyter server's too
+        configured.clear()
+        configured.update(named)
+        pool.set_servers(named)
+        pool.set_untrusted(untrusted)
+
     async def on_start() -> None:
-        problems: list[ConfigError] = []
         root = args.cwd or (Path(server.workspace.root_path) if server.workspace.root_path else None)
-        configs = to_command_server_names(
-            load_server_configs(
-                args.config, cwd=root, include_defaults=not args.no_default_config, on_error=problems.append
-            )
-        )
-        configs = with_host_server(configs)  # started by jupyter-lsp: the Jupyter server's own prompts too
+        trust.configure(lambda: load_trusted(list(args.config), root=root, include_defaults=not args.no_default_config))
         await pool.prepare()
-        pool.set_servers(configs)
+        problems = await trust.refresh()
         for problem in problems:
             server.window_show_message(types.ShowMessageParams(types.MessageType.Warning, str(problem)))
         if not args.no_kernels:
@@ -266,12 +267,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lambda kernels: pool.set_servers(kernels, group="kernels"),
                 directory=args.runtime_dir,
                 interval=args.kernel_poll,
-                taken=configs.keys,
+                taken=configured.keys,
             )
             watchers.append(watcher)
             watcher.start()
 
     async def on_stop() -> None:
+        await trust.aclose()
         for watcher in watchers:
             await watcher.aclose()
         await pool.aclose()
@@ -279,6 +281,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = create_server(
         with_completion_deadline(pool), settings, on_start=on_start, on_stop=on_stop, jupyterlab=started_by_jupyterlab()
     )
+    trust = ProjectTrust(server, apply)
+
+    @server.command(TRUST_COMMAND)
+    async def ask_about_project_files(*_: object) -> None:
+        """The menu's "not trusted" item: read the files again, and ask about each untrusted one."""
+        await trust.refresh(ask_again=True)
+
     if args.tcp is not None:
         server.start_tcp(args.host, args.tcp)
     else:

@@ -34,9 +34,10 @@ from .documentation import (
     to_insert_text,
     to_snippet,
 )
-from .pool import CatalogSnapshot, ServerState
+from .pool import CatalogSnapshot, ServerState, ServerStatus
 from .ranking import CommandEntry
 from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, quote_value
+from .trust_prompt import TRUST_COMMAND
 
 __all__ = [
     "CompletionStyle",
@@ -158,7 +159,36 @@ def to_command_list(
     if connecting or starting:
         item = _connecting_item(connecting, typed, trigger + context.command.name, edit_range)
         items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)
+    untrusted = [s for s in snapshot.servers.values() if s.state is ServerState.NOT_TRUSTED]
+    if untrusted:
+        item = _untrusted_item(untrusted, typed, trigger + context.command.name, edit_range, style.for_jupyterlab)
+        items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)
     return types.CompletionList(is_incomplete=True, items=items)
+
+
+def _untrusted_item(
+    servers: list[ServerStatus], typed: str, current: str, edit_range: types.Range, jupyterlab: bool
+) -> types.CompletionItem:
+    """Says which servers a project file names that were not started; accepting it asks about trusting the file
+    (JupyterLab runs no item commands: there, reloading the page asks again)."""
+    count = len(servers)
+    again = "reload the page to be asked again" if jupyterlab else "choose this item to be asked again"
+    listed = "\n".join(f"- `{s.name}` {s.error or ''} (from `{s.source}`)" for s in servers[:10])
+    return types.CompletionItem(
+        label=f"{count} server{'s' if count != 1 else ''} not trusted: {', '.join(s.name for s in servers[:3])}",
+        kind=types.CompletionItemKind.Text,
+        detail=again,
+        documentation=types.MarkupContent(
+            types.MarkupKind.Markdown,
+            "This project's MCP configuration names servers that were not started, because you have not "
+            f"trusted the file:\n\n{listed}\n\nTo start them, {again}, or run `mcp-notebook trust FILE` "
+            "in a terminal.",
+        ),
+        sort_text="~~",  # after every ranked item, and after "connecting…"
+        filter_text=typed,
+        text_edit=types.TextEdit(range=edit_range, new_text=current),
+        command=types.Command("Review the project's MCP configuration", TRUST_COMMAND),
+    )
 
 
 def _connecting_item(servers: list[str], typed: str, current: str, edit_range: types.Range) -> types.CompletionItem:

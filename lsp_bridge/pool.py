@@ -60,6 +60,8 @@ class ServerState(Enum):
     CONNECTING = "connecting"
     READY = "ready"
     DOWN = "down"
+    # Named by a project configuration file the user has not trusted: never started.
+    NOT_TRUSTED = "not trusted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +180,7 @@ class ClientPool:
         self._groups: dict[str, dict[str, ServerConfig]] = {}
         self._servers: dict[str, _Supervised] = {}
         self._status: dict[str, ServerStatus] = {}
+        self._untrusted: dict[str, ServerStatus] = {}
         self._snapshot = CatalogSnapshot()
         self._listeners: list[SnapshotListener] = []
         self._closed = False
@@ -311,6 +314,14 @@ class ClientPool:
                 )
         if stopped or not self._publish_connecting():
             self._changed()
+
+    def set_untrusted(self, servers: Mapping[str, tuple[str, str]]) -> None:
+        """Show these servers (name → (what they would start, their file)) as not trusted; nothing is started."""
+        self._untrusted = {
+            name: ServerStatus(name, ServerState.NOT_TRUSTED, error=f"would start {what}", source=source)
+            for name, (what, source) in servers.items()
+        }
+        self._changed()
 
     def _publish_connecting(self) -> bool:
         """Publish the servers just added, as connecting, at once; False when that must wait for a rebuild.
@@ -479,6 +490,8 @@ class ClientPool:
                 name: self._status.get(name) or ServerStatus(name, ServerState.CONNECTING, source=s.config.source)
                 for name, s in self._servers.items()
             }
+            for name, status in self._untrusted.items():
+                statuses.setdefault(name, status)
             if statuses == dict(self._snapshot.servers):
                 continue  # e.g. an unchanged kernel scan: nothing to tell
             groups = self._group_of()

@@ -23,7 +23,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument
 
-from mcp_notebook import __version__
+from mcp_notebook.version import __version__
 
 from .completion import (
     CompletionStyle,
@@ -602,9 +602,9 @@ def _describe(status: ServerStatus) -> str:
     """`nb ready (3 prompts)`, `k connecting`, `x down (why)`: one server in the status log line."""
     if status.state is ServerState.READY:
         return f"{status.name} ready ({len(status.prompts)} prompts)"
-    if status.state is ServerState.DOWN and status.error:
+    if status.state in (ServerState.DOWN, ServerState.NOT_TRUSTED) and status.error:
         reason = status.error if len(status.error) <= 200 else status.error[:199] + "…"
-        return f"{status.name} down ({reason})"
+        return f"{status.name} {status.state.value} ({reason})"
     return f"{status.name} {status.state.value}"
 
 

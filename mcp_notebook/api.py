@@ -46,6 +46,7 @@ from .llm import Conversation
 from .models import CompletionResult, PromptSpec
 from .naming import suggest_names
 from .runtime import BackgroundRuntime, get_runtime, run_in_caller
+from .trust import UntrustedConfig
 
 __all__ = [
     "Connection",
@@ -273,7 +274,16 @@ def resolve_server(
     if target is None:
         raise ConfigError(None, "say which server: a name from your MCP configuration, a URL, or command=")
     if configured is None:
-        configured = load_server_configs(_paths(config), on_error=_warn)
+        untrusted: list[UntrustedConfig] = []
+        configured = load_server_configs(_paths(config), on_error=_warn, on_untrusted=untrusted.append)
+        for file in untrusted:
+            what = dict(file.servers).get(target)
+            if what is not None and target not in configured:
+                raise ConfigError(
+                    None,
+                    f"MCP server {target!r} is in {file.path}, which you have not trusted: it would start {what}. "
+                    f"If you trust this project, run `mcp-notebook trust {file.path}` and try again.",
+                )
     if target in configured:
         server = configured[target]
         return server if name is None else dataclasses.replace(server, name=name)

@@ -14,9 +14,11 @@ so any process accepts a cursor another one issued.
 Under uvicorn the factory also puts the connection limits in place
 (`transports/limits.py`: header timeout, connection cap, absolute-form
 targets), which uvicorn's own protocol lacks; under other servers, their own
-timeouts apply. `MCP_NOTEBOOK_WORKER_DIR` must be a folder of this user's
-with mode 0700 (`transports/affinity.py`); anything else stops the worker
-with one line.
+timeouts apply. Processes share no handshake sessions: with more than one,
+set `MCP_NOTEBOOK_STATELESS=1` (docs/deployment.md says why). A variable with a
+bad value (`MCP_NOTEBOOK_POLL must be at least 0.1 seconds, got '1e-300'`)
+stops the worker with one line and exit code 3: uvicorn's and gunicorn's code
+for a worker that cannot start, which they do not restart.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from . import settings as declared
@@ -54,7 +55,7 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...] = ()
     stateless: bool = False
     limits: HttpLimits = field(default_factory=HttpLimits)
-    worker_dir: str | None = None  # set by `serve --workers N`: where sibling workers route sessions
+    worker_dir: str | None = None  # set by `serve --workers N`: where its workers agree which one reports
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServeSettings:
@@ -91,16 +92,17 @@ def create_app(
 
     from .service import NotebookService
     from .sources.start_report import claim_the_report
-    from .transports.affinity import worker_dir_problem
     from .transports.hosts import HostAllowList
     from .transports.http import create_http_app
     from .transports.limits import GuardedHttpToolsProtocol
     from .transports.uvicorn_seam import protect_loading_config
 
-    settings = settings or ServeSettings.from_env()
-    if settings.worker_dir and (problem := worker_dir_problem(Path(settings.worker_dir))) is not None:
-        _say(problem)
-        raise SystemExit(_STARTUP_FAILURE)
+    if settings is None:
+        try:
+            settings = ServeSettings.from_env()
+        except ValueError as error:  # a bad variable: one line, as `serve` says it, and no restart
+            _say(str(error))
+            raise SystemExit(_STARTUP_FAILURE) from None
     service = NotebookService(settings.service)
 
     def print_summary(lines: list[str]) -> None:
@@ -136,7 +138,6 @@ def create_app(
         prepare=index,
         tasks=[service.watch, close_at_shutdown],
         on_ready=on_ready,
-        worker_dir=Path(settings.worker_dir) if settings.worker_dir else None,
     )
     if settings.port is None:
         gate.hosts_for_port = lambda port: HostAllowList.for_bind("0.0.0.0", port, settings.allowed_hosts)

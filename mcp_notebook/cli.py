@@ -13,9 +13,10 @@ import os
 import re
 import sys
 
-from . import __version__, settings
+from . import settings
 from .command_line import HelpFormatter
 from .terminal import HELP_COLUMNS
+from .version import __version__
 
 # Not `typing.TYPE_CHECKING`: importing typing (or json, shlex, shutil, pathlib) here would make `--help` slower.
 TYPE_CHECKING = False
@@ -190,7 +191,8 @@ def _run_serve_http(args: argparse.Namespace, service: ServiceSettings, http: di
         token=token,
         token_hint=_token_hint(args) if token else None,
         allowed_hosts=http["allowed_hosts"],
-        stateless=http["stateless"],
+        # Workers share no sessions: each request stands alone, on whichever worker gets it (docs/deployment.md).
+        stateless=http["stateless"] or workers > 1,
         limits=limits,
     )
     if not is_loopback(host):
@@ -199,7 +201,7 @@ def _run_serve_http(args: argparse.Namespace, service: ServiceSettings, http: di
             _say(f"WARNING: no token: anyone who can reach this port can use it (set --token-file or {TOKEN_ENV})")
 
     def on_ready() -> None:
-        by = f" by {workers} workers" if workers > 1 else ""
+        by = f" by {workers} workers, handshake clients without sessions" if workers > 1 else ""
         _say(f"serving over Streamable HTTP at {url}{by}" + (" (bearer token required)" if token else ""))
         _print_url_line(url)
 
@@ -638,6 +640,9 @@ def run_connect(args: argparse.Namespace) -> int:
     return connect(options=args)
 
 
+_DECLARED_FLAGS = frozenset(declared.flag for declared in settings.on(settings.CLI) if declared.kind.name != "bool")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's usage line and error, then a line saying what to type when a word is close to a known one."""
 
@@ -652,6 +657,11 @@ class _Parser(argparse.ArgumentParser):
         ]
 
     def error(self, message: str) -> NoReturn:
+        flag, _, refusal = message.removeprefix("argument ").partition(": ")
+        if refusal and flag in _DECLARED_FLAGS:
+            # A declared option's value refused: one line, as a bad $MCP_NOTEBOOK_* variable gets.
+            _say(f"{flag} {refusal}")
+            raise SystemExit(EXIT_USAGE)
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         from .command_line import correction_for, options_of
@@ -759,10 +769,15 @@ def build_parser(command: str | None = None) -> _Parser:
         from .kernel_proxy import add_connect_arguments  # standard library only until the proxy starts
 
         add_connect_arguments(connect)
+
+    from .trust_command import TRUST_HELP, add_trust_arguments, run_trust
+
+    trust = _add_command(commands, "trust", "trust a project's MCP configuration file", TRUST_HELP, run_trust)
+    add_trust_arguments(trust)
     return parser
 
 
-HELP_COMMANDS = ("", "serve", "list", "render", "config", "connect")  # "": `mcp-notebook --help`
+HELP_COMMANDS = ("", "serve", "list", "render", "config", "connect", "trust")  # "": `mcp-notebook --help`
 HELP_TEXT_MODULE = "help_text.py"
 
 

@@ -20,6 +20,10 @@ An entry is stdio (``command``, ``args``, ``env``, ``cwd``) or HTTP (``url``,
 ``headers``; ``type`` ``http``/``streamable-http``, or ``sse`` for the old
 HTTP+SSE transport). Entries with ``"disabled": true`` are skipped. Nothing
 here imports the MCP SDK.
+
+A project's files (the four found from the working folder or the editor's
+root) start nothing until the user has trusted them as they are now
+(`trust.py`); the user's own files are trusted.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,13 +39,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .exceptions import ConfigError
+from .trust import TrustStore, UntrustedConfig, content_digest
 
 __all__ = [
     "CONFIG_ENV_VAR",
     "ServerConfig",
     "default_config_paths",
+    "describe_project_file",
     "load_config_file",
     "load_server_configs",
+    "project_config_paths",
+    "read_config_bytes",
 ]
 
 CONFIG_ENV_VAR = "MCP_NOTEBOOK_CONFIG"
@@ -95,10 +104,20 @@ def default_config_paths(cwd: Path | None = None) -> list[Path]:
     """
     home = Path.home()
     paths = [*_claude_desktop_paths(home), home / ".cursor" / "mcp.json"]
-    project = _find_project_dir(Path.cwd() if cwd is None else cwd, home)
-    paths.extend(project.joinpath(*parts) for parts in _PROJECT_FILES)
-    paths.extend(Path(p).expanduser() for p in os.environ.get(CONFIG_ENV_VAR, "").split(os.pathsep) if p)
+    paths.extend(project_config_paths(cwd))
+    paths.extend(_named_by_variable())
     return paths
+
+
+def _named_by_variable() -> list[Path]:
+    """The files `$MCP_NOTEBOOK_CONFIG` names: the user's own choice."""
+    return [Path(p).expanduser() for p in os.environ.get(CONFIG_ENV_VAR, "").split(os.pathsep) if p]
+
+
+def project_config_paths(cwd: Path | None = None) -> list[Path]:
+    """The project's own files (which need the user's trust): in `cwd` or the nearest parent below home with one."""
+    project = _find_project_dir(Path.cwd() if cwd is None else cwd, Path.home())
+    return [project.joinpath(*parts) for parts in _PROJECT_FILES]
 
 
 def _claude_desktop_paths(home: Path) -> list[Path]:
@@ -130,13 +149,19 @@ def load_server_configs(
     cwd: Path | None = None,
     include_defaults: bool = True,
     on_error: Callable[[ConfigError], None] | None = None,
+    on_untrusted: Callable[[UntrustedConfig], None] | None = None,
+    trust: TrustStore | None = None,
 ) -> dict[str, ServerConfig]:
     """Merge the servers of the default files and of `paths` (later files win).
 
     Missing default files are skipped; a missing explicit path is an error.
     Errors raise `ConfigError` unless `on_error` is given, in which case each
-    bad file or entry is reported to it and skipped.
+    bad file or entry is reported to it and skipped. A project file the user
+    has not trusted as it is now (`trust`, the user's record by default)
+    gives no server: it is reported to `on_untrusted` with what it would start.
     """
+    project = {path.absolute() for path in project_config_paths(cwd)} if include_defaults else set()
+    project -= {path.absolute() for path in _named_by_variable()}
     candidates = [(p, False) for p in default_config_paths(cwd)] if include_defaults else []
     candidates += [(Path(p), True) for p in paths]
     servers: dict[str, ServerConfig] = {}
@@ -144,7 +169,14 @@ def load_server_configs(
         if not explicit and not path.is_file():
             continue
         try:
-            servers.update(load_config_file(path, workspace=cwd, on_error=on_error))
+            data = read_config_bytes(path)
+            if not explicit and path.absolute() in project:
+                untrusted = _untrusted(path, data, trust or TrustStore())
+                if untrusted is not None:
+                    if on_untrusted is not None:
+                        on_untrusted(untrusted)
+                    continue
+            servers.update(_parse_config(path, data, workspace=cwd, on_error=on_error))
         except ConfigError as error:
             if on_error is None:
                 raise
@@ -163,14 +195,34 @@ def load_config_file(
     `workspace` is what `${workspaceFolder}` means for user-wide files; for
     project files it is the project folder. A bad entry raises `ConfigError`
     naming the file and the entry, unless `on_error` is given (then the entry
-    is reported and skipped).
+    is reported and skipped). The file is read as named: trust is the caller's.
     """
     path = Path(path).expanduser()
+    return _parse_config(path, read_config_bytes(path), workspace=workspace, on_error=on_error)
+
+
+_MAX_CONFIG_BYTES = 16 * 1024 * 1024  # far beyond any configuration file; past it, one line and nothing read
+
+
+def read_config_bytes(path: Path) -> bytes:
+    """The file's bytes, read once: what is trusted is what is parsed."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        with Path(path).expanduser().open("rb") as file:
+            data = file.read(_MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(str(path), "no such configuration file") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise ConfigError(str(path), f"cannot be read: {error}") from None
+    if len(data) > _MAX_CONFIG_BYTES:
+        raise ConfigError(str(path), f"is over {_MAX_CONFIG_BYTES // (1024 * 1024)} MiB: not a configuration file")
+    return data
+
+
+def _entries(path: Path, data: bytes) -> dict[str, Any] | None:
+    """The file's `mcpServers` / `servers` object (None: the file names no servers)."""
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
         raise ConfigError(str(path), f"cannot be read: {error}") from None
     except json.JSONDecodeError as error:
         raise ConfigError(str(path), f"is not valid JSON (line {error.lineno}, column {error.colno})") from None
@@ -178,9 +230,53 @@ def load_config_file(
         raise ConfigError(str(path), "must hold a JSON object with an 'mcpServers' or 'servers' key")
     entries = document.get("mcpServers", document.get("servers"))
     if entries is None:
-        return {}
+        return None
     if not isinstance(entries, dict):
         raise ConfigError(str(path), "'mcpServers' / 'servers' must be an object mapping names to servers")
+    return entries
+
+
+def describe_project_file(path: Path, data: bytes) -> tuple[tuple[str, str], ...]:
+    """(server name, the command it would run or the URL it would reach) for each server `data` names, as written.
+
+    No variable is expanded: a file the user has not trusted yet must not pull secrets out of the environment.
+    """
+    servers = []
+    for name, entry in (_entries(path, data) or {}).items():
+        if not isinstance(entry, dict) or entry.get("disabled") is True:
+            continue
+        url = entry.get("url", entry.get("serverUrl"))
+        command = entry.get("command")
+        args = entry.get("args")
+        if isinstance(url, str):
+            servers.append((str(name), url))
+        elif isinstance(command, str):
+            words = [command, *(str(a) for a in args)] if isinstance(args, list) else [command]
+            servers.append((str(name), shlex.join(words)))
+    return tuple(servers)
+
+
+def _untrusted(path: Path, data: bytes, trust: TrustStore) -> UntrustedConfig | None:
+    """What an untrusted project file would start; None if it is trusted as it is, or starts nothing."""
+    digest = content_digest(data)
+    if trust.is_trusted(path, digest):
+        return None
+    servers = describe_project_file(path, data)
+    if not servers:
+        return None  # nothing to start, nothing to trust
+    return UntrustedConfig(path=path.absolute(), digest=digest, servers=servers)
+
+
+def _parse_config(
+    path: Path,
+    data: bytes,
+    *,
+    workspace: Path | None,
+    on_error: Callable[[ConfigError], None] | None,
+) -> dict[str, ServerConfig]:
+    entries = _entries(path, data)
+    if entries is None:
+        return {}
     dialect = _dialect_of(path)
     folder = _workspace_of(path, dialect, workspace)
     servers: dict[str, ServerConfig] = {}

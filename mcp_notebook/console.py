@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sys
 
-from . import __version__
 from .terminal import HELP_COLUMNS, help_columns
+from .version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing would make `--help` slower
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ __all__ = [
     "Option",
     "from_env",
     "option",
+    "shown",
     "to_env",
 ]
 
@@ -70,13 +71,18 @@ class Kind:
 
 
 class Whole(Kind):
-    __slots__ = ("least",)
+    __slots__ = ("least", "most")
 
-    def __init__(self, least: int = 1) -> None:
+    def __init__(self, least: int = 1, most: int = 1_000_000_000) -> None:
         super().__init__("int")
         self.least = least
+        self.most = most
 
     def convert(self, text: str) -> int:
+        digits = text.lstrip("+-")
+        if digits.isdigit() and len(digits) > len(str(self.most)):  # before int(): thousands of digits cost
+            least, most = f"must be at least {self.least}", f"must be at most {self.most}"
+            raise ValueError(least if text.startswith("-") else most)
         try:
             return int(text)
         except ValueError:
@@ -87,13 +93,22 @@ class Whole(Kind):
             raise ValueError("must be a whole number")
         if value < self.least:
             raise ValueError(f"must be at least {self.least}")
+        if value > self.most:
+            raise ValueError(f"must be at most {self.most}")
+
+
+_MONTH = 30 * 24 * 3600.0
 
 
 class Seconds(Kind):
-    __slots__ = ()
+    """A duration or an interval: finite, and at least `least` seconds (each option's sane minimum)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("least", "most")
+
+    def __init__(self, least: float, most: float = _MONTH) -> None:
         super().__init__("float")
+        self.least = least
+        self.most = most
 
     def convert(self, text: str) -> float:
         try:
@@ -104,10 +119,12 @@ class Seconds(Kind):
     def check(self, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError("must be a number of seconds")
-        if not value > 0:
-            raise ValueError("must be more than 0 seconds")
-        if value == float("inf"):
+        if value != value or value in (float("inf"), float("-inf")):  # nan, or infinite
             raise ValueError("must be a finite number of seconds")
+        if value < self.least:
+            raise ValueError(f"must be at least {self.least:g} second{'' if self.least == 1 else 's'}")
+        if value > self.most:
+            raise ValueError(f"must be at most {self.most:g} seconds (30 days)")
 
     def write(self, value: Any) -> str:
         return repr(float(value))
@@ -335,7 +352,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "poll",
-        Seconds(),
+        Seconds(0.1),
         None,
         "look for changes every SECONDS instead of asking the kernel",
         metavar="SECONDS",
@@ -419,7 +436,8 @@ OPTIONS: tuple[Option, ...] = (
         "workers",
         Whole(1),
         1,
-        "worker processes sharing the port",
+        "worker processes sharing the port; more than one serves handshake clients without sessions, as "
+        "--stateless does (docs/deployment.md)",
         surfaces=frozenset({CLI}),
         metavar="N",
         why="an ASGI server or process manager starts its own workers (--workers of uvicorn, gunicorn, hypercorn)",
@@ -428,13 +446,13 @@ OPTIONS: tuple[Option, ...] = (
         "stateless",
         Flag(),
         False,
-        "no handshake sessions: any worker answers any request, no affinity needed (docs/deployment.md)",
+        "no handshake sessions: any process answers any request, no affinity needed (docs/deployment.md)",
         surfaces=_OUTSIDE_JUPYTER,
         why=_NOT_IN_JUPYTER,
     ),
     Option(
         "header_timeout",
-        Seconds(),
+        Seconds(0.5),
         10.0,
         "seconds a client has to send headers",
         surfaces=_OUTSIDE_JUPYTER,
@@ -443,7 +461,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "body_timeout",
-        Seconds(),
+        Seconds(0.5),
         30.0,
         "seconds a client has to send a request body",
         surfaces=_OUTSIDE_JUPYTER,
@@ -471,7 +489,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "session_idle_timeout",
-        Seconds(),
+        Seconds(1.0),
         300.0,
         "end a handshake session idle this long",
         surfaces=_OUTSIDE_JUPYTER,
@@ -500,7 +518,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "session_evict_after",
-        Seconds(),
+        Seconds(1.0),
         60.0,
         "seconds a session must have been idle before a newcomer may end it to make room",
         surfaces=_OUTSIDE_JUPYTER,
@@ -509,7 +527,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "drain_timeout",
-        Seconds(),
+        Seconds(0.1),
         10.0,
         "on SIGTERM, seconds to finish requests in flight",
         surfaces=_OUTSIDE_JUPYTER,
@@ -529,9 +547,9 @@ OPTIONS: tuple[Option, ...] = (
         "worker_dir",
         Text(),
         None,
-        "a directory of this user's, mode 0700: workers on one machine route sessions to each other through it",
+        "a directory the workers of one server share: the first to start prints the summary of the folder",
         surfaces=frozenset({ENV}),
-        why="`serve --workers N` makes one for its workers; process managers set it for theirs",
+        why="`serve --workers N` makes one for its workers; under a process manager each process prints its own",
     ),
 )
 
@@ -549,6 +567,19 @@ LIMITS: tuple[str, ...] = (
     "session_evict_after",
     "drain_timeout",
 )
+
+
+_SHOWN = 40  # characters of a refused value that are repeated back
+
+
+def shown(value: Any) -> str:
+    """A refused value as a refusal repeats it: its repr, cut short (a 5,000-digit number is not echoed whole)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    if isinstance(value, str) and len(value) > _SHOWN:
+        return f"{value[:_SHOWN]!r}… ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}… ({len(text):,} characters)"
 
 
 def option(name: str) -> Option:
@@ -573,7 +604,7 @@ def from_env(names: Iterable[str], environ: Mapping[str, str] | None = None) -> 
         try:
             values[name] = declared.read(text)
         except ValueError as error:
-            raise ValueError(f"{declared.env} {error}, got {text.strip()!r}") from None
+            raise ValueError(f"{declared.env} {error}, got {shown(text.strip())}") from None
     return values
 
 
@@ -593,16 +624,16 @@ def check_values(values: Mapping[str, Any]) -> None:
         try:
             _BY_NAME[name].check(value)
         except ValueError as error:
-            raise ValueError(f"{name} {error}, not {value!r}") from None
+            raise ValueError(f"{name} {error}, got {shown(value)}") from None
 
 
 def problem_in_trait(name: str, value: Any) -> str | None:
-    """Why a Jupyter setting's value is refused (`MCPNotebook.page_size must be at least 1, not 0`), or None."""
+    """Why a Jupyter setting's value is refused (`MCPNotebook.page_size must be at least 1, got 0`), or None."""
     declared = _BY_NAME[name]
     try:
         declared.check(value)
     except ValueError as error:
-        return f"MCPNotebook.{declared.trait} {error}, not {value!r}"
+        return f"MCPNotebook.{declared.trait} {error}, got {shown(value)}"
     return None
 
 
@@ -616,7 +647,7 @@ def argparse_type(name: str) -> Callable[[str], Any]:
         try:
             return declared.read(text)
         except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
+            raise argparse.ArgumentTypeError(f"{error}, got {shown(text)}") from None
 
     read.__name__ = declared.kind.name  # argparse names the type in some of its messages
     return read

@@ -27,10 +27,24 @@ NotebookFactory = Callable[..., Path]
 
 @pytest.fixture(autouse=True)
 def _private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kernels served by a test leave their discovery pointers, and servers their notebook index, in folders
-    of the test's, never the user's."""
+    """Kernels served by a test leave their discovery pointers, servers their notebook index, and trusted
+    project files their record, in folders of the test's, never the user's."""
     monkeypatch.setenv("MCP_NOTEBOOK_STATE_DIR", str(tmp_path_factory.mktemp("mcp-notebook-state")))
     monkeypatch.setenv("MCP_NOTEBOOK_CACHE_DIR", str(tmp_path_factory.mktemp("mcp-notebook-cache")))
+    # What the user trusts is theirs: a test trusts project files in a record of its own.
+    monkeypatch.setenv("MCP_NOTEBOOK_TRUST_FILE", str(tmp_path_factory.mktemp("mcp-notebook-trust") / "trust.json"))
+
+
+@pytest.fixture
+def empty_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home folder, so the user's real MCP configuration never leaks into a test."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.delenv("MCP_NOTEBOOK_CONFIG", raising=False)
+    return home
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 import psutil
 import pytest
 from client_harness import DEADLINE, LEGACY_SERVER, live_children, running_http_server, wait_until
+from trusted_files import trusted
 
 import mcp_notebook
 from mcp_notebook.api import Connection, argument_text, ask_with_input, resolve_server
@@ -36,6 +37,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     project.mkdir()
     entry = {"command": sys.executable, "args": [str(LEGACY_SERVER), "--version", "2025-06-18"]}
     (project / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": entry}}), encoding="utf-8")
+    trusted(project / "mcp.json")  # the user's own project
     monkeypatch.chdir(project)
     return project
 

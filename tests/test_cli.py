@@ -357,7 +357,7 @@ def test_a_misspelled_subcommand_keeps_the_usage_line_and_says_what_to_type(
     assert lines == [
         "usage: mcp-notebook [-h] [--version] COMMAND ...",
         "mcp-notebook: error: argument COMMAND: invalid choice: 'serv' "
-        "(choose from 'serve', 'list', 'render', 'config', 'connect')",
+        "(choose from 'serve', 'list', 'render', 'config', 'connect', 'trust')",
         f"mcp-notebook: did you mean serve? type: mcp-notebook serve {folder} --http",
     ]
 
@@ -438,8 +438,20 @@ def test_a_misspelled_option_is_named_even_when_argparse_stops_at_another_error(
     ]
 
 
-@pytest.mark.parametrize("argv", [["serve", "x", "--port", "-1"], ["serve", "x", "--htt", "--workers", "0"], ["serve"]])
-def test_values_and_abbreviations_are_not_taken_for_typos(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["serve", "x", "--port", "-1"], ["mcp-notebook: --port must be a port number from 0 to 65535"]),
+        (["serve", "x", "--htt", "--workers", "0"], ["mcp-notebook: --workers must be at least 1, got '0'"]),
+        (["serve"], ["usage: ", "mcp-notebook serve: error: "]),
+    ],
+)
+def test_values_and_abbreviations_are_not_taken_for_typos(
+    argv: list[str], said: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     lines = _usage_error(argv, capsys)
     assert "did you mean" not in lines[-1]
-    assert lines[-1].startswith("mcp-notebook serve: error: ")
+    assert lines[0].startswith(said[0])  # a refused value is one line, as a bad variable gets
+    assert lines[-1].startswith(said[-1])
+    if len(said) == 1:
+        assert len(lines) == 1, lines

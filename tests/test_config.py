@@ -11,18 +11,12 @@ import pytest
 
 from mcp_notebook.config import ServerConfig, default_config_paths, load_config_file, load_server_configs
 from mcp_notebook.exceptions import ConfigError
+from mcp_notebook.trust import TrustStore, content_digest
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty home folder, so the user's real configuration never leaks into a test."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("USERPROFILE", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.delenv("MCP_NOTEBOOK_CONFIG", raising=False)
-    return home
+def home(empty_home: Path) -> Path:
+    return empty_home
 
 
 @pytest.fixture
@@ -35,6 +29,12 @@ def project(tmp_path: Path, home: Path) -> Path:
 def write(path: Path, document: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def trusted(path: Path) -> Path:
+    """`path` trusted by the user as it is now (a project file starts nothing before)."""
+    TrustStore().trust(path, content_digest(path.read_bytes()))
     return path
 
 
@@ -65,7 +65,7 @@ def test_cursor_url_entry_with_headers_is_an_http_server(home: Path, project: Pa
 
 def test_vscode_servers_shape_with_types_and_workspace_folder(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("API_TOKEN", "s3cret")
-    write(
+    vscode = write(
         project / ".vscode" / "mcp.json",
         {
             "inputs": [{"id": "key", "type": "promptString"}],
@@ -77,6 +77,7 @@ def test_vscode_servers_shape_with_types_and_workspace_folder(project: Path, mon
             },
         },
     )
+    trusted(vscode)
 
     servers = load_server_configs(cwd=project)
 
@@ -89,9 +90,11 @@ def test_vscode_servers_shape_with_types_and_workspace_folder(project: Path, mon
 def test_claude_code_expands_shell_variables_with_defaults(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCS_HOST", "example.test")
     monkeypatch.delenv("DOCS_PORT", raising=False)
-    write(
-        project / ".mcp.json",
-        {"mcpServers": {"docs": {"type": "http", "url": "https://${DOCS_HOST}:${DOCS_PORT:-8443}/mcp"}}},
+    trusted(
+        write(
+            project / ".mcp.json",
+            {"mcpServers": {"docs": {"type": "http", "url": "https://${DOCS_HOST}:${DOCS_PORT:-8443}/mcp"}}},
+        )
     )
 
     assert load_server_configs(cwd=project)["docs"].url == "https://example.test:8443/mcp"
@@ -118,7 +121,7 @@ def test_claude_desktop_leaves_variables_alone(home: Path) -> None:
 
 def test_later_files_override_earlier_and_explicit_paths_come_last(home: Path, project: Path) -> None:
     write(home / ".cursor" / "mcp.json", {"mcpServers": {"docs": {"command": "global"}, "only": {"command": "g"}}})
-    write(project / "mcp.json", {"mcpServers": {"docs": {"command": "project"}}})
+    trusted(write(project / "mcp.json", {"mcpServers": {"docs": {"command": "project"}}}))
     explicit = write(project / "custom.json", {"servers": {"docs": {"command": "explicit"}}})
 
     assert load_server_configs(cwd=project)["docs"].command == "project"
@@ -137,7 +140,7 @@ def test_environment_variable_names_extra_config_files(
 
 
 def test_project_files_are_found_in_a_parent_folder(home: Path, project: Path) -> None:
-    write(project / ".vscode" / "mcp.json", {"servers": {"up": {"command": "u"}}})
+    trusted(write(project / ".vscode" / "mcp.json", {"servers": {"up": {"command": "u"}}}))
     notebooks = project / "notebooks" / "deep"
     notebooks.mkdir(parents=True)
 
@@ -176,7 +179,7 @@ def test_bad_entries_are_errors_that_say_what_is_wrong(project: Path, entry: dic
 
 
 def test_on_error_reports_bad_entries_and_keeps_good_ones(project: Path) -> None:
-    write(project / "mcp.json", {"mcpServers": {"bad": {}, "good": {"command": "g"}}})
+    trusted(write(project / "mcp.json", {"mcpServers": {"bad": {}, "good": {"command": "g"}}}))
     errors: list[ConfigError] = []
 
     servers = load_server_configs(cwd=project, on_error=errors.append)

@@ -71,8 +71,11 @@ PUBLIC = {
         "CONFIG_ENV_VAR",
         "ServerConfig",
         "default_config_paths",
+        "describe_project_file",
         "load_config_file",
         "load_server_configs",
+        "project_config_paths",
+        "read_config_bytes",
     ],
     "mcp_notebook.runtime": ["BackgroundRuntime", "get_runtime", "run_in_caller"],
     "mcp_notebook.api": [

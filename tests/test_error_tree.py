@@ -28,6 +28,7 @@ INTERNAL = {
     "mcp_notebook.ipython.subcommands._HelpShown": "argparse printed the help; the subcommand returns",
     "mcp_notebook.sources.sandbox.FileRefusal": "why a file read was refused; the folder source words it per case",
     "mcp_notebook.protocol.screening.UnreadableMessage": "not a request; answered with its JSON-RPC code",
+    "mcp_notebook.ipython.namespace._OverTime": "formatting a variable ran past its budget; worded per variable",
 }
 
 

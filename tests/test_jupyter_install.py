@@ -18,6 +18,7 @@ import nbformat
 import pytest
 from kernel_harness import jupyter_folders
 from nbclient import NotebookClient
+from trusted_files import trusted
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -53,6 +54,7 @@ def test_a_fresh_venv_with_a_kernelspec_runs_the_magics_in_a_notebook(
     project.mkdir()
     server = {"command": str(venv / "bin" / "mcp-notebook"), "args": ["serve", str(EXAMPLES)]}
     (project / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": server}}), encoding="utf-8")
+    trusted(project / "mcp.json")  # the user's own project
     notebook = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_code_cell("import sys; print(sys.executable)"),

@@ -5,6 +5,10 @@ fails the test: add it to the table here and in docs/architecture.md). A module
 may import its own layer and the layers before it, never a later one, in either
 import form (`from mcp_notebook.x import …` or `from ..x import …`), wherever
 the import stands (module level, inside a function, or under `TYPE_CHECKING`).
+No import climbs back up: a module never imports from a package above its own
+(`from .. import settings`), nor a name from the package face
+(`from . import __version__`, `from mcp_notebook import __version__`); it
+imports the module that defines what it uses (`from ..version import __version__`).
 Third-party packages are confined to the layers that own them. Runtime imports
 never form a circle; a type-only back-reference (under `TYPE_CHECKING`) may,
 and the ones that do are exactly those `ALLOWED_TYPE_ONLY_CIRCLES` lists, as the architecture doc
@@ -59,6 +63,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "help_text",
             "__main__",
             "kernel_proxy",
+            "trust",
+            "trust_command",
             "config",
             "runtime",
             "api",
@@ -72,9 +78,19 @@ RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
 # What the editor bridge may use of mcp_notebook: the model, the client and its configuration, kernel discovery,
 # the transcript that writes a rendered prompt out as every front end does, and the "did you mean" of its command line.
 BRIDGE_MAY_IMPORT = frozenset(
-    {"mcp_notebook", "models", "exceptions", "naming", "command_line", "client", "config", "discovery", "transcript"},
+    {
+        "version",
+        "models",
+        "exceptions",
+        "naming",
+        "command_line",
+        "client",
+        "config",
+        "trust",
+        "discovery",
+        "transcript",
+    },
 )
-BRIDGE_MAY_IMPORT_FROM_THE_PACKAGE = frozenset({"__version__"})  # `from mcp_notebook import …`
 # The bridge's pure modules (the table's "slashline.py and ranking.py (pure)"): no editor, no client, no I/O.
 PURE_BRIDGE = frozenset({"lsp_bridge.slashline", "lsp_bridge.ranking"})
 PURE_BRIDGE_MAY_IMPORT = PURE_BRIDGE | {"mcp_notebook.models", "mcp_notebook.exceptions", "mcp_notebook.naming"}
@@ -120,6 +136,7 @@ class Import:
     line: int
     type_only: bool
     name: str | None = None  # the name imported by `from target import name`, when it is not a module
+    via: str | None = None  # the `from` part of the statement, absolute
 
 
 def _dotted(path: Path) -> str:
@@ -159,9 +176,21 @@ def imports_of(
                 # `from . import servers` imports a module; `from .models import PromptSpec` a name.
                 sub = f"{target}.{alias.name}"
                 if sub in known:
-                    yield Import(sub, node.lineno, node.lineno in type_only)
+                    yield Import(sub, node.lineno, node.lineno in type_only, via=target)
                 else:
-                    yield Import(target, node.lineno, node.lineno in type_only, alias.name)
+                    yield Import(target, node.lineno, node.lineno in type_only, alias.name, via=target)
+
+
+FACES = frozenset(PACKAGES)
+
+
+def climbs(module: str, imp: Import, *, is_package: bool = False) -> bool:
+    """Whether `imp` reaches back up: from a package above `module`'s own, or a name from a package face."""
+    if imp.via is None or module in FACES:
+        return False
+    own = module if is_package else module.rpartition(".")[0]
+    above_own = own.startswith(imp.via + ".")
+    return above_own or (imp.via in FACES and imp.name is not None)
 
 
 def layer_of(module: str) -> str | None:
@@ -184,6 +213,12 @@ def violations(module: str, source: str, *, is_package: bool = False, known: fro
     for imp in imports_of(module, source, is_package=is_package, known=known):
         root = imp.target.split(".")[0]
         where = f"{module}:{imp.line} imports {imp.target}"
+        if climbs(module, imp, is_package=is_package):
+            what = f"{imp.via}.{imp.name}" if imp.name else imp.target
+            found.append(
+                f"{module}:{imp.line} imports {what} by climbing to {imp.via}: import it from the module that "
+                "defines it (`from ..version import __version__`, `from ..settings import option`)"
+            )
         if module.startswith("lsp_bridge"):
             if root in IPYTHON | SDK | NOTEBOOK_FILES:
                 found.append(f"{where}: the bridge speaks to mcp_notebook's client, not to {root}")
@@ -193,8 +228,6 @@ def violations(module: str, source: str, *, is_package: bool = False, known: fro
                 used = imp.target.removeprefix("mcp_notebook.").split(".")[0] if imp.target != "mcp_notebook" else root
                 if used not in BRIDGE_MAY_IMPORT:
                     found.append(f"{where}: the bridge may use only {sorted(BRIDGE_MAY_IMPORT)} of mcp_notebook")
-                elif imp.target == "mcp_notebook" and imp.name not in BRIDGE_MAY_IMPORT_FROM_THE_PACKAGE:
-                    found.append(f"{where}.{imp.name}: of the package itself the bridge may use only __version__")
             if module in PURE_BRIDGE and root not in STDLIB and imp.target not in PURE_BRIDGE_MAY_IMPORT:
                 found.append(f"{where}: {module} is pure: the stdlib and {sorted(PURE_BRIDGE_MAY_IMPORT)} only")
             continue
@@ -357,7 +390,13 @@ def test_the_only_type_only_circles_are_the_ones_the_architecture_lists() -> Non
         ("lsp_bridge.ranking", "import lsprotocol.types\n", "is pure"),
         ("lsp_bridge.slashline", "from .pool import ClientPool\n", "is pure"),
         ("lsp_bridge.ranking", "from mcp_notebook.client import PromptClient\n", "is pure"),
-        ("lsp_bridge.server", "from mcp_notebook import connect\n", "may use only __version__"),
+        ("lsp_bridge.server", "from mcp_notebook import connect\n", "by climbing to mcp_notebook"),
+        ("lsp_bridge.server", "from mcp_notebook import __version__\n", "by climbing to mcp_notebook"),
+        ("mcp_notebook.protocol.server", "from .. import __version__\n", "by climbing to mcp_notebook"),
+        ("mcp_notebook.transports.limits", "from .. import settings\n", "by climbing to mcp_notebook"),
+        ("mcp_notebook.transports.limits", "from mcp_notebook import settings\n", "by climbing to mcp_notebook"),
+        ("mcp_notebook.cli", "from . import __version__\n", "by climbing to mcp_notebook"),
+        ("mcp_notebook.ipython.forms.picker", "from .. import servers\n", "by climbing to mcp_notebook.ipython"),
         ("mcp_notebook.naming", "import jupyter_core.paths\n", "jupyter_core for discovery"),
         ("mcp_notebook.registry", "import anyio\n", "the state layer's third-party packages"),
         ("mcp_notebook.sources.folder", "import starlette\n", "the sources layer's third-party packages"),
@@ -376,9 +415,11 @@ def test_a_forbidden_import_fails_the_check(module: str, source: str, complaint:
     [
         ("mcp_notebook.sources.cells", "from ..rendering import PLACEHOLDER_PATTERN\nfrom .fields import to_text\n"),
         ("mcp_notebook.ipython.magics", "from ..protocol import convert\nimport IPython\n"),
-        ("mcp_notebook.protocol.server", "import mcp\nfrom .. import __version__\n"),
+        ("mcp_notebook.protocol.server", "import mcp\nfrom ..version import __version__\n"),
+        ("mcp_notebook.cli", "from . import settings\nfrom .version import __version__\n"),
+        ("mcp_notebook.ipython.widgets", "from . import servers\n"),
         ("lsp_bridge.server", "from mcp_notebook.client import PromptClient\nimport pygls\n"),
-        ("lsp_bridge.server", "from mcp_notebook import __version__\n"),
+        ("lsp_bridge.server", "from mcp_notebook.version import __version__\n"),
         ("lsp_bridge.ranking", "from mcp_notebook.models import PromptSpec\nfrom .slashline import parse\n"),
         ("mcp_notebook.discovery", "from jupyter_core.paths import jupyter_runtime_dir\n"),
         ("mcp_notebook.sources.watch", "import anyio\nimport watchfiles\n"),

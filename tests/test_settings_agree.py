@@ -23,15 +23,15 @@ from mcp_notebook.transports.limits import HttpLimits
 
 # Texts each kind is tried with: some accepted, some refused.
 SAMPLES: dict[str, tuple[str, ...]] = {
-    "int": ("0", "1", "7", "-3", "1.5", "many", " 12 "),
-    "float": ("0", "-1", "0.5", "2", "inf", "nan", "soon", "1e3"),
+    "int": ("0", "1", "7", "-3", "1.5", "many", " 12 ", "9" * 5000, "-" + "9" * 5000, "1000000001"),
+    "float": ("0", "-1", "0.5", "2", "inf", "-inf", "nan", "soon", "1e3", "1e-300", "9" * 5000, "1e9"),
     "str": ("team", "x y"),
     "names": ("svc", "svc,svc.ns:80", " a , b "),
     "paths": ("a", "a" + __import__("os").pathsep + "b"),
 }
 TYPED: dict[str, tuple[Any, ...]] = {
-    "int": (0, 1, 7, -3),
-    "float": (0.0, -1.0, 0.5, 2.0, float("inf")),
+    "int": (0, 1, 7, -3, 10**9 + 1),
+    "float": (0.0, -1.0, 0.5, 2.0, float("inf"), float("nan"), 1e-300),
     "bool": (True, False),
     "str": ("team", "  "),
 }
@@ -48,7 +48,9 @@ def _cli_read(action: argparse.Action, text: str) -> tuple[bool, Any]:
     try:
         return True, action.type(text)
     except argparse.ArgumentTypeError as error:
-        return False, str(error)
+        message = str(error)
+        assert message.endswith(f", got {settings.shown(text)}"), message  # the same words as the variable's
+        return False, message.removesuffix(f", got {settings.shown(text)}")
 
 
 def _env_read(option: settings.Option, text: str) -> tuple[bool, Any]:
@@ -57,8 +59,8 @@ def _env_read(option: settings.Option, text: str) -> tuple[bool, Any]:
     except ValueError as error:
         message = str(error)
         assert message.startswith(option.env + " "), message
-        assert message.endswith(f", got {text.strip()!r}"), message
-        return False, message.removeprefix(option.env + " ").removesuffix(f", got {text.strip()!r}")
+        assert message.endswith(f", got {settings.shown(text.strip())}"), message
+        return False, message.removeprefix(option.env + " ").removesuffix(f", got {settings.shown(text.strip())}")
 
 
 def test_every_option_is_named_by_the_rule_or_says_why_not() -> None:
@@ -153,7 +155,7 @@ def test_a_traitlet_refuses_what_the_flag_and_the_variable_refuse(option: settin
             accepted_as_text = True
         except ValueError as error:
             accepted_as_text = False
-            assert problem == f"MCPNotebook.{option.trait} {error}, not {value!r}"
+            assert problem == f"MCPNotebook.{option.trait} {error}, got {value!r}"
         if option.name != "root":
             assert (problem is None) == accepted_as_text, (option.name, value)
 
@@ -161,18 +163,48 @@ def test_a_traitlet_refuses_what_the_flag_and_the_variable_refuse(option: settin
 def test_one_refusal_in_the_words_of_each_surface(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["serve", ".", "--page-size", "0"])
-    assert "argument --page-size: must be at least 1" in capsys.readouterr().err
+    assert capsys.readouterr().err == "mcp-notebook: --page-size must be at least 1, got '0'\n"
     with pytest.raises(ValueError, match=r"^MCP_NOTEBOOK_PAGE_SIZE must be at least 1, got '0'$"):
         ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "p", "MCP_NOTEBOOK_PAGE_SIZE": "0"})
-    assert settings.problem_in_trait("page_size", 0) == "MCPNotebook.page_size must be at least 1, not 0"
-    with pytest.raises(ValueError, match=r"^page_size must be at least 1, not 0$"):
+    assert settings.problem_in_trait("page_size", 0) == "MCPNotebook.page_size must be at least 1, got 0"
+    with pytest.raises(ValueError, match=r"^page_size must be at least 1, got 0$"):
         ServiceSettings(paths=("p",), page_size=0)
 
 
 def test_settings_refuse_what_the_declaration_refuses() -> None:
     with pytest.raises(ValueError, match="poll must be a finite number of seconds"):
         ServiceSettings(paths=("p",), poll=float("inf"))
-    with pytest.raises(ValueError, match="header_timeout must be more than 0 seconds"):
+    with pytest.raises(ValueError, match=r"header_timeout must be at least 0\.5 seconds"):
         HttpLimits(header_timeout=0)
     with pytest.raises(ValueError, match="poll says how to watch"):
         ServiceSettings(paths=("p",), watch=False, poll=1.0)
+
+
+DURATIONS = [option for option in settings.OPTIONS if isinstance(option.kind, settings.Seconds)]
+
+
+@pytest.mark.parametrize("option", DURATIONS, ids=lambda option: option.name)
+def test_every_duration_and_interval_declares_a_sane_minimum_and_refuses_what_is_not_a_time(
+    option: settings.Option,
+) -> None:
+    kind = option.kind
+    assert isinstance(kind, settings.Seconds)
+    assert kind.least >= 0.1, option.name
+    for text in ("nan", "inf", "-inf", "-1", "0", "1e-300", repr(kind.least / 2), "1e9"):
+        with pytest.raises(ValueError, match=r"must be (a finite number|at least|at most)"):
+            option.read(text)
+    assert option.read(repr(kind.least)) == kind.least
+
+
+def test_a_refused_value_is_repeated_cut_short() -> None:
+    digits = "9" * 5000
+    with pytest.raises(ValueError) as raised:
+        settings.from_env(["page_size"], {"MCP_NOTEBOOK_PAGE_SIZE": digits})
+    assert str(raised.value) == (
+        f"MCP_NOTEBOOK_PAGE_SIZE must be at most 1000000000, got {digits[:40]!r}… (5,000 characters)"
+    )
+    assert settings.problem_in_trait("page_size", 10**5000) == (
+        "MCPNotebook.page_size must be at most 1000000000, got a number of about 5,001 digits"
+    )
+    assert settings.shown("x" * 41) == f"{'x' * 40!r}… (41 characters)"
+    assert settings.shown(0.5) == "0.5"

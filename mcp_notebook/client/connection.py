@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from ..config import ServerConfig
+from ..version import __version__
 from .transport_choice import Refusals, ServerLog, open_transport
 
 if TYPE_CHECKING:

@@ -212,15 +212,16 @@ class PromptMagics(Magics):
         a required argument that the server asks the user for (the question, in a
         form the client shows) when a client leaves it out; give it a description
         too with `--arg NAME="description"`. `--arg df:var` (or
-        `df:var[DataFrame]`, also with --ask) declares an argument that names a
-        kernel variable: clients complete it from this kernel's variables (of
-        that type). Re-running the cell replaces the prompt; --append adds this
+        `df:var[pandas.DataFrame]`, also with --ask) declares an argument that
+        names a kernel variable: clients complete it from this kernel's
+        variables (of that type: a class with its module, or a built-in type
+        such as `int`). Re-running the cell replaces the prompt; --append adds this
         cell as another message. `%mcp serve` serves the prompts; `%mcp
         unpublish NAME` withdraws one.
 
         Examples::
 
-            %%prompt explain --arg df:var[DataFrame]="the table" --optional style=short
+            %%prompt explain --arg df:var[pandas.DataFrame]="the table" --optional style=short
             Explain the columns of {{df}} in a {{style}} answer.
 
             %%prompt review --ask code="Paste the code to review"

@@ -30,7 +30,7 @@ from ..naming import suggest_names
 from . import subcommands as parsers
 from .arguments import parse_arguments, split_line
 from .display import PromptConversation, PromptTable, ServerRow, ServerTable
-from .servers import ServerPool
+from .servers import TRUST_HINT, ServerPool
 from .subcommands import Subcommand, SubcommandParser
 
 __all__ = ["SUBCOMMANDS", "MCPMagics"]
@@ -51,7 +51,7 @@ class MCPMagics(Magics):
         "subcommand",
         nargs="?",
         help="servers | connect | disconnect | prompts | get | complete | form | picker | help"
-        " | serve | stop | unpublish (%%mcp help lists them)",
+        " | trust | serve | stop | unpublish (%%mcp help lists them)",
     )
     @argument("arguments", nargs="*", help="see %%mcp SUBCOMMAND --help")  # type: ignore[no-untyped-call, untyped-decorator]
     @line_magic
@@ -72,6 +72,7 @@ class MCPMagics(Magics):
           %mcp complete docs:code_review language py   suggestions for an argument
           %mcp form docs:code_review                   fill the arguments in a form (%mcp picker: browse)
           %mcp disconnect [SERVER]                     close connections
+          %mcp trust                                   start the servers of this project's .mcp.json
           %mcp serve                                   serve this kernel's %%prompt cells (%mcp stop)
           %mcp SUBCOMMAND --help                       details and more examples
 
@@ -114,8 +115,35 @@ class MCPMagics(Magics):
             client = connected.get(name)
             status = f"connected ({client.protocol_version})" if client is not None else "not connected"
             rows.append(ServerRow(config=config, status=status))
+        for untrusted in self.pool.untrusted:
+            for name, what in untrusted.servers:
+                untrusted_config = ServerConfig(name=name, command=what, source=str(untrusted.path))
+                rows.append(ServerRow(config=untrusted_config, status="not trusted"))
         notes = [f"skipped: {error}" for error in self.pool.config_errors]
+        if self.pool.untrusted:
+            notes.append(f"not trusted: {', '.join(str(u.path) for u in self.pool.untrusted)}. {TRUST_HINT}")
         return ServerTable(rows=rows, notes=notes)
+
+    def _trust(self, argv: list[str]) -> None:
+        options = self.parsers["trust"].parse(argv)
+        if options is None:
+            return None
+        from ..trust import TrustStore
+
+        path = Path(options.path).expanduser().absolute() if options.path else None
+        if options.revoke:
+            if path is None:
+                raise UsageError("%mcp trust --revoke needs the file: %mcp trust --revoke PATH")
+            print(f"Revoked {path}." if TrustStore().revoke(path) else f"{path} was not trusted.")
+            self.pool.reload()
+            return None
+        trusted = self.pool.trust(path)
+        if not trusted:
+            where = f"{path} is not a project MCP configuration found from here" if path else "Nothing to trust"
+            print(f"{where}: every project MCP configuration file found is trusted, or there is none.")
+            return None
+        for untrusted in trusted:
+            print(f"Trusted {untrusted.path} as it was shown. Its servers: {untrusted.describe()}")
 
     def _connect(self, argv: list[str]) -> None:
         options = self.parsers["connect"].parse(argv)
@@ -325,6 +353,7 @@ SUBCOMMANDS: dict[str, Subcommand] = _table(
     Subcommand("get", "render a prompt as a conversation", parsers.get_parser, MCPMagics._get),
     Subcommand("complete", "suggestions for a prompt's argument", parsers.complete_parser, MCPMagics._complete),
     Subcommand("help", "the overview, or one subcommand's help", parsers.help_parser, MCPMagics._help),
+    Subcommand("trust", "start a project's configured servers", parsers.trust_parser, MCPMagics._trust),
     Subcommand("serve", "serve this kernel's prompts over MCP", parsers.serve_parser, _serve),
     Subcommand("stop", "stop serving this kernel's prompts", parsers.stop_parser, _stop),
     Subcommand("unpublish", "withdraw a %%prompt prompt", parsers.unpublish_parser, _unpublish),

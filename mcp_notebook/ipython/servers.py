@@ -22,6 +22,7 @@ from ..config import ServerConfig, load_server_configs
 from ..exceptions import AmbiguousPromptError, ConfigError, MCPNotebookError, UnknownPromptError
 from ..models import PromptSpec
 from ..naming import suggest_names
+from ..trust import TrustStore, UntrustedConfig
 
 if TYPE_CHECKING:
     # The client machinery (and asyncio) is imported on first use, not by `%load_ext`.
@@ -52,8 +53,20 @@ async def on_input_required(request: InputRequest) -> Mapping[str, Any] | None:
     return await input_handler(request)
 
 
+TRUST_HINT = "%mcp trust starts them (the file as it is now; %mcp trust --help)."
+
+
+def _say(line: str) -> None:
+    print(line)
+
+
 class ServerPool:
-    """Servers by name, connected on first use and kept connected."""
+    """Servers by name, connected on first use and kept connected.
+
+    A project's configuration file (found from `cwd`) that the user has not
+    trusted starts nothing: its servers are kept in `untrusted`, and
+    `on_untrusted` is told once per file and content, with what it would start.
+    """
 
     def __init__(
         self,
@@ -62,6 +75,7 @@ class ServerPool:
         cwd: Path | None = None,
         timeout: float = 30.0,
         runtime: BackgroundRuntime | None = None,
+        on_untrusted: Callable[[str], None] = _say,
     ) -> None:
         self.config_paths: list[Path] = list(config_paths)
         self.cwd = cwd
@@ -69,6 +83,9 @@ class ServerPool:
         self._runtime = runtime
         self._configured: dict[str, ServerConfig] | None = None
         self.config_errors: list[ConfigError] = []
+        self.untrusted: list[UntrustedConfig] = []
+        self._on_untrusted = on_untrusted
+        self._announced: set[tuple[Path, str]] = set()
         self._added: dict[str, ServerConfig] = {}
         self._connections: dict[str, Connection] = {}
 
@@ -84,8 +101,29 @@ class ServerPool:
         """Every known server: from the configuration files, overridden by `%mcp connect` ones."""
         if self._configured is None:
             self.config_errors = []
-            self._configured = load_server_configs(self.config_paths, cwd=self.cwd, on_error=self.config_errors.append)
+            self.untrusted = []
+            self._configured = load_server_configs(
+                self.config_paths, cwd=self.cwd, on_error=self.config_errors.append, on_untrusted=self.untrusted.append
+            )
+            for untrusted in self.untrusted:
+                if (untrusted.path, untrusted.digest) not in self._announced:
+                    self._announced.add((untrusted.path, untrusted.digest))
+                    self._on_untrusted(untrusted.hint(TRUST_HINT))
         return {**self._configured, **self._added}
+
+    def trust(self, path: Path | None = None) -> list[UntrustedConfig]:
+        """Trust the project files found not trusted (or the one at `path`), as they were when read; returns them.
+
+        What is trusted is the content the user was told about: a file edited since is not trusted by this.
+        """
+        self.configs()
+        chosen = [u for u in self.untrusted if path is None or u.path == Path(path).expanduser().absolute()]
+        store = TrustStore()
+        for untrusted in chosen:
+            store.trust(untrusted.path, untrusted.digest)
+        if chosen:
+            self.reload()
+        return chosen
 
     def add_config_file(self, path: Path) -> None:
         """Read one more configuration file (it wins over the default ones)."""
@@ -102,6 +140,14 @@ class ServerPool:
 
     def config(self, name: str) -> ServerConfig:
         configs = self.configs()
+        for untrusted in self.untrusted if name not in configs else ():
+            for server, what in untrusted.servers:
+                if server == name:
+                    raise ConfigError(
+                        None,
+                        f"MCP server {name!r} is in {untrusted.path}, which you have not trusted: it would start "
+                        f"{what}. Run %mcp trust to start it, if you trust this project.",
+                    )
         if name not in configs:
             hint = suggest_names(name, configs)
             did_you_mean = f"; did you mean {', '.join(hint)}?" if hint else ""

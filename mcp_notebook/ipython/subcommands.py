@@ -39,6 +39,7 @@ __all__ = [
     "serve_parser",
     "servers_parser",
     "stop_parser",
+    "trust_parser",
     "unpublish_parser",
 ]
 
@@ -129,6 +130,24 @@ def servers_parser() -> SubcommandParser:
     )
     p.add_argument("--config", metavar="PATH", action="append", default=[], help="also read this configuration file")
     p.add_argument("--reload", action="store_true", help="read the configuration files again")
+    return p
+
+
+def trust_parser() -> SubcommandParser:
+    p = SubcommandParser(
+        "trust",
+        [
+            "A project's MCP configuration (.mcp.json, .vscode/mcp.json, .cursor/mcp.json or mcp.json in the "
+            "kernel's folder or a parent) names commands to run, so %mcp starts none of them until you trust the "
+            "file, as it is now: an edited file must be trusted again. %mcp servers shows what an untrusted file "
+            "would start. Your own files (Claude Desktop's, ~/.cursor/mcp.json, $MCP_NOTEBOOK_CONFIG) need no trust.",
+            "Without PATH, trusts every untrusted project file found, exactly as %mcp showed it. The record is "
+            "kept in your config folder, never in the project; `mcp-notebook trust --list` lists it.",
+        ],
+        ["%mcp trust", "%mcp trust .mcp.json", "%mcp trust --revoke .mcp.json", "%mcp servers"],
+    )
+    p.add_argument("path", nargs="?", metavar="PATH", help="the project file to trust (default: every one found)")
+    p.add_argument("--revoke", action="store_true", help="take the trust of PATH back")
     return p
 
 

@@ -18,8 +18,9 @@ from jupyter_server.services.contents.filemanager import FileContentsManager
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Integer, TraitType, Unicode, default
 
-from .. import __version__, settings
 from ..service import ServiceSettings
+from ..settings import JUPYTER, Option, on, option, problem_in_trait
+from ..version import __version__
 from .handler import MCPHandler
 from .host import NotebookHost
 
@@ -33,7 +34,7 @@ def mcp_url_of(connection_url: str) -> str:
     return url_path_join(connection_url, ENDPOINT)
 
 
-def _trait(declared: settings.Option) -> TraitType[Any, Any]:
+def _trait(declared: Option) -> TraitType[Any, Any]:
     """The traitlet of a declared option: its type, default and help; checked when serving starts."""
     kinds: dict[str, type[TraitType[Any, Any]]] = {"int": Integer, "float": Float, "bool": Bool, "str": Unicode}
     about = declared.help[0].upper() + declared.help[1:]
@@ -61,7 +62,7 @@ class MCPNotebook(ExtensionApp):
     cache: bool
     cache_dir: str | None
     language_server: bool
-    for _option in settings.on(settings.JUPYTER):
+    for _option in on(JUPYTER):
         vars()[_option.trait] = _trait(_option)
     del _option
 
@@ -75,8 +76,8 @@ class MCPNotebook(ExtensionApp):
         Checked here rather than by a traitlets validator: a rejected value would
         leave the default in place, serving the whole root instead of nothing.
         """
-        for declared in settings.on(settings.JUPYTER):
-            if (problem := settings.problem_in_trait(declared.name, getattr(self, declared.trait))) is not None:
+        for declared in on(JUPYTER):
+            if (problem := problem_in_trait(declared.name, getattr(self, declared.trait))) is not None:
                 raise ValueError(problem)
         relative = self.root.replace(os.sep, "/").strip("/")
         if posixpath.isabs(self.root) or ".." in relative.split("/"):
@@ -97,9 +98,7 @@ class MCPNotebook(ExtensionApp):
     def _service_settings(self) -> ServiceSettings:
         """What the host serves: the folder, and every declared option from its trait."""
         folder = self._served_folder()
-        values = {
-            name: getattr(self, settings.option(name).trait) for name in ServiceSettings.names() if name != "paths"
-        }
+        values = {name: getattr(self, option(name).trait) for name in ServiceSettings.names() if name != "paths"}
         return ServiceSettings(paths=(str(folder),), **values)
 
     def initialize_handlers(self) -> None:

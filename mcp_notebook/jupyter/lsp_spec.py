@@ -11,7 +11,9 @@ info file (`jpserver-<pid>.json`, owner-only, in the runtime directory), whose
 path it gets in its environment: it reads the URL and the token there, so no
 secret is written into the spec (jupyter-lsp logs specs at debug level). It
 then serves the prompts of `<base_url>mcp`, of the user's configured MCP
-servers, and of the kernels that serve theirs.
+servers, and of the kernels that serve theirs. A project MCP configuration
+in the root starts nothing until the user trusts it (JupyterLab shows the
+bridge's question as a dialog).
 
 Off when the `mcp_notebook` server extension is disabled, or with
 `c.MCPNotebook.language_server = False`. Called by jupyter-lsp in a worker
@@ -67,7 +69,9 @@ def language_server_spec(manager: Any) -> dict[str, dict[str, Any]]:
     if not _enabled(serverapp):
         return {}
     env = {"PYTHONUNBUFFERED": "1", COMPLETION_DEADLINE_ENV: COMPLETION_DEADLINE, CLIENT_ENV: "jupyterlab"}
-    argv = [sys.executable, "-m", "lsp_bridge", "--file-types", ",".join(LANGUAGES)]
+    # -P: the working folder (the Jupyter root, whatever it holds) never comes first on the import path, so an
+    # `lsp_bridge.py` or `mcp_notebook/` there cannot stand in for the bridge.
+    argv = [sys.executable, "-P", "-m", "lsp_bridge", "--file-types", ",".join(LANGUAGES)]
     info_file = getattr(serverapp, "info_file", None)
     if isinstance(info_file, str) and info_file:
         env[INFO_FILE_ENV] = info_file

@@ -38,11 +38,11 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 
-from .. import __version__
 from ..models import PromptArgument, PromptSpec
 from ..registry import PromptRegistry
 from ..rendering import FileReader
 from ..resources import ResourceProvider
+from ..version import __version__
 from .answers import Answers, CompleteHook, RenderHook
 from .asking import to_answers, to_elicitation_request
 from .changes import ChangeFeed, ConnectionTracker

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .embeds import is_hidden_part
 
-__all__ = ["Seen", "ServedPaths", "exists", "is_hidden", "is_notebook_name", "present"]
+__all__ = ["Seen", "ServedPaths", "SwapBounds", "exists", "is_hidden", "is_notebook_name", "present"]
 
 
 def is_hidden(parts: Iterable[str]) -> bool:
@@ -133,3 +133,43 @@ class ServedPaths:
                 if is_notebook_name(path.name) and not is_hidden(path.relative_to(folder).parent.parts):
                     found[path.relative_to(self.root).as_posix()] = path
         return dict(sorted(found.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class SwapBounds:
+    """Where a swapped symlink on a served path may lead: to a sibling of the link's first target.
+
+    git-sync keeps `root/current -> rev-A` and renames a new link to a checkout beside it,
+    `root/rev-B`, over `current`: the target moves among the folders of one parent and nothing
+    else changes. A link that now leads anywhere else (an ancestor, `/usr`, another folder's
+    checkout) is not followed: it would serve whatever is below its new target.
+    """
+
+    first: tuple[Path, ...]  # each path as it resolved at start
+    targets: tuple[tuple[Path, ...], ...]  # each path's symlinks (the path's own leading parts), resolved at start
+
+    @classmethod
+    def at(cls, spelled: tuple[Path, ...], resolved: tuple[Path, ...]) -> SwapBounds:
+        targets = []
+        for path, first in zip(spelled, resolved, strict=True):
+            prefixes = (Path(*path.parts[:end]) for end in range(2, len(path.parts) + 1))
+            found = (prefix.resolve() for prefix in prefixes if os.path.islink(prefix))
+            targets.append(tuple(target for target in found if first.is_relative_to(target)))
+        return cls(resolved, tuple(targets))
+
+    def refused(self, resolved: tuple[Path, ...]) -> list[int]:
+        """The indexes of the paths that now resolve where no swap among siblings leads."""
+        return [
+            index
+            for index, (first, targets, now) in enumerate(zip(self.first, self.targets, resolved, strict=True))
+            if now != first and not any(_sibling_of(target, first, now) for target in targets)
+        ]
+
+
+def _sibling_of(target: Path, first: Path, now: Path) -> bool:
+    """Whether `now` is `first` with the link's `target` (an ancestor of `first`, or itself) moved to a sibling."""
+    below = first.relative_to(target).parts
+    if len(now.parts) <= len(below) or now.parts[len(now.parts) - len(below) :] != below:
+        return False
+    moved = Path(*now.parts[: len(now.parts) - len(below)])
+    return moved.parent == target.parent and target.parent != Path(target.anchor)

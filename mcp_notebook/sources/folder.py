@@ -37,7 +37,7 @@ from ..models import EmbeddedResource, PromptSpec
 from ..registry import PromptRegistry
 from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts
-from .finding import Seen, ServedPaths, present
+from .finding import Seen, ServedPaths, SwapBounds, present
 from .folder_resources import MAX_FILE_BYTES, FolderResources
 from .index import Entry, NotebookIndex, Stamp
 from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason, read_notebook_inside
@@ -76,12 +76,14 @@ class NotebookFolderSource:
         if not paths:
             raise ValueError("NotebookFolderSource needs at least one notebook file or folder")
         # As given: a symlink on the way (git-sync's `current`) may be swapped to a new target later on.
-        self._spelled = tuple(Path(os.path.abspath(Path(p).expanduser())) for p in paths)
-        resolved = tuple(path.resolve() for path in self._spelled)
+        self._given = tuple(Path(os.path.abspath(Path(p).expanduser())) for p in paths)
+        resolved = tuple(path.resolve() for path in self._given)
         for path in resolved:
             if not path.exists():
                 raise FileNotFoundError(f"No such notebook or folder: {path}")
         self._serve_at(resolved)
+        self._swaps = SwapBounds.at(self._given, resolved)
+        self._refused: tuple[Path, ...] | None = None  # a swap not followed, said once
         self._registry = registry
         # Notebooks loaded by an earlier run, reused while their files are unchanged (see sources/index.py).
         self._index_folder = index_folder
@@ -103,11 +105,18 @@ class NotebookFolderSource:
         return self._served.resolution
 
     @property
-    def _folders(self) -> tuple[Path, ...]:
+    def given_paths(self) -> tuple[Path, ...]:
+        """The served paths as given (absolute), symlinks on the way unresolved: what a swap is looked for on."""
+        return self._given
+
+    @property
+    def served_folders(self) -> tuple[Path, ...]:
+        """The folders served, as the given paths resolve now."""
         return self._served.folders
 
     @property
-    def _files(self) -> tuple[Path, ...]:
+    def served_files(self) -> tuple[Path, ...]:
+        """The notebook files given one by one, as they resolve now."""
         return self._served.files
 
     @property
@@ -410,18 +419,14 @@ class NotebookFolderSource:
             if enabled:
                 gc.enable()
 
-    def reload(self, changed: Iterable[Path]) -> bool:
+    def reload(self, changed: Iterable[Path], *, in_turn: bool = False, seen: Seen | None = None) -> bool:
         """Reload the notebooks at `changed` paths (added, modified, deleted, renamed; folders too).
 
         Returns whether anything published changed. A notebook that fails to
-        load keeps its last good prompts; the others are unaffected.
-        """
-        return self._reload(changed)
-
-    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False, seen: Seen | None = None) -> bool:
-        """`reload`; `in_turn` (the watch's turn-taker): publish nothing if swapped meanwhile, offload large builds.
-
-        With `seen` (the watch's first look at what it polls), what is there is what that look found.
+        load keeps its last good prompts; the others are unaffected. `in_turn`
+        (the watch's turn-taker): publish nothing if swapped meanwhile, and
+        build large notebooks in the helper process. With `seen` (the watch's
+        first look at what it polls), what is there is what that look found.
         """
         found: dict[str, Path] = {}
         rescanned: dict[str, Path] = {}
@@ -448,7 +453,7 @@ class NotebookFolderSource:
             changes = {**found, **below_only}
             return self._apply(changes, gone, rescanned=below_only, unless_moved=in_turn, offload=in_turn)
 
-    def _accepts(self, path: Path) -> bool:
+    def accepts(self, path: Path) -> bool:
         """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""
         return self._served.accepts(path)
 
@@ -481,29 +486,47 @@ class NotebookFolderSource:
     def _moved(self) -> bool:
         """Whether a served path now resolves elsewhere than where it is served from (a swap not followed yet)."""
         try:
-            return tuple(path.resolve(strict=True) for path in self._spelled) != self._resolution
+            return tuple(path.resolve(strict=True) for path in self._given) != self._resolution
         except (OSError, RuntimeError):
             return False
 
-    def _follow_swap(self) -> bool:
+    def follow_swap(self) -> bool:
         """Whether a served path now resolves elsewhere (a symlink on the way was swapped); if so, serve there.
 
-        Only the paths change here: `_rescan` reads the new target once it is watched.
+        Only the paths change here: `rescan` reads the new target once it is watched.
         A path that resolves to nothing (a link being replaced, a folder deleted) is no swap.
+        A link that leads anywhere but beside its first target (`SwapBounds`) is not followed:
+        one warning line says so, and what is served stays as it is, unchanged until the link
+        leads back.
         """
         try:
-            resolved = tuple(path.resolve(strict=True) for path in self._spelled)
+            resolved = tuple(path.resolve(strict=True) for path in self._given)
         except (OSError, RuntimeError):
             return False
         if resolved == self._resolution:
+            self._refused = None
             return False
+        if refused := self._swaps.refused(resolved):
+            if resolved != self._refused:
+                self._refused = resolved
+                for index in refused:
+                    log.warning(
+                        "%s now leads to %s, which is not beside %s: not followed (a link is followed only to a "
+                        "folder beside its first target, as git-sync swaps it); the prompts of %s stay served",
+                        self._given[index],
+                        resolved[index],
+                        self._swaps.first[index],
+                        self._resolution[index],
+                    )
+            return False
+        self._refused = None
         with self._lock:
             self._serve_at(resolved)
-        for spelled, now in zip(self._spelled, resolved, strict=True):
+        for spelled, now in zip(self._given, resolved, strict=True):
             log.info("%s now leads to %s: serving the notebooks there", spelled, now)
         return True
 
-    def _rescan(self, seen: Seen | None = None) -> bool:
+    def rescan(self, seen: Seen | None = None) -> bool:
         """After a swap: read every notebook of the new target and publish them all as one registry change.
 
         Returns whether a served path was swapped again meanwhile (then followed, and nothing published).
@@ -518,7 +541,7 @@ class NotebookFolderSource:
             found = self._discover(seen=seen)
             gone = [key for key in self._states if key not in found]
             self._apply(found, gone, store=False, unless_moved=True, offload=True)
-            if self._follow_swap():
+            if self.follow_swap():
                 return True
             self._store_index(keep=set(found))
         return False

@@ -38,7 +38,6 @@ import io
 import logging
 import os
 import pickle
-import re
 import sqlite3
 import stat
 import sys
@@ -59,7 +58,6 @@ __all__ = [
     "NotebookIndex",
     "Stamp",
     "body_bytes",
-    "build_modules",
     "default_cache_dir",
     "format_tag",
 ]
@@ -71,11 +69,6 @@ FILE_NAME = "notebook-index.sqlite3"
 RACY_SECONDS = 2.0  # a file changed more recently than this is not stored
 Stamp = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns) of the file the prompts were built from
 Entry = tuple[Stamp, bytes, bytes]  # a stored notebook: its file's stamp, its file's digest, its listing
-
-# The modules that build what the index stores (a notebook read and parsed, its prompts, their stored form, the
-# pickles). The format tag covers these and every module of the package that they import, found by reading their
-# import statements: a module the build starts to use is covered the day it is imported, with no list to keep.
-_BUILD_ROOTS = ("sources/loading.py", "sources/cells.py", "sources/stored.py", "sources/index.py")
 
 # The layout of the table; a file with another one (an older release's) is emptied and laid out anew.
 # Since 3 the file gives freed space back (incremental auto-vacuum).
@@ -107,84 +100,17 @@ def default_cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
 
 
 def format_tag(package: Path | None = None) -> str:
-    """Names the code that built the stored prompts: mcp-notebook's version, Python's, and the source of every
-    module of the package (this one unless told) that the build imports."""
+    """Names the code that built the stored prompts: mcp-notebook's version, Python's, and every source file
+    of the package (this one unless told), so that no change to the code is ever read back by older code."""
     package = package or Path(__file__).resolve().parents[1]
     digest = hashlib.blake2b(digest_size=12)
     digest.update(f"{__version__}\0{sys.version}\0{pickle.HIGHEST_PROTOCOL}\0".encode())
-    for name in build_modules(package):
-        digest.update(name.encode() + b"\0")
-        with contextlib.suppress(OSError):  # gone since it was read: its name alone still sets the tag apart
-            digest.update((package / name).read_bytes())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        with contextlib.suppress(OSError):  # gone since it was listed: its name alone still sets the tag apart
+            digest.update(path.read_bytes())
+        digest.update(b"\0")
     return digest.hexdigest()
-
-
-def build_modules(package: Path) -> tuple[str, ...]:
-    """The package's modules (paths relative to it) that the build runs: the roots and what they import, at
-    module level or inside functions, and so on; and the `__init__.py` of every package on the way, whose
-    module-level imports run too. Imports under `if TYPE_CHECKING:` never run and are not followed."""
-    whole: set[str] = set()  # modules the build imports: any of their code may run
-    opened: set[str] = set()  # packages' __init__.py run on the way to a module: their top level runs
-    pending = [(name, True) for name in _BUILD_ROOTS]
-    while pending:
-        name, imported = pending.pop()
-        if name in whole or (not imported and name in opened):
-            continue
-        try:
-            text = (package / name).read_text("utf-8")
-        except (OSError, ValueError):
-            continue
-        (whole if imported else opened).add(name)
-        parts = Path(name).parts
-        pending += [(str(Path(*parts[:depth], "__init__.py")), False) for depth in range(len(parts))]
-        for dotted in _imports(text, parts[:-1], package.name, whole=imported):
-            pending += [(str(Path(*dotted).with_suffix(".py")), True), (str(Path(*dotted, "__init__.py")), True)]
-    return tuple(sorted(whole | opened))
-
-
-_FROM = re.compile(r"from\s+(\.*)([\w.]*)\s+import\s+\(?([^)#]*)")
-_IMPORT = re.compile(r"import\s+([^#]*)")
-_BLOCKS = ("def ", "async def ", "class ")
-_TYPE_CHECKING = ("if TYPE_CHECKING", "if typing.TYPE_CHECKING")
-
-
-def _imports(text: str, here: tuple[str, ...], top: str, *, whole: bool) -> list[list[str]]:
-    """What a module's import statements may name inside the package, as path parts below its root: for
-    `from a import b`, both `a` and `a.b` (the caller keeps what exists). With `whole` false, only statements
-    that run when the module is imported: none inside a function or a class. Read line by line (an AST costs
-    a hundred times more on every start); a word `import` at the start of a docstring's line only adds a name."""
-    found: list[list[str]] = []
-    skip_deeper_than: int | None = None
-    lines = iter(text.splitlines())
-    for line in lines:
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        indent = len(line) - len(stripped)
-        if skip_deeper_than is not None:
-            if indent > skip_deeper_than:
-                continue
-            skip_deeper_than = None
-        if stripped.startswith(_TYPE_CHECKING) or (not whole and stripped.startswith(_BLOCKS)):
-            skip_deeper_than = indent
-        elif match := _FROM.match(stripped):
-            dots, module, members = match.groups()
-            if "(" in stripped and ")" not in stripped:
-                for more in lines:
-                    members += " " + more.split("#")[0]
-                    if ")" in more:
-                        break
-            if dots:
-                if len(dots) - 1 > len(here):
-                    continue
-                base = [top, *here[: len(here) - (len(dots) - 1)], *filter(None, module.split("."))]
-            else:
-                base = module.split(".")
-            names = [name.split()[0] for name in members.replace(")", "").split(",") if name.strip()]
-            found += [base] + [[*base, name] for name in names if name != "*"]
-        elif match := _IMPORT.match(stripped):
-            found += [name.split()[0].split(".") for name in match.group(1).split(",") if name.strip()]
-    return [dotted[1:] for dotted in found if dotted and dotted[0] == top]
 
 
 _FIELDS: dict[type, tuple[str, ...] | None] = {}

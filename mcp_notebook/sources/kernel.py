@@ -21,13 +21,15 @@ required. `--arg` and `--ask` may name the same argument: the first gives its
 description, the second its question. `NAME:var` (or `NAME:var[Type,…]`)
 marks an argument whose value names a variable of the kernel, so clients can
 complete it from the kernel's namespace (only variables of those types when
-types are given); `variable_references` reads which variables a request names,
+types are given: a built-in type such as `int`, or a class with its module,
+such as `pandas.DataFrame`); `variable_references` reads which variables a request names,
 whose values the kernel then sends in their place.
 """
 
 from __future__ import annotations
 
 import argparse
+import builtins
 import re
 import shlex
 import threading
@@ -133,8 +135,26 @@ def _read_declaration(flag: str, spec: str) -> _Declaration:
     source: str | None = None
     if match.group("source"):
         types = [t.strip() for t in (match.group("types") or "").split(",") if t.strip()]
+        for kind in types:
+            if problem := _type_name_problem(kind):
+                raise PromptCellError(f"%%prompt: {flag} {spec!r}: {problem}")
         source = "var:" + ",".join(types) if types else "var"
     return _Declaration(flag=flag, name=match.group("name"), source=source, value=match.group("value"))
+
+
+_TYPE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def _type_name_problem(kind: str) -> str | None:
+    """Why `kind` cannot name a variable's type in `var[…]`; None when it can (a built-in type, or module.Class)."""
+    if not _TYPE_NAME.match(kind):
+        return f"{kind!r} is not a type name"
+    if "." not in kind and not isinstance(getattr(builtins, kind, None), type):
+        return (
+            f"{kind!r} is not a built-in type: name a class with its module, as in pandas.DataFrame "
+            "(it matches the class of that name in that package, or a subclass of it)"
+        )
+    return None
 
 
 def _default_question(name: str, description: str | None) -> str:

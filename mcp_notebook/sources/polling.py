@@ -10,7 +10,9 @@ so it is never reported, and a replica would serve its old prompts forever.
 There the watched folders are looked at every `interval` seconds instead: one
 timer for all of them, and each look is a walk of the folder trees in a worker
 thread (never on the event loop) comparing every wanted file's modification
-time, size and inode with the last look's. Nothing runs between two looks.
+time, size, inode and change time with the last look's (what the notebook index
+compares): a rewrite that keeps the size and sets the modification time back
+still changes the change time. Nothing runs between two looks.
 
 A walk is not a snapshot: a file renamed from a folder already walked into one
 not walked yet is seen twice, and a file written while it is looked at is seen
@@ -31,7 +33,7 @@ from typing import Final
 import anyio
 import anyio.to_thread
 
-from .. import settings
+from ..settings import env_value
 from .inotify import Change
 
 __all__ = [
@@ -81,7 +83,9 @@ _BLIND_TYPES: Final = frozenset(
 )
 _MOUNTINFO: Final = "/proc/self/mountinfo"
 
-Stamp = tuple[int, int, int, int]  # mtime_ns, size, inode (of the file, or of a symlink's target), symlink's inode
+# mtime_ns, size, inode, ctime_ns (of the file, or of a symlink's target), symlink's inode: what the notebook
+# index compares (`index.Stamp`), so that a rewrite keeping the size and the modification time is seen too.
+Stamp = tuple[int, int, int, int, int]
 Look = dict[str, Stamp]
 
 
@@ -90,7 +94,7 @@ def poll_interval_from_env(environ: Mapping[str, str] | None = None) -> float | 
 
     The option is declared, with its check, in `mcp_notebook/settings.py`.
     """
-    value: float | None = settings.env_value("poll", environ)
+    value: float | None = env_value("poll", environ)
     return value
 
 
@@ -153,12 +157,18 @@ def blind_file_system(path: Path, mountinfo: str | None = None) -> str | None:
     return None
 
 
+def _stamp(status: os.stat_result) -> tuple[int, int, int, int]:
+    return (status.st_mtime_ns, status.st_size, status.st_ino, status.st_ctime_ns)
+
+
 def look(folders: Sequence[tuple[Path, bool]], wanted: Callable[[str], bool], descend: Callable[[str], bool]) -> Look:
     """The stamp of every wanted file in `folders` (with their subfolders when the flag says so), by path.
 
     `wanted(name)` picks files and `descend(name)` subfolders by name alone, so a
     look costs a directory read per folder and a `stat` per wanted file. A
     symlink's stamp is its target's plus its own inode, so retargeting it counts.
+    A stamp is what the notebook index compares (`index.Stamp`): the change time
+    too, which no write can set back.
     """
     found: Look = {}
     for folder, deep in folders:
@@ -180,11 +190,11 @@ def look(folders: Sequence[tuple[Path, bool]], wanted: Callable[[str], bool], de
                             if stat.S_ISLNK(own.st_mode):
                                 try:
                                     target = os.stat(entry.path)
-                                    found[entry.path] = (target.st_mtime_ns, target.st_size, target.st_ino, own.st_ino)
+                                    found[entry.path] = (*_stamp(target), own.st_ino)
                                 except OSError:  # dangling: still a change when it appears or goes
-                                    found[entry.path] = (-1, -1, -1, own.st_ino)
+                                    found[entry.path] = (-1, -1, -1, -1, own.st_ino)
                             else:
-                                found[entry.path] = (own.st_mtime_ns, own.st_size, own.st_ino, 0)
+                                found[entry.path] = (*_stamp(own), 0)
                         except OSError:
                             continue  # gone between the listing and the look: the next look says so
             except OSError:

@@ -25,23 +25,24 @@ log = logging.getLogger(__name__)
 
 
 class Reloadable(Protocol):
-    """What the reloader asks of its folder source: what it serves, and the looks it takes."""
-
-    _spelled: tuple[Path, ...]  # the paths as given, symlinks unresolved
+    """What the reloader asks of its folder source (`NotebookFolderSource`): what it serves, the looks it takes."""
 
     @property
-    def _folders(self) -> tuple[Path, ...]: ...
+    def given_paths(self) -> tuple[Path, ...]: ...
 
     @property
-    def _files(self) -> tuple[Path, ...]: ...
+    def served_folders(self) -> tuple[Path, ...]: ...
 
-    def _accepts(self, path: Path) -> bool: ...
+    @property
+    def served_files(self) -> tuple[Path, ...]: ...
 
-    def _rescan(self, seen: Seen | None = None) -> bool: ...
+    def accepts(self, path: Path) -> bool: ...
 
-    def _follow_swap(self) -> bool: ...
+    def rescan(self, seen: Seen | None = None) -> bool: ...
 
-    def _reload(self, changed: Iterable[Path], *, in_turn: bool = False, seen: Seen | None = None) -> bool: ...
+    def follow_swap(self) -> bool: ...
+
+    def reload(self, changed: Iterable[Path], *, in_turn: bool = False, seen: Seen | None = None) -> bool: ...
 
 
 class Reloader:
@@ -86,7 +87,7 @@ class Reloader:
         by a later walk, yet never reported gone, and stay served.
         """
         source = self._source
-        links = frozenset(link for path in source._spelled for link in symlinks_on_the_way(path))
+        links = frozenset(link for path in source.given_paths for link in symlinks_on_the_way(path))
         queue = _Batches()
         watching = anyio.Event()
         swapped = False
@@ -97,9 +98,9 @@ class Reloader:
             polled = first
 
         def accept(path: Path) -> bool:
-            return path in links or source._accepts(path)
+            return path in links or source.accepts(path)
 
-        names = {path.name for path in (*source._files, *links)}
+        names = {path.name for path in (*source.served_files, *links)}
 
         def wanted(name: str) -> bool:
             return is_notebook_name(name) or name in names
@@ -108,10 +109,10 @@ class Reloader:
             nonlocal swapped
             await watching.wait()
             if first:  # a fresh look at everything, so that nothing saved before the watch is missed
-                everything = {*source._folders, *source._files} - links
+                everything = {*source.served_folders, *source.served_files} - links
                 swapped = await anyio.to_thread.run_sync(self._turn, everything, polled)
             else:
-                swapped = await anyio.to_thread.run_sync(source._rescan, polled)
+                swapped = await anyio.to_thread.run_sync(source.rescan, polled)
             if swapped:
                 return
             ready()  # after the first look, which every later batch follows
@@ -124,9 +125,10 @@ class Reloader:
         async with anyio.create_task_group() as group:
 
             async def watch_then_end() -> None:
-                flat = {f.parent for f in source._files if not any(f.parent.is_relative_to(d) for d in source._folders)}
+                folders = source.served_folders
+                flat = {f.parent for f in source.served_files if not any(f.parent.is_relative_to(d) for d in folders)}
                 await watch_paths(
-                    source._folders,
+                    source.served_folders,
                     sorted(flat | {link.parent for link in links}),
                     on_changes=queue.add,
                     accept=accept,
@@ -150,14 +152,14 @@ class Reloader:
     def _turn(self, changed: set[Path], seen: Seen | None = None) -> bool:
         """One look, in the turn-taker's thread: follow a swap (True), or reload `changed` (False), as `seen`."""
         source = self._source
-        if source._follow_swap():  # before a batch: a swap's deletions never empty what is served
+        if source.follow_swap():  # before a batch: a swap's deletions never empty what is served
             return True
         try:
             if changed:
-                source._reload(changed, in_turn=True, seen=seen)
+                source.reload(changed, in_turn=True, seen=seen)
         except Exception:  # one failed reload must not end the watch
             log.exception("reloading changed notebooks failed")
-        return source._follow_swap()  # swapped while it read: it published nothing, the new target is read
+        return source.follow_swap()  # swapped while it read: it published nothing, the new target is read
 
 
 class _Batches:

@@ -13,21 +13,19 @@ guarded protocol (`limits.py`).
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 import sys
 import threading
 from collections.abc import Callable, Container, Coroutine, Sequence
-from pathlib import Path
 from typing import Any
 
 import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
-from starlette.types import ASGIApp
 
 from ..protocol.server import PromptServer
-from .affinity import SessionRouter, launch_secret, new_worker_id, worker_dir_problem
 from .answering import StatelessRequests
 from .gate import MAX_BODY_BYTES, MCP_PATH, AccessGate
 from .hosts import LOOPBACK_NAMES, WILDCARD_HOSTS, HostAllowList, bracketed
@@ -70,30 +68,54 @@ def allowed_hosts_for(host: str, port: int, extra: Sequence[str] = ()) -> HostAl
 def bind_socket(host: str, port: int, *, shared_port: bool = False) -> socket.socket:
     """A listening socket on `host`:`port` (0 = any free port); connections queue until serving starts.
 
-    `shared_port` (where `port_sharing()`): bound but not listening, with `SO_REUSEPORT`, so that
-    each worker can bind a socket of its own to the same port (`workers.py`); a busy port still fails here.
+    `shared_port` (where `port_sharing()`): bound but not listening, with `SO_REUSEPORT` and without
+    `SO_REUSEADDR`, so that each worker can bind a socket of its own to the same port (`workers.py`)
+    and no other user can bind it while no worker listens; a busy port still fails here.
     """
     family, kind, proto, _, address = socket.getaddrinfo(
         host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
     if shared_port:
-        # First a plain bind, which fails on a port held by anyone, `SO_REUSEPORT` or not: another server
-        # of this user's on the port is a busy port too, never a sibling whose connections get shared.
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(address)
-            address = probe.getsockname()
+        return _port_holder(family, kind, proto, address)
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        if shared_port:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
-        if not shared_port:
-            sock.listen(128)
+        sock.listen(128)
     except OSError:
         sock.close()
         raise
+    return sock
+
+
+def _port_holder(family: int, kind: int, proto: int, address: Any) -> socket.socket:
+    """The socket that holds a port the workers share: the port is ours from the moment it is bound.
+
+    On Linux another user's bind is refused by this socket as long as it lacks `SO_REUSEADDR`
+    (which lets anyone join a port on which nothing listens) and has `SO_REUSEPORT` (which lets
+    only sockets of this user's join, and only sockets that ask for it).
+    """
+    # First a plain bind, which fails on a port held by anyone, `SO_REUSEPORT` or not: another server
+    # of this user's on the port is a busy port too, never a sibling whose connections get shared.
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(address)
+        address = probe.getsockname()
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except OSError as error:
+        sock.close()
+        if error.errno != errno.EADDRINUSE:
+            raise
+        # Free to a socket with `SO_REUSEADDR`, busy without it: connections of a server that stopped
+        # without `SO_REUSEPORT` are still closing (TIME_WAIT, at most a minute on Linux).
+        raise OSError(
+            errno.EADDRINUSE,
+            "Address in use by connections still closing from a server that just stopped; "
+            "try again within a minute, or without --workers",
+        ) from None
     return sock
 
 
@@ -114,7 +136,6 @@ def create_http_app(
     tasks: Sequence[BackgroundTask] = (),
     on_ready: Callable[[], None] | None = None,
     token_hint: str | None = None,
-    worker_dir: Path | None = None,
 ) -> AccessGate:
     """The whole ASGI application: the gate in front of the Streamable HTTP endpoint at `/mcp`.
 
@@ -122,24 +143,9 @@ def create_http_app(
     server starts accepting requests only once there is something to serve;
     then `on_ready()` is called and `tasks` (the folder watch) run until
     shutdown. `stateless` serves handshake clients without sessions.
-    `worker_dir` is where the workers of one `serve --workers N` meet, to
-    route each session's requests to its worker (`affinity.py`).
     """
     limits = limits or HttpLimits()
     ready = threading.Event()
-    router: SessionRouter | None = None
-    if worker_dir is not None:
-        problem = worker_dir_problem(worker_dir)
-        if problem is not None:
-            raise ValueError(problem)
-        router = SessionRouter(
-            None,  # type: ignore[arg-type]  # the session app, set below
-            directory=worker_dir,
-            worker_id=new_worker_id(),
-            secret=launch_secret(worker_dir),
-            max_body_bytes=MAX_BODY_BYTES,
-        )
-        tasks = [*tasks, router.serve_siblings]
 
     async def run_tasks() -> None:
         async with anyio.create_task_group() as group:
@@ -149,8 +155,6 @@ def create_http_app(
     async def start() -> None:
         if prepare is not None:
             await prepare()
-        if router is not None:
-            router.listen()
         ready.set()
         if on_ready is not None:
             on_ready()
@@ -163,14 +167,9 @@ def create_http_app(
         stateless=stateless,
         on_startup=start,
         background=run_tasks,
-        session_prefix=router.worker_id if router is not None else "",
     )
-    inner: ASGIApp = sdk_app
-    if router is not None:
-        router.app = sdk_app
-        inner = router
     return AccessGate(
-        inner,
+        sdk_app,
         allowed_hosts=allowed_hosts,
         token=token,
         limits=limits,

@@ -44,7 +44,7 @@ from typing import Any, Final
 
 import httptools
 
-from .. import settings
+from ..settings import LIMITS, check_values, from_env, to_env
 from .uvicorn_seam import HttpToolsProtocol
 
 __all__ = ["MAX_HEAD_BYTES", "NOSNIFF", "GuardedHttpToolsProtocol", "HttpLimits", "connection_cap"]
@@ -79,12 +79,12 @@ class HttpLimits:
     drain_timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        settings.check_values({field.name: getattr(self, field.name) for field in fields(self)})
+        check_values({field.name: getattr(self, field.name) for field in fields(self)})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> HttpLimits:
         """Limits from `MCP_NOTEBOOK_HEADER_TIMEOUT`, `..._MAX_SESSIONS` and so on; unset ones keep the default."""
-        return cls(**settings.from_env(settings.LIMITS, environ))
+        return cls(**from_env(LIMITS, environ))
 
     @property
     def sessions_per_peer(self) -> int:
@@ -95,7 +95,7 @@ class HttpLimits:
 
     def to_env(self) -> dict[str, str]:
         """The variables `from_env` reads back into these limits."""
-        return settings.to_env({name: getattr(self, name) for name in settings.LIMITS})
+        return to_env({name: getattr(self, name) for name in LIMITS})
 
 
 def _descriptor_limit() -> int:

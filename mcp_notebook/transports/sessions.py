@@ -71,18 +71,14 @@ class _PeerTagged:
 
 
 class BoundedSessionManager(StreamableHTTPSessionManager):
-    """A session manager that makes room at its cap by ending the least recently used idle session.
+    """A session manager that makes room at its cap by ending the least recently used idle session."""
 
-    Session IDs start with `session_prefix` (a worker's ID, so its siblings can route to it).
-    """
-
-    session_prefix: str = ""
     sessions_per_peer: int | None = None
     evict_after: float = 60.0
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         # The SDK's hook for each new session (sdk_seam: `admit_session`); None answers 503.
-        sessions, owners = open_sessions(self), session_owners(self)
+        sessions = open_sessions(self)
         peers: dict[str, str] = self.__dict__.setdefault("_peers", {})
         for gone in [session_id for session_id in peers if session_id not in sessions]:
             del peers[gone]
@@ -96,13 +92,6 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         if full and not self._end_least_recently_used(list(sessions)):
             return None
         transport = admit_session(self, requestor)
-        if transport is not None and self.session_prefix and transport.mcp_session_id is not None:
-            # Re-keyed before the transport has served anything, so it only ever knows the prefixed ID.
-            plain = transport.mcp_session_id
-            transport.mcp_session_id = self.session_prefix + plain
-            sessions[transport.mcp_session_id] = sessions.pop(plain)
-            if plain in owners:
-                owners[transport.mcp_session_id] = owners.pop(plain)
         if transport is not None and transport.mcp_session_id is not None:
             peers[transport.mcp_session_id] = peer
         return transport
@@ -142,7 +131,6 @@ def create_session_app(
     stateless: bool = False,
     on_startup: Callable[[], Coroutine[Any, Any, None]] | None = None,
     background: Callable[[], Coroutine[Any, Any, None]] | None = None,
-    session_prefix: str = "",
 ) -> Starlette:
     """The Streamable HTTP endpoint at `path` with bounded sessions (or none, when `stateless`).
 
@@ -158,7 +146,6 @@ def create_session_app(
         max_sessions=limits.max_sessions,
         event_store=RecentEvents(),  # SSE event ids (2025-11-25) and replay after a reconnect; unused when stateless
     )
-    manager.session_prefix = session_prefix
     manager.sessions_per_peer = limits.sessions_per_peer
     manager.evict_after = limits.session_evict_after
     check_session_manager(manager)

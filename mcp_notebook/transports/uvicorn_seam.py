@@ -48,7 +48,7 @@ __all__ = [
     "protect_loading_config",
 ]
 
-TESTED_VERSIONS: Final = ">=0.31,<0.55"
+TESTED_VERSIONS: Final = ">=0.51,<0.55"
 """The uvicorn versions these touchpoints are tested with (kept equal to the pin in pyproject.toml)."""
 
 _PROTOCOL_PARTS: Final = (

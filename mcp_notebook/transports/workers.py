@@ -7,9 +7,13 @@ environment (`mcp_notebook.asgi:create_app`), indexes the folder during its
 start-up and only then takes connections, so no request reaches a worker
 that has nothing to serve. `on_ready` is called once every worker serves.
 SIGTERM (or Ctrl-C) stops the workers, each finishing the requests in flight
-within the drain timeout; a worker that dies is replaced. The workers relay
-each other's sessions' requests with a secret made here for this launch
-(`affinity.py`).
+within the drain timeout; a worker that dies is replaced.
+
+The workers share nothing but the port and the folder, so they serve
+handshake clients without sessions (`stateless`, set by `serve`): a session
+would live in one worker while the kernel deals the client's next
+connection to any of them (docs/deployment.md says why this rule, and what
+handshake clients do without).
 
 How connections reach the workers:
 
@@ -24,21 +28,21 @@ How connections reach the workers:
   indexed (uvicorn listens after the start-up), and it is gone with the
   worker, so a new connection never waits on a worker that died or is still
   indexing. The parent's own socket only holds the port (bound, never
-  listening), and `SO_REUSEPORT` lets only this user's processes join it;
+  listening) from before anything is indexed until the last worker stops:
+  `SO_REUSEPORT` lets only this user's processes join it, and no socket on
+  the port has `SO_REUSEADDR`, so no other user can bind the port even
+  while no worker listens (at start, or while every worker restarts);
 * elsewhere, the workers share the parent's listening socket.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
 import socket
 from collections.abc import Callable
 from typing import Final
 
 from uvicorn.config import Config
 
-from .affinity import RELAY_SECRET_ENV
 from .http import uvicorn_config
 from .limits import HttpLimits
 from .uvicorn_seam import Multiprocess
@@ -69,7 +73,6 @@ class _AnnouncingMultiprocess(Multiprocess):
         self._close_handed()
         family, address = self._port.family, self._port.getsockname()
         sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
         self._handed.append(sock)
@@ -114,8 +117,6 @@ def run_workers(sock: socket.socket, workers: int, limits: HttpLimits, on_ready:
     `sock` listening: the workers share it; bound only (`bind_socket(..., shared_port=True)`): it holds
     the port, and each worker listens on a socket of its own.
     """
-    # The relay secret of this launch: the workers inherit it, and it is never written anywhere.
-    os.environ[RELAY_SECRET_ENV] = secrets.token_hex(32)
     config = uvicorn_config(APP_FACTORY, limits, factory=True, workers=workers)
     manager = _AnnouncingMultiprocess(config, sock, on_ready)
     try:

@@ -1,6 +1,7 @@
-"""A `var[DataFrame]` argument in JupyterLab: the picker's form takes the suggestion `sales`, the model gets the table.
+"""A `var[pandas.DataFrame]` argument in JupyterLab: the picker's form takes the suggestion `sales`, the model
+gets the table.
 
-In headless Chromium, the kernel publishes `explain` (`df:var[DataFrame]`)
+In headless Chromium, the kernel publishes `explain` (`df:var[pandas.DataFrame]`)
 and serves it; the picker lists it under "this kernel", its form suggests
 the kernel's DataFrames, and the rendered conversation shows `sales` as a
 table of its own (tabulate is not installed), between the two halves of the

@@ -260,7 +260,7 @@ class RawHttpSession:
         response = await self.post(
             {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize_params(self.revision)}
         )
-        self.session_id = response.headers["mcp-session-id"]
+        self.session_id = response.headers.get("mcp-session-id")  # none when the server is stateless
         replies = (
             sse_messages(response.text) if "event-stream" in response.headers["content-type"] else [response.json()]
         )

@@ -128,9 +128,7 @@ class Uvicorn:
         self,
         folder: Path,
         *,
-        worker_dir: Path | None = None,
         workers: int = 2,
-        umask: int | None = None,
         **variables: str,
     ) -> None:
         sock = socket.socket()
@@ -141,7 +139,6 @@ class Uvicorn:
             **os.environ,
             "MCP_NOTEBOOK_PATHS": str(folder),
             "MCP_NOTEBOOK_CACHE": "0",
-            **({"MCP_NOTEBOOK_WORKER_DIR": str(worker_dir)} if worker_dir is not None else {}),
             **variables,
         }
         argv = ["-m", "uvicorn", "--factory", "mcp_notebook.asgi:create_app", "--workers", str(workers)]
@@ -153,7 +150,6 @@ class Uvicorn:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=(lambda: os.umask(umask)) if umask is not None else None,
         )
         sock.close()
         self.url = f"http://127.0.0.1:{self.port}/mcp"

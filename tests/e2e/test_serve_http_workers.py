@@ -2,6 +2,9 @@
 
 Every request that matters goes over a new connection, so consecutive
 requests land on either worker: nothing may depend on which one answers.
+The workers share no sessions, so handshake clients are served without one
+(docs/deployment.md, "--workers N"): the SDK's clients of both eras and raw
+clients of every handshake revision are checked against real workers here.
 """
 
 from __future__ import annotations
@@ -12,18 +15,31 @@ import select
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import psutil
 import pytest
 from e2e_checks import EXPECTED_NAMES
-from e2e_processes import ACCEPT, DEADLINE, MODERN, RawHttpSession, add_prompt, modern_meta, write_corpus
+from e2e_processes import (
+    ACCEPT,
+    DEADLINE,
+    HANDSHAKE_REVISIONS,
+    MODERN,
+    RawHttpSession,
+    add_prompt,
+    modern_meta,
+    write_corpus,
+    write_notebook,
+)
 from mcp import Client
+from mcp.client.context import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
 from served_http import ServedHttp, wait_until
 
 from mcp_notebook.transports.http import port_sharing
@@ -116,46 +132,100 @@ async def test_two_hundred_gets_over_new_connections_have_no_errors(workers: Ser
     assert failures == []
 
 
-async def _session_stream(stack: AsyncExitStack, url: str) -> AsyncIterator[str]:
-    """A new handshake session and its open GET stream (a separate connection); the stream's lines."""
-    posts = await stack.enter_async_context(httpx2.AsyncClient(timeout=DEADLINE))
-    session = RawHttpSession(posts, url, "2025-06-18")
-    await session.open()
-    assert session.session_id is not None
-    headers = {
-        "Accept": "text/event-stream",
-        "Mcp-Session-Id": session.session_id,
-        "MCP-Protocol-Version": "2025-06-18",
-    }
-    gets = await stack.enter_async_context(httpx2.AsyncClient(timeout=DEADLINE))
-    response = await stack.enter_async_context(gets.stream("GET", url, headers=headers))
-    assert response.status_code == 200
-    lines: AsyncIterator[str] = response.aiter_lines()
-    return lines
-
-
-async def test_every_listen_stream_and_session_on_any_worker_hears_of_a_save(tmp_path: Path) -> None:
+async def test_every_listen_stream_on_any_worker_hears_of_a_save(tmp_path: Path) -> None:
     folder = tmp_path / "prompts"
     write_corpus(folder)
     with ServedHttp([folder], "--workers", "2") as server:
         async with AsyncExitStack() as stack:
             subscriptions = []
-            for _ in range(4):  # each client its own connection, so the streams spread over the workers
+            for _ in range(6):  # each client its own connection, so the streams spread over the workers
                 client = await stack.enter_async_context(Client(server.url, mode="auto"))
                 subscriptions.append(await stack.enter_async_context(client.listen(prompts_list_changed=True)))
-            # Handshake sessions, each with its GET stream on a new connection (so often relayed by the
-            # other worker); the stream is open once its response headers are in.
-            streams = [await _session_stream(stack, server.url) for _ in range(4)]
             add_prompt(folder, "fresh")
             with anyio.fail_after(DEADLINE):
                 for subscription in subscriptions:
                     await subscription.__anext__()
-                for lines in streams:
-                    async for line in lines:
-                        if "notifications/prompts/list_changed" in line:
-                            break
         names, _ = await _page_through(server.url)
         assert "fresh" in names
+
+
+def _new_connection_each_time() -> httpx2.AsyncClient:
+    """An HTTP client that opens a new connection for every request, so the kernel deals each to any worker."""
+    return httpx2.AsyncClient(headers={"Connection": "close"}, timeout=DEADLINE)
+
+
+async def _listed(client: Client) -> list[str]:
+    """Every prompt name, page by page (`--page-size 1`: each page a request of its own)."""
+    names: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_prompts(cursor=cursor, cache_mode="refresh")
+        names += [prompt.name for prompt in page.prompts]
+        if (cursor := page.next_cursor) is None:
+            return names
+
+
+# The SDK's client speaks the handshake at its newest revision ("legacy") and 2026-07-28 (pinned, or found by
+# "auto"); every request, the handshake's included, goes over a new connection to either worker.
+SDK_MODES = {"legacy": "2025-11-25", MODERN: MODERN, "auto": MODERN}
+
+
+@pytest.mark.parametrize("mode", sorted(SDK_MODES))
+async def test_the_sdk_client_of_each_era_works_with_two_workers(workers: ServedHttp, mode: str) -> None:
+    async with (
+        _new_connection_each_time() as http,
+        Client(streamable_http_client(workers.url, http_client=http), mode=mode) as client,
+    ):
+        assert client.protocol_version == SDK_MODES[mode]
+        for round_ in range(4):
+            assert await _listed(client) == EXPECTED_NAMES
+            got = await client.get_prompt("greet", {"who": f"n{round_}"})
+            content = got.messages[0].content
+            assert isinstance(content, types.TextContent) and f"Greet n{round_} warmly." in content.text
+            completion = await client.complete(
+                types.PromptReference(type="ref/prompt", name="greet"), {"name": "style", "value": "wi"}
+            )
+            assert completion.completion.values == ["wittily"]
+
+
+@pytest.mark.parametrize("revision", HANDSHAKE_REVISIONS)
+async def test_handshake_clients_of_every_revision_get_no_session_and_either_worker_answers(
+    workers: ServedHttp, revision: str
+) -> None:
+    async with _new_connection_each_time() as http:
+        session = RawHttpSession(http, workers.url, revision)
+        opened = await session.open()
+        assert opened is not None and opened["result"]["protocolVersion"] == revision
+        assert session.session_id is None  # nothing for a later request to find on one worker only
+        for index in range(10):
+            reply = await session.request("prompts/get", {"name": "greet", "arguments": {"who": f"n{index}"}})
+            assert f"Greet n{index} warmly." in reply["result"]["messages"][0]["content"]["text"], reply
+
+
+async def test_an_ask_argument_is_asked_for_across_workers_at_2026_07_28(tmp_path: Path) -> None:
+    folder = tmp_path / "prompts"
+    arguments = [{"name": "code", "ask": "Paste the code to review"}]
+    write_notebook(folder / "review.ipynb", [("Review:\n{{code}}", {"prompt": "review", "arguments": arguments})])
+    asked: list[str] = []
+
+    async def answer(_: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"code": "x = 1"})
+
+    with ServedHttp([folder], "--workers", "2") as server:
+        for _ in range(4):  # the question and the retry that answers it each reach either worker
+            async with (
+                _new_connection_each_time() as http,
+                Client(
+                    streamable_http_client(server.url, http_client=http),
+                    mode=MODERN,
+                    elicitation_callback=answer,
+                ) as client,
+            ):
+                got = await client.get_prompt("review")
+            content = got.messages[0].content
+            assert isinstance(content, types.TextContent) and content.text == "Review:\nx = 1"
+    assert asked == ["Paste the code to review"] * 4
 
 
 async def test_a_cursor_from_one_run_is_accepted_by_a_restarted_run(tmp_path: Path) -> None:
@@ -174,16 +244,6 @@ async def test_a_cursor_from_one_run_is_accepted_by_a_restarted_run(tmp_path: Pa
     with ServedHttp([folder], "--page-size", "2") as third:
         stale = await _fresh_request(third.url, "prompts/list", {"cursor": cursor}, status=400)
         assert stale["error"]["code"] == -32602
-
-
-async def test_handshake_clients_need_no_affinity_in_stateless_mode(folder: Path) -> None:
-    with ServedHttp([folder], "--workers", "2", "--stateless") as server:
-        for _ in range(10):
-            async with httpx2.AsyncClient() as http:
-                session = RawHttpSession(http, server.url, "2025-06-18", headers={"Connection": "close"})
-                reply = await session.request("prompts/list")
-            assert [p["name"] for p in reply["result"]["prompts"]] == EXPECTED_NAMES
-            assert session.session_id is None
 
 
 def test_a_busy_port_is_one_line_and_nothing_is_indexed(workers: ServedHttp, folder: Path) -> None:
@@ -363,19 +423,11 @@ def _start_asgi_server(name: str, folder: Path, **variables: str) -> tuple[subpr
     return process, port
 
 
-@pytest.mark.parametrize(
-    ("server", "sessions"),
-    [("uvicorn", "worker-dir"), ("uvicorn", "stateless"), ("gunicorn", "worker-dir"), ("hypercorn", "stateless")],
-)
-async def test_the_asgi_factory_runs_under_a_process_manager_with_two_workers(
-    folder: Path, tmp_path: Path, server: str, sessions: str
-) -> None:
+@pytest.mark.parametrize("server", ["uvicorn", "gunicorn", "hypercorn"])
+async def test_the_asgi_factory_runs_under_a_process_manager_with_two_workers(folder: Path, server: str) -> None:
     pytest.importorskip(server)
-    # Handshake sessions need either a meeting place for the workers or no sessions at all.
-    variables = (
-        {"MCP_NOTEBOOK_WORKER_DIR": str(tmp_path)} if sessions == "worker-dir" else {"MCP_NOTEBOOK_STATELESS": "1"}
-    )
-    process, port = _start_asgi_server(server, folder, **variables)
+    # The processes share no sessions, so handshake clients are served without any (docs/deployment.md).
+    process, port = _start_asgi_server(server, folder, MCP_NOTEBOOK_STATELESS="1")
     url = f"http://127.0.0.1:{port}/mcp"
     try:
 

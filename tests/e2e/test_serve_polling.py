@@ -79,6 +79,33 @@ def test_a_polled_stdio_server_announces_saves_renames_and_deletes(tmp_path: Pat
             assert {p["name"] for p in listed} == names, what
 
 
+def _rewrite_in_place_keeping_size_and_mtime(path: Path, old: bytes, new: bytes) -> None:
+    """What a tool that restores times does: the same file (inode), the same size, the modification time set back."""
+    assert len(old) == len(new)
+    before = os.stat(path)
+    with path.open("r+b") as file:
+        data = file.read()
+        assert data.count(old) == 1
+        file.seek(0)
+        file.write(data.replace(old, new))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+
+
+def test_polling_sees_a_rewrite_that_keeps_the_size_and_the_modification_time(tmp_path: Path) -> None:
+    folder = tmp_path / "prompts"
+    write_corpus(folder)
+    with StdioServer([str(folder), "--poll", str(INTERVAL)]) as server:
+        server.initialize("2025-11-25")
+        server.request("prompts/list")
+        assert _inotify_descriptors(server.process.pid) == 0
+        _rewrite_in_place_keeping_size_and_mtime(folder / "notes.ipynb", b'"note1"', b'"nota1"')
+        _notification_within(server, WITHIN)
+        listed = server.request("prompts/list")["result"]["prompts"]
+        assert {p["name"] for p in listed} == {"greet", "explain", "note0", "nota1", "note2"}
+
+
 async def _names(url: str) -> set[str]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "prompts/list", "params": {"_meta": modern_meta()}}
     headers = {"Content-Type": "application/json", "Accept": ACCEPT, "MCP-Protocol-Version": MODERN}
@@ -105,7 +132,7 @@ async def test_an_http_server_polls_when_the_environment_says_so(tmp_path: Path)
     ("args", "env", "message"),
     [
         ([], {"MCP_NOTEBOOK_POLL": "soon"}, "MCP_NOTEBOOK_POLL must be a number of seconds, got 'soon'"),
-        (["--poll", "0"], {}, "argument --poll: must be more than 0 seconds"),
+        (["--poll", "0"], {}, "mcp-notebook: --poll must be at least 0.1 seconds, got '0'"),
         (["--poll", "1", "--no-watch"], {}, "--poll says how to watch, --no-watch not to: give one of them"),
     ],
 )
@@ -123,4 +150,5 @@ def test_a_bad_poll_interval_is_one_line_and_exit_2(
         check=False,
     )
     assert out.returncode == 2
+    assert len(out.stderr.splitlines()) == 1, out.stderr  # one line, whatever the source of the value
     assert out.stderr.splitlines()[-1].endswith(message)

@@ -14,7 +14,6 @@ import os
 import queue
 import shutil
 import time
-from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from e2e_processes import ACCEPT, DEADLINE, MODERN, RawHttpSession, StdioServer, modern_meta, write_notebook
+from e2e_processes import ACCEPT, DEADLINE, MODERN, StdioServer, modern_meta, write_notebook
 from mcp import Client
 from served_http import ServedHttp
 
@@ -116,40 +115,69 @@ async def _fresh_names(url: str) -> list[str]:
     return sorted(prompt["name"] for prompt in response.json()["result"]["prompts"])
 
 
-async def _session_stream(stack: AsyncExitStack, url: str) -> AsyncIterator[str]:
-    """A handshake session's open GET stream (its own connection), as lines."""
-    posts = await stack.enter_async_context(httpx2.AsyncClient(timeout=DEADLINE))
-    session = RawHttpSession(posts, url, "2025-06-18")
-    await session.open()
-    assert session.session_id is not None
-    headers = {
-        "Accept": "text/event-stream",
-        "Mcp-Session-Id": session.session_id,
-        "MCP-Protocol-Version": "2025-06-18",
-    }
-    gets = await stack.enter_async_context(httpx2.AsyncClient(timeout=DEADLINE))
-    response = await stack.enter_async_context(gets.stream("GET", url, headers=headers))
-    assert response.status_code == 200
-    lines: AsyncIterator[str] = response.aiter_lines()
-    return lines
-
-
 async def test_every_http_worker_follows_every_swap_of_current(root: Path, tmp_path: Path) -> None:
     with ServedHttp([root / "current"], "--workers", "2", "--cache-dir", str(tmp_path / "cache")) as server:
         async with AsyncExitStack() as stack:
             subscriptions = []
-            for _ in range(4):  # each its own connection: the streams spread over both workers
+            for _ in range(6):  # each its own connection: the streams spread over both workers
                 client = await stack.enter_async_context(Client(server.url, mode="auto"))
                 subscriptions.append(await stack.enter_async_context(client.listen(prompts_list_changed=True)))
-            streams = [await _session_stream(stack, server.url) for _ in range(4)]
             for revision in range(1, SWAPS + 1):
                 _swap(root, revision)
                 with anyio.fail_after(SWAP_DEADLINE):
                     for subscription in subscriptions:
                         await subscription.__anext__()
-                    for lines in streams:
-                        async for line in lines:
-                            if "notifications/prompts/list_changed" in line:
-                                break
                 for _ in range(6):  # over new connections: whichever worker answers serves the new checkout
                     assert await _fresh_names(server.url) == _names(revision)
+
+
+def _stderr_line_with(server: StdioServer, text: str) -> str:
+    """The next stderr line (not one seen before) containing `text`, within the deadline."""
+    while True:
+        try:
+            line = server.stderr_lines.get(timeout=DEADLINE)
+        except queue.Empty:
+            raise AssertionError(f"no stderr line with {text!r}; saw {server.stderr_seen}") from None
+        if line is None:
+            raise AssertionError(f"the server exited; its stderr: {server.stderr_seen}")
+        server.stderr_seen.append(line)
+        if text in line:
+            return line
+
+
+def _relink(root: Path, target: Path | str) -> None:
+    """Rename a new `current`, leading to `target`, over the old one (and delete nothing)."""
+    temporary = root / ".current.tmp"
+    os.symlink(target, temporary)
+    os.replace(temporary, root / "current")
+
+
+def test_a_link_swapped_to_an_ancestor_or_to_usr_is_refused_and_the_old_prompts_stay_served(root: Path) -> None:
+    # Beside the checkouts, a notebook that is no part of them (another user's, say): never served.
+    write_notebook(root / "private" / "secret.ipynb", [("Not yours.", {"prompt": "secret"})])
+    current, first = root / "current", root / "rev-0"
+    with StdioServer([str(current)]) as server:
+        server.initialize("2025-11-25")
+        for target in (root.parent, root, Path("/usr")):
+            _relink(root, target)
+            assert _stderr_line_with(server, "not followed") == (
+                f"mcp-notebook: {current} now leads to {target}, which is not beside {first}: not followed"
+                " (a link is followed only to a folder beside its first target, as git-sync swaps it);"
+                f" the prompts of {first} stay served"
+            )
+            listed = server.request("prompts/list")["result"]["prompts"]
+            assert sorted(p["name"] for p in listed) == _names(0)
+            reply = server.request("prompts/get", {"name": "greet_r0"})
+            assert reply["result"]["messages"][0]["content"]["text"] == "Hello from revision 0."
+        # A swap among siblings, git-sync's, is still followed afterwards.
+        _checkout(root, 1)
+        _relink(root, "rev-1")
+        _notification_within(server, "notifications/prompts/list_changed", SWAP_DEADLINE)
+        listed = server.request("prompts/list")["result"]["prompts"]
+        assert sorted(p["name"] for p in listed) == _names(1)
+        assert server.process.stdin is not None
+        server.process.stdin.close()  # the end of its input: it stops, and its stderr ends
+        while (line := server.stderr_lines.get(timeout=DEADLINE)) is not None:
+            server.stderr_seen.append(line)
+    # One line for each swap refused, however many looks found the link there.
+    assert len([line for line in server.stderr_seen if "not followed" in line]) == 3, server.stderr_seen

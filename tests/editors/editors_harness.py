@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from trusted_files import trusted
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "editors"
@@ -70,6 +71,7 @@ class Project:
             "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "TERM": "xterm-256color",
+            "MCP_NOTEBOOK_TRUST_FILE": str(self.home / "trust.json"),
         }
         env.pop("MCP_NOTEBOOK_CONFIG", None)
         return env
@@ -88,6 +90,7 @@ def make_project(base: Path, servers: dict[str, list[str]] | None = None, text: 
         servers = {"nb": [sys.executable, "-m", "mcp_notebook", "serve", str(root / "prompts")]}
     config = {name: {"command": command[0], "args": command[1:]} for name, command in servers.items()}
     (root / "mcp.json").write_text(json.dumps({"mcpServers": config}))
+    trusted(root / "mcp.json", home / "trust.json")  # the user's own project
     document = root / "notes.md"
     document.write_text(text)
     return Project(root, home, document)

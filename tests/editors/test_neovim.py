@@ -168,7 +168,11 @@ def test_the_menu_opens_by_itself_as_the_user_types(tmp_path: Path) -> None:
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
     session = f"mcpnb-{tmp_path.name}"
-    env_args = [f"{k}={v}" for k, v in project.env().items() if k in ("HOME", "PATH", "TERM") or k.startswith("XDG_")]
+    env_args = [
+        f"{k}={v}"
+        for k, v in project.env().items()
+        if k in ("HOME", "PATH", "TERM", "MCP_NOTEBOOK_TRUST_FILE") or k.startswith("XDG_")
+    ]
     env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
     shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
     _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
@@ -222,7 +226,11 @@ def test_typing_after_the_slash_is_never_garbled_by_an_inserted_item(tmp_path: P
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
     session = f"mcpnb-typed-{tmp_path.name}"
-    env_args = [f"{k}={v}" for k, v in project.env().items() if k in ("HOME", "PATH", "TERM") or k.startswith("XDG_")]
+    env_args = [
+        f"{k}={v}"
+        for k, v in project.env().items()
+        if k in ("HOME", "PATH", "TERM", "MCP_NOTEBOOK_TRUST_FILE") or k.startswith("XDG_")
+    ]
     env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
     shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
     _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)

@@ -26,6 +26,7 @@ from client_harness import (
     sdk_config,
     wait_until,
 )
+from trusted_files import trusted
 
 __all__ = [
     "DEADLINE",
@@ -50,10 +51,10 @@ def legacy_entry(*args: str) -> dict[str, Any]:
 
 
 def write_mcp_json(folder: Path, servers: dict[str, dict[str, Any]]) -> Path:
-    """A project-local `mcp.json` in `folder`."""
+    """A project-local `mcp.json` in `folder`, which the user trusts (it is their own project)."""
     path = folder / "mcp.json"
     path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    return path
+    return trusted(path)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from kernel_harness import KERNEL_DEADLINE, RealKernel
+from trusted_files import trusted
 
 ROOT = Path(__file__).resolve().parents[2]
 STUB = ROOT / "tests" / "servers" / "stub_completion_server.py"
@@ -50,7 +51,10 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKernel]:
         "dead": {"command": "false"},
     }
     (project / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    with RealKernel(base, cwd=project, env={"HOME": str(base), "MCP_NOTEBOOK_CONFIG": None}) as kernel:
+    record = base / "trust.json"
+    trusted(project / "mcp.json", record)  # the user's own project
+    env = {"HOME": str(base), "MCP_NOTEBOOK_CONFIG": None, "MCP_NOTEBOOK_TRUST_FILE": str(record)}
+    with RealKernel(base, cwd=project, env=env) as kernel:
         kernel.execute("%load_ext mcp_notebook")
         kernel.execute("%mcp prompts docs stub")  # connected, listings known: what a user has after a first look
         kernel.execute("my_frame = 1\nmy_text = 'x'\n_hidden = 2")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -12,7 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from kernel_server_harness import MainLoop
 
 from mcp_notebook.ipython.live_magics import MagicExecutionError, MainThreadScheduler, run_magic
-from mcp_notebook.ipython.namespace import NamespaceSnapshot, NamespaceWatcher, take_namespace_snapshot
+from mcp_notebook.ipython.namespace import NamespaceSnapshot, NamespaceWatcher, take_namespace_snapshot, type_matches
 from mcp_notebook.models import CompletionResult
 from mcp_notebook.sources.magics import MagicInvocation
 
@@ -49,21 +50,60 @@ def main_loop() -> Iterator[MainLoop]:
     loop.close()
 
 
-def test_a_snapshot_lists_user_variables_with_their_type_names_and_never_touches_them() -> None:
+def test_a_snapshot_lists_user_variables_with_their_classes_and_never_touches_them() -> None:
     Frame.touched = False
     snapshot = take_namespace_snapshot({"df": WideFrame(), "n": 3, "_hidden": 1, "In": []}, hidden={"In"})
     assert [v.name for v in snapshot.variables] == ["df", "n"]
     df = snapshot.variables[0]
-    assert {"WideFrame", "Frame", f"{__name__}.Frame"} <= df.type_names
+    assert df.classes == ((__name__, "WideFrame"), (__name__, "Frame"))
     assert Frame.touched is False
 
 
 def test_completion_filters_by_prefix_case_insensitively_and_by_declared_type() -> None:
     snapshot = take_namespace_snapshot({"df_sales": Frame(), "DF_costs": WideFrame(), "dfn": 1, "other": Frame()})
     assert snapshot.complete("df") == CompletionResult(values=("DF_costs", "df_sales", "dfn"), total=3)
-    assert snapshot.complete("df", ("Frame",)) == CompletionResult(values=("DF_costs", "df_sales"), total=2)
-    assert snapshot.complete("", ("WideFrame",)).values == ("DF_costs",)
+    frames = CompletionResult(values=("DF_costs", "df_sales"), total=2)
+    assert snapshot.complete("df", (f"{__name__}.Frame",)) == frames
+    assert snapshot.complete("", (f"{__name__}.WideFrame",)).values == ("DF_costs",)
+    assert snapshot.complete("", ("Frame",)).values == ()  # a class is named with its module
+    assert snapshot.complete("", ("int",)).values == ("dfn",)
     assert snapshot.complete("zz") == CompletionResult(values=(), total=0)
+
+
+class DataFrame:
+    """Any class that happens to be called DataFrame."""
+
+
+class Flag(enum.IntEnum):
+    ON = 1
+
+
+@pytest.mark.parametrize(
+    ("declared", "module", "qualname", "bases", "matches"),
+    [
+        ("pandas.DataFrame", "pandas.core.frame", "DataFrame", (), True),  # defined below the package it is named by
+        ("pandas.core.frame.DataFrame", "pandas.core.frame", "DataFrame", (), True),
+        ("pandas.DataFrame", "__main__", "DataFrame", (), False),
+        ("pandas.DataFrame", "pandasish", "DataFrame", (), False),
+        ("pandas.DataFrame", "geopandas.geodataframe", "GeoDataFrame", (("pandas.core.frame", "DataFrame"),), True),
+        ("mod.Outer.Inner", "mod", "Outer.Inner", (), True),
+        ("int", "builtins", "int", (), True),
+        ("builtins.int", "builtins", "int", (), True),
+        ("int", "builtins", "bool", (("builtins", "int"),), False),  # built-in types exactly, never a subclass
+        ("int", __name__, "Flag", (("enum", "IntEnum"), ("builtins", "int")), False),
+    ],
+)
+def test_a_type_is_matched_by_its_qualified_name(
+    declared: str, module: str, qualname: str, bases: tuple[tuple[str, str], ...], matches: bool
+) -> None:
+    assert type_matches(declared, ((module, qualname), *bases)) is matches
+
+
+def test_a_class_named_dataframe_is_no_pandas_dataframe_and_an_int_subclass_no_int() -> None:
+    snapshot = take_namespace_snapshot({"fake": DataFrame(), "flag": Flag.ON, "yes": True, "n": 3})
+    assert snapshot.complete("", ("pandas.DataFrame",)).values == ()
+    assert snapshot.complete("", ("int",)).values == ("n",)
+    assert snapshot.complete("", (f"{__name__}.DataFrame",)).values == ("fake",)
 
 
 def test_completion_caps_values_at_one_hundred_and_says_there_are_more() -> None:
@@ -157,12 +197,15 @@ def test_the_public_surfaces_are_pinned() -> None:
     import mcp_notebook.ipython.namespace as namespace
 
     assert sorted(namespace.__all__) == [
+        "FORMAT_SECONDS",
+        "MAX_VARIABLE_CHARS",
         "NamespaceSnapshot",
         "NamespaceWatcher",
         "VariableInfo",
         "is_user_variable",
         "read_variables",
         "take_namespace_snapshot",
+        "type_matches",
     ]
     assert sorted(live_magics.__all__) == [
         "LiveMagicCall",

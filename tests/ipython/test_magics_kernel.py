@@ -18,6 +18,7 @@ import psutil
 import pytest
 from kernel_harness import RealKernel
 from magics_harness import LEGACY_SERVER, running_url_process, wait_until
+from trusted_files import trusted
 
 pytestmark = pytest.mark.slow
 
@@ -61,6 +62,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         },
     }
     (project / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    trusted(project / "mcp.json", base / "trust.json")  # the user's own project
     return base
 
 
@@ -70,6 +72,7 @@ def magics_kernel(workdir: Path) -> RealKernel:
         "HOME": str(workdir / "home"),  # the user's own MCP configuration stays out
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "MCP_NOTEBOOK_CONFIG": None,
+        "MCP_NOTEBOOK_TRUST_FILE": str(workdir / "trust.json"),
     }
     return RealKernel(workdir, cwd=workdir / "project", env=env)
 

@@ -35,6 +35,7 @@ EVERY_SUBCOMMAND = (
     "get",
     "complete",
     "help",
+    "trust",
     "serve",
     "stop",
     "unpublish",

@@ -43,9 +43,21 @@ CASES = [
     ),
     pytest.param(
         ["--MCPNotebook.page_size=0"],
-        "MCP prompts are not served: MCPNotebook.page_size must be at least 1, not 0",
+        "MCP prompts are not served: MCPNotebook.page_size must be at least 1, got 0",
         503,
         id="page-size-zero",
+    ),
+    pytest.param(
+        ["--MCPNotebook.poll=1e-300"],
+        "MCP prompts are not served: MCPNotebook.poll must be at least 0.1 seconds, got 1e-300",
+        503,
+        id="poll-too-often",
+    ),
+    pytest.param(
+        ["--MCPNotebook.poll=nan"],
+        "MCP prompts are not served: MCPNotebook.poll must be a finite number of seconds, got nan",
+        503,
+        id="poll-nan",
     ),
 ]
 

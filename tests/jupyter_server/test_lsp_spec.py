@@ -124,6 +124,7 @@ class Socket:
         self.connection = connection
         self.next_id = 0
         self.notifications: list[dict[str, Any]] = []
+        self.server_requests: list[dict[str, Any]] = []  # answered with null: JupyterLab's dialog closed
 
     def notify(self, method: str, params: Any) -> None:
         self.connection.write_message(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
@@ -141,6 +142,7 @@ class Socket:
                     assert "error" not in message, message
                     return message["result"]
                 if "method" in message and "id" in message:  # a request of the server's (configuration, …)
+                    self.server_requests.append(message)
                     self.connection.write_message(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": None}))
                 else:
                     self.notifications.append(message)
@@ -215,3 +217,35 @@ async def test_the_bridge_serves_the_jupyter_servers_notebooks_in_markdown_and_n
         _open(socket, code, "python", "/\n/jupyter:greet style=\n")
         assert await _labels(socket, code, 0, 1) == []
         assert await _labels(socket, code, 1, len("/jupyter:greet style=")) == []
+
+
+def test_a_jupyter_roots_mcp_json_and_look_alike_modules_run_nothing_through_jupyter_lsp(tmp_path: Path) -> None:
+    """A cloned folder served by Jupyter: its `.mcp.json` command, and an `lsp_bridge.py` or `mcp_notebook/` in
+    the root or the server's working folder, must not run when a Markdown cell asks for the bridge."""
+    marker = tmp_path / "PWNED"
+    plant = f"open({str(marker)!r}, 'a').write(__name__ + chr(10))\n"
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    command = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'a').write('mcp.json')"]}
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"evil": command}}), encoding="utf-8")
+    for folder in (root, tmp_path):  # the Jupyter root, and the folder the server runs in
+        (folder / "lsp_bridge.py").write_text(plant, encoding="utf-8")
+        (folder / "mcp_notebook").mkdir()
+        (folder / "mcp_notebook" / "__init__.py").write_text(plant, encoding="utf-8")
+
+    async def use_the_bridge(server: JupyterServer) -> list[dict[str, Any]]:
+        async with lsp_socket(server) as socket:
+            markdown = "file:///virtual/notebook.ipynb.python-markdown.md"
+            _open(socket, markdown, "markdown", "/\n")
+            labels = await _wait_for_labels(socket, markdown, 0, 1, "/jupyter:greet")
+            assert "1 server not trusted: evil" in labels, labels
+            return socket.server_requests
+
+    with _start(tmp_path) as server:
+        asked = asyncio.run(use_the_bridge(server))
+
+    questions = [r for r in asked if r["method"] == "window/showMessageRequest"]
+    assert len(questions) == 1, asked
+    assert str(root / ".mcp.json") in questions[0]["params"]["message"]
+    assert str(marker) in questions[0]["params"]["message"]
+    assert not marker.exists(), marker.read_text()

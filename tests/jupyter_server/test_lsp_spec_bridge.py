@@ -59,7 +59,7 @@ def test_the_spec_names_the_info_file_and_the_deadline_never_the_token() -> None
     assert spec["env"][INFO_FILE_ENV] == "/run/jpserver-7.json"
     assert spec["env"][COMPLETION_DEADLINE_ENV] == "0.2"
     file_types = "markdown,ipythongfm,gfm,plaintext,text"
-    assert spec["argv"][1:] == ["-m", "lsp_bridge", "--file-types", file_types, "--runtime-dir", "/run"]
+    assert spec["argv"][1:] == ["-P", "-m", "lsp_bridge", "--file-types", file_types, "--runtime-dir", "/run"]
     assert "python" not in spec["languages"]
 
 
@@ -127,7 +127,8 @@ async def test_a_fast_server_answers_at_once() -> None:
 def test_the_file_types_the_spec_passes_are_the_ones_the_bridge_serves() -> None:
     from lsp_bridge.cli import _settings, create_parser
 
-    argv = lsp_spec.language_server_spec(None)["mcp-notebook"]["argv"][3:]
+    argv = lsp_spec.language_server_spec(None)["mcp-notebook"]["argv"]
+    argv = argv[argv.index("lsp_bridge") + 1 :]
     settings = _settings(create_parser().parse_args(argv))
     assert settings.file_types == frozenset(lsp_spec.LANGUAGES)
     assert settings.applies_to("ipythongfm") and not settings.applies_to("python")

@@ -26,6 +26,16 @@ class Bridge:
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     accept_edits: bool = True
     versions: dict[str, int] = field(default_factory=dict)
+    # The bridge's questions (window/showMessageRequest), each with the future its answer is set on.
+    questions: asyncio.Queue[tuple[types.ShowMessageRequestParams, asyncio.Future[types.MessageActionItem | None]]] = (
+        field(default_factory=asyncio.Queue)
+    )
+
+    async def question(
+        self, deadline: float = DEADLINE
+    ) -> tuple[types.ShowMessageRequestParams, asyncio.Future[types.MessageActionItem | None]]:
+        """The next question the bridge asks: set the future's result to answer it."""
+        return await asyncio.wait_for(self.questions.get(), deadline)
 
     def open(self, uri: str, text: str, language_id: str = "markdown") -> None:
         self.versions[uri] = 1
@@ -136,10 +146,11 @@ async def start_bridge(
     options: Any = None,
     env: dict[str, str] | None = None,
     capabilities: types.ClientCapabilities | None = None,
+    root_uri: str | None = None,
 ) -> AsyncIterator[Bridge]:
     """Start the server process, initialize it with an editor's capabilities, shut it down after.
 
-    `capabilities`, when given, replace those of the `profile`.
+    `capabilities`, when given, replace those of the `profile`; `root_uri` is the folder the editor opened.
     """
     client = make_test_lsp_client()
     bridge = Bridge(client)
@@ -151,6 +162,12 @@ async def start_bridge(
             return types.ApplyWorkspaceEditResult(applied=True)
         return types.ApplyWorkspaceEditResult(applied=False, failure_reason="read-only document")
 
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    async def on_question(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        answer: asyncio.Future[types.MessageActionItem | None] = asyncio.get_running_loop().create_future()
+        bridge.questions.put_nowait((params, answer))
+        return await answer
+
     await client.start_io(*command, env={**os.environ, **(env or {})})
     try:
         bridge.initialize_result = await asyncio.wait_for(
@@ -158,7 +175,7 @@ async def start_bridge(
                 types.InitializeParams(
                     capabilities=capabilities or client_capabilities(profile),
                     initialization_options=options,
-                    root_uri=None,
+                    root_uri=root_uri,
                 )
             ),
             DEADLINE,

@@ -116,16 +116,6 @@ PUBLIC = {
         "HttpLimits",
         "connection_cap",
     ],
-    "mcp_notebook.transports.affinity": [
-        "RELAY_HEADER",
-        "RELAY_SECRET_ENV",
-        "WORKER_DIR_ENV",
-        "WORKER_ID_LENGTH",
-        "SessionRouter",
-        "launch_secret",
-        "new_worker_id",
-        "worker_dir_problem",
-    ],
     "mcp_notebook.transports.uvicorn_seam": [
         "TESTED_VERSIONS",
         "HttpToolsProtocol",

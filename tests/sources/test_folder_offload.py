@@ -4,6 +4,7 @@ server's interpreter lock, so its event loop runs meanwhile (`benchmarks/bench_l
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -13,6 +14,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import psutil
 import pytest
 from notebook_dicts import PNG_1X1, code, display, markdown, notebook, stream, write
 
@@ -112,10 +114,11 @@ async def test_a_large_notebook_saved_is_built_elsewhere_and_serves_exactly_the_
         big = write(tmp_path / "big.ipynb", _large_notebook("big"))
         assert big.stat().st_size >= MIN_BYTES
         await waiter.until(lambda snapshot: snapshot.get("big") is not None)
-        helper = source._builder._process  # started for the first large notebook
+        helper = source._builder.pid  # started for the first large notebook
+        assert helper is not None and helper != os.getpid()
         write(big, _large_notebook("bigger"))
         await waiter.until(lambda snapshot: snapshot.get("bigger") is not None)
-        assert source._builder._process is helper  # and kept for the next one
+        assert source._builder.pid == helper  # and kept for the next one
         write(tmp_path / "small.ipynb", notebook(markdown("small again", {"prompt": "again"})))
         await waiter.until(lambda snapshot: snapshot.get("again") is not None)
         served = _served(source, registry)
@@ -159,13 +162,15 @@ async def test_a_large_notebook_is_built_here_when_the_helper_is_gone(
     async with _watching(source):
         write(tmp_path / "one.ipynb", _large_notebook("one"))
         await waiter.until(lambda snapshot: snapshot.get("one") is not None)
-        helper = source._builder._process  # the helper this source started
-        assert helper is not None
+        pid = source._builder.pid  # the helper this source started
+        assert pid is not None
+        helper = psutil.Process(pid)
         helper.kill()
-        await anyio.to_thread.run_sync(helper.wait)
+        await anyio.to_thread.run_sync(helper.wait, DEADLINE)
         write(tmp_path / "two.ipynb", _large_notebook("two"))
         await waiter.until(lambda snapshot: snapshot.get("two") is not None)
     source.close()
 
+    assert source._builder.pid is None
     assert built_here == ["two.ipynb"]
     assert "the notebook builder process ended; two.ipynb is built in this process" in caplog.text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mcp_notebook.exceptions import MissingArgumentsError
@@ -51,11 +53,13 @@ def test_quoted_options_keep_their_spaces() -> None:
     ("spec", "required", "expected"),
     [
         ("df:var", True, PromptArgument(name="df", required=True, source="var")),
-        ("df:var[DataFrame]", True, PromptArgument(name="df", required=True, source="var:DataFrame")),
+        ("df:var[pandas.DataFrame]", True, PromptArgument(name="df", required=True, source="var:pandas.DataFrame")),
         (
-            "df:var[DataFrame, Series]=the table",
+            "df:var[pandas.DataFrame, pandas.Series]=the table",
             True,
-            PromptArgument(name="df", description="the table", required=True, source="var:DataFrame,Series"),
+            PromptArgument(
+                name="df", description="the table", required=True, source="var:pandas.DataFrame,pandas.Series"
+            ),
         ),
         ("n:var[int]=x", False, PromptArgument(name="n", required=False, default="x", source="var:int")),
         ("plain", False, PromptArgument(name="plain", required=False)),
@@ -65,6 +69,23 @@ def test_argument_specs_declare_names_descriptions_defaults_and_variable_sources
     spec: str, required: bool, expected: PromptArgument
 ) -> None:
     assert parse_argument_spec(spec, required=required) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        (
+            "df:var[DataFrame]",
+            "'DataFrame' is not a built-in type: name a class with its module, as in pandas.DataFrame",
+        ),
+        ("df:var[pandas.DataFrame, Series]", "'Series' is not a built-in type"),
+        ("df:var[pandas..DataFrame]", "'pandas..DataFrame' is not a type name"),
+        ("df:var[list[int]]", "is not NAME, NAME=value, NAME:var or NAME:var[Type]"),
+    ],
+)
+def test_a_type_is_a_built_in_one_or_named_with_its_module(spec: str, problem: str) -> None:
+    with pytest.raises(PromptCellError, match=re.escape(problem)):
+        parse_argument_spec(spec, required=True)
 
 
 def test_variable_types_are_read_back_from_the_argument_source() -> None:
@@ -100,8 +121,8 @@ def test_a_malformed_prompt_line_is_a_prompt_cell_error(line: str, message: str)
         ('p --ask code="Paste the code"', PromptArgument(name="code", ask="Paste the code")),
         ("p --ask code", PromptArgument(name="code", ask="Value for code")),
         (
-            'p --ask df:var[DataFrame]="Which table?"',
-            PromptArgument(name="df", source="var:DataFrame", ask="Which table?"),
+            'p --ask df:var[pandas.DataFrame]="Which table?"',
+            PromptArgument(name="df", source="var:pandas.DataFrame", ask="Which table?"),
         ),
         (
             'p --arg code="the code to review" --ask code="Paste the code"',

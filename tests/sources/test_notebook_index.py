@@ -205,23 +205,10 @@ def _tag_of(package: Path) -> str:
     return done.stdout.strip()
 
 
-def test_the_build_covers_every_module_it_imports_and_nothing_the_build_never_runs() -> None:
-    modules = set(index_module.build_modules(Path(index_module.__file__).resolve().parents[1]))
-
-    # Imported by the builders themselves, or by what they import: no list names them.
-    assert {"transcript.py", "sources/uris.py", "exceptions.py", "sources/cells.py", "models.py"} <= modules
-    # How a notebook is read and parsed before it is built.
-    assert {"sources/loading.py", "sources/reader.py", "sources/sandbox.py"} <= modules
-    assert {"__init__.py", "sources/__init__.py", "version.py"} <= modules
-    # The package's face imports the IPython extension and the client only inside functions or for the type
-    # checker: nothing of them builds a prompt.
-    assert not any(name.startswith(("ipython/", "client/", "protocol/", "transports/")) for name in modules)
-    assert "api.py" not in modules
-
-
-def test_editing_any_module_the_build_imports_changes_the_format_tag(tmp_path: Path) -> None:
+def test_editing_any_file_of_the_package_changes_the_format_tag(tmp_path: Path) -> None:
     package = _package_copy(tmp_path)
-    modules = index_module.build_modules(package)
+    modules = sorted(path.relative_to(package) for path in package.rglob("*.py"))
+    assert Path("sources/cells.py") in modules and Path("ipython/magics.py") in modules
     before = _tag_of(package)
     assert index_module.format_tag(package) == before
 
@@ -236,31 +223,14 @@ def test_editing_any_module_the_build_imports_changes_the_format_tag(tmp_path: P
     assert len({tag for _, tag in changed} | {before}) == len(modules) + 1, changed
 
 
-def test_a_module_the_build_starts_to_import_is_covered_from_then_on(tmp_path: Path) -> None:
+def test_a_new_or_moved_file_changes_the_format_tag(tmp_path: Path) -> None:
     package = _package_copy(tmp_path)
-    (package / "newly_used.py").write_text("RULE = 1\n")
     before = index_module.format_tag(package)
-    (package / "newly_used.py").write_text("RULE = 2\n")
-    assert index_module.format_tag(package) == before  # not imported by the build yet: not its business
+    (package / "sources" / "newly_added.py").write_text("RULE = 1\n")
+    added = index_module.format_tag(package)
+    (package / "sources" / "newly_added.py").rename(package / "newly_added.py")
 
-    cells = package / "sources" / "cells.py"
-    late_import = "\n\ndef _late() -> int:\n    from ..newly_used import RULE\n\n    return RULE\n"
-    cells.write_text(cells.read_text() + late_import)
-    with_import = index_module.format_tag(package)
-    (package / "newly_used.py").write_text("RULE = 3\n")
-
-    assert "newly_used.py" in index_module.build_modules(package)
-    assert index_module.format_tag(package) != with_import
-
-
-def test_imports_only_for_the_type_checker_are_not_followed(tmp_path: Path) -> None:
-    package = _package_copy(tmp_path)
-    cells = package / "sources" / "cells.py"
-    cells.write_text(
-        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from ..api import connect\n" + cells.read_text()
-    )
-
-    assert "api.py" not in index_module.build_modules(package)
+    assert len({before, added, index_module.format_tag(package)}) == 3
 
 
 @pytest.mark.parametrize("place", ["folder", "file"])

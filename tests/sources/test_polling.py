@@ -93,8 +93,10 @@ def test_this_machines_temporary_folder_has_a_type(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("soon", "MCP_NOTEBOOK_POLL must be a number of seconds, got 'soon'"),
-        ("0", "MCP_NOTEBOOK_POLL must be more than 0 seconds, got '0'"),
-        ("-1", "MCP_NOTEBOOK_POLL must be more than 0 seconds, got '-1'"),
+        ("0", "MCP_NOTEBOOK_POLL must be at least 0.1 seconds, got '0'"),
+        ("-1", "MCP_NOTEBOOK_POLL must be at least 0.1 seconds, got '-1'"),
+        ("1e-300", "MCP_NOTEBOOK_POLL must be at least 0.1 seconds, got '1e-300'"),
+        ("nan", "MCP_NOTEBOOK_POLL must be a finite number of seconds, got 'nan'"),
     ],
 )
 def test_a_bad_poll_interval_in_the_environment_says_what_is_wrong(text: str, message: str) -> None:
@@ -117,7 +119,7 @@ def test_a_look_finds_saves_renames_and_deletes_of_wanted_files_only(tmp_path: P
     (tmp_path / ".hidden" / "c.ipynb").write_text("1")
     (tmp_path / "data.csv").write_text("1")
 
-    def looked() -> dict[str, tuple[int, int, int, int]]:
+    def looked() -> Look:
         return look([(tmp_path, True)], lambda name: name.endswith(".ipynb"), lambda name: not name.startswith("."))
 
     before = looked()
@@ -137,12 +139,30 @@ def test_a_look_finds_saves_renames_and_deletes_of_wanted_files_only(tmp_path: P
     assert changes_between(after, looked()) == {(Change.deleted, str(tmp_path / "a.ipynb"))}
 
 
+def test_a_rewrite_in_place_keeping_the_size_and_the_modification_time_is_a_change(tmp_path: Path) -> None:
+    notebook = tmp_path / "a.ipynb"
+    notebook.write_bytes(b"one")
+    os.symlink("a.ipynb", tmp_path / "b.ipynb")
+
+    def looked() -> Look:
+        return look([(tmp_path, False)], lambda name: name.endswith(".ipynb"), lambda _: False)
+
+    before, status = looked(), os.stat(notebook)
+    with notebook.open("r+b") as file:
+        file.write(b"two")
+    os.utime(notebook, ns=(status.st_atime_ns, status.st_mtime_ns))
+    assert changes_between(before, looked()) == {
+        (Change.modified, str(notebook)),
+        (Change.modified, str(tmp_path / "b.ipynb")),  # a link is stamped as its target
+    }
+
+
 def test_retargeting_a_symlink_is_a_change(tmp_path: Path) -> None:
     (tmp_path / "rev-1").mkdir()
     (tmp_path / "rev-2").mkdir()
     os.symlink("rev-1", tmp_path / "current")
 
-    def looked() -> dict[str, tuple[int, int, int, int]]:
+    def looked() -> Look:
         return look([(tmp_path, False)], lambda name: name == "current", lambda _: False)
 
     before = looked()
@@ -332,7 +352,7 @@ async def test_a_notebook_saved_and_gone_between_the_polls_first_look_and_the_fi
     # reload used to walk the folder again: a notebook saved between the two was served, and once gone
     # before the poll's next look, no look ever said so, and it was served for ever.
     source, waiter = _polled_folder(tmp_path, monkeypatch)
-    reload = NotebookFolderSource._reload
+    reload = NotebookFolderSource.reload
     saved: list[Path] = []
 
     def saved_just_before_the_first_reload(self: NotebookFolderSource, changed: Any, **options: Any) -> bool:
@@ -341,7 +361,7 @@ async def test_a_notebook_saved_and_gone_between_the_polls_first_look_and_the_fi
             _prompts(saved[0], "brief")
         return reload(self, changed, **options)
 
-    monkeypatch.setattr(NotebookFolderSource, "_reload", saved_just_before_the_first_reload)
+    monkeypatch.setattr(NotebookFolderSource, "reload", saved_just_before_the_first_reload)
     async with _watching(source, poll=0.1):  # ready once the first reload is done
         saved[0].unlink()  # gone before the poll's next look
         _prompts(tmp_path / "b.ipynb", "beta")  # a later save, which the next look reports
@@ -357,5 +377,5 @@ def test_the_poll_interval_reaches_every_worker_through_the_environment() -> Non
     assert settings.to_env()[POLL_ENV] == "1.5"
     assert ServeSettings.from_env(settings.to_env()) == settings
     assert ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts"}).service.poll is None
-    with pytest.raises(ValueError, match="MCP_NOTEBOOK_POLL must be more than 0 seconds, got '0'"):
+    with pytest.raises(ValueError, match=r"MCP_NOTEBOOK_POLL must be at least 0\.1 seconds, got '0'"):
         ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": "/srv/prompts", POLL_ENV: "0"})

@@ -20,7 +20,7 @@ import pytest
 from notebook_dicts import markdown, notebook, write
 
 from mcp_notebook.registry import PromptRegistry, RegistrySnapshot
-from mcp_notebook.sources.finding import Seen
+from mcp_notebook.sources.finding import Seen, SwapBounds
 from mcp_notebook.sources.folder import NotebookFolderSource
 from mcp_notebook.sources.watch import symlinks_on_the_way
 
@@ -170,7 +170,7 @@ def test_a_look_that_finds_the_paths_swapped_when_it_would_publish_publishes_not
     registry.add_listener(published.append)
     _swap_before_the_walk(git, monkeypatch)
 
-    assert not source._reload([git / "rev-0"], in_turn=True)  # the look the watch takes
+    assert not source.reload([git / "rev-0"], in_turn=True)  # the look the watch takes
 
     assert published == [] and _names(registry.snapshot()) == ["p0"]
     assert source.root == (git / "rev-0").absolute()  # the swap is left for the watch to follow
@@ -199,3 +199,41 @@ async def test_a_notebook_file_served_through_a_link_follows_the_swap(git: Path)
         await snapshots.until(lambda s: _names(s) == ["p1"])
         write(new / "a.ipynb", notebook(markdown("edited", {"prompt": "edited"})))  # the new file is watched
         await snapshots.until(lambda s: _names(s) == ["edited"])
+
+
+def _bounds(spelled: Path) -> SwapBounds:
+    return SwapBounds.at((spelled,), (spelled.resolve(),))
+
+
+def test_a_link_is_followed_only_to_a_folder_beside_its_first_target(tmp_path: Path) -> None:
+    for name in ("rev-0/deep", "rev-1/deep", "rev-2", "other/rev-0"):
+        (tmp_path / "git" / name).mkdir(parents=True)
+    os.symlink("rev-0", tmp_path / "git" / "current")
+    bounds = _bounds(tmp_path / "git" / "current")
+    git = tmp_path / "git"
+    assert bounds.refused((git / "rev-1",)) == []
+    assert bounds.refused((git / "rev-0",)) == []  # back to the first
+    # An ancestor, the link's own folder, the root of the file system, a folder of the same name elsewhere.
+    for elsewhere in (tmp_path, git, Path("/usr"), Path("/"), git / "other" / "rev-0", git / "rev-0" / "deep"):
+        assert bounds.refused((elsewhere,)) == [0], elsewhere
+
+
+def test_a_folder_below_the_link_keeps_its_place_below_the_new_target(tmp_path: Path) -> None:
+    for name in ("rev-0/deep", "rev-1/deep", "rev-1/other"):
+        (tmp_path / "git" / name).mkdir(parents=True)
+    os.symlink("rev-0", tmp_path / "git" / "current")
+    bounds = _bounds(tmp_path / "git" / "current" / "deep")
+    assert bounds.refused((tmp_path / "git" / "rev-1" / "deep",)) == []
+    assert bounds.refused((tmp_path / "git" / "rev-1" / "other",)) == [0]
+    assert bounds.refused((tmp_path / "git" / "rev-1",)) == [0]
+
+
+def test_a_path_with_no_link_on_it_follows_no_swap(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert _bounds(tmp_path / "a").refused((tmp_path / "b",)) == [0]
+
+
+def test_a_link_beside_the_root_of_the_file_system_is_followed_nowhere_else(tmp_path: Path) -> None:
+    bounds = SwapBounds((Path("/rev-0"),), ((Path("/rev-0"),),))
+    assert bounds.refused((Path("/usr"),)) == [0]

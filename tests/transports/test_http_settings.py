@@ -73,7 +73,7 @@ def test_limits_come_from_the_environment_and_go_back_to_it() -> None:
     [
         ("MCP_NOTEBOOK_HEADER_TIMEOUT", "soon", "MCP_NOTEBOOK_HEADER_TIMEOUT must be a number of seconds, got 'soon'"),
         ("MCP_NOTEBOOK_MAX_SESSIONS", "1.5", "MCP_NOTEBOOK_MAX_SESSIONS must be a whole number, got '1.5'"),
-        ("MCP_NOTEBOOK_BODY_TIMEOUT", "0", "MCP_NOTEBOOK_BODY_TIMEOUT must be more than 0 seconds, got '0'"),
+        ("MCP_NOTEBOOK_BODY_TIMEOUT", "0", "MCP_NOTEBOOK_BODY_TIMEOUT must be at least 0.5 seconds, got '0'"),
         ("MCP_NOTEBOOK_MAX_CONNECTIONS", "-3", "MCP_NOTEBOOK_MAX_CONNECTIONS must be at least 1, got '-3'"),
     ],
 )
