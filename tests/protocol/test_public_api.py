@@ -120,7 +120,6 @@ PUBLIC = {
         "TESTED_VERSIONS",
         "HttpToolsProtocol",
         "Multiprocess",
-        "QuietServer",
         "missing_touchpoints",
         "protect_loading_config",
     ],
