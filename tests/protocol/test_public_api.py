@@ -153,7 +153,6 @@ PUBLIC = {
         "AcceptedBody",
         "RefusedBody",
         "check_message",
-        "screen_body",
         "screen_post",
         "serve_batch",
     ],
