@@ -25,6 +25,7 @@ stays inside: `answer` returns bytes, the handlers return results.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
 
@@ -81,6 +82,24 @@ _PARAMS: Final[dict[str, type[BaseModel]]] = {
     "resources/read": types.ReadResourceRequestParams,
 }
 STATELESS_METHODS: Final = frozenset(_PARAMS)
+# The methods whose params, made of these members only, are read from the request as they are.
+_PLAIN: Final = {
+    LIST_PROMPTS: frozenset({"cursor", "_meta"}),
+    "prompts/get": frozenset({"name", "arguments", "_meta"}),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Plain:
+    """The params of a stateless `prompts/get` or `prompts/list` with nothing to parse (`_PLAIN`)."""
+
+    name: str
+    arguments: Mapping[str, str] | None
+    cursor: str | None
+    input_responses: None = None
+
+
+_COMPLETE: Final = b'"resultType":"complete"}'
 """The methods `Answers.answer` answers as whole stateless requests (with resources, all of them)."""
 
 
@@ -109,6 +128,7 @@ class Answers:
         self.max_argument_bytes = max_argument_bytes
         self._shape = shape
         self._stamp = server_info  # the server's `serverInfo`, as the SDK stamps a 2026-07-28 result; only serialized
+        self._stamp_json = to_json({SERVER_INFO_META_KEY: server_info})
         self._render_hook = render
         self._complete_hook = complete
         self.methods = (
@@ -143,7 +163,7 @@ class Answers:
     async def get_prompt(
         self,
         revision: str,
-        params: types.GetPromptRequestParams,
+        params: types.GetPromptRequestParams | _Plain,
         capabilities: types.ClientCapabilities | Mapping[str, Any] | None,
         ask: Ask | None = None,
     ) -> types.GetPromptResult | types.InputRequiredResult:
@@ -243,9 +263,9 @@ class Answers:
             if method == "prompts/get":
                 result = await self.get_prompt(revision, typed, capabilities)
                 if isinstance(result, types.GetPromptResult):
-                    return to_json(self._stamped(result))
+                    return self._stamped(result)
             elif method == "completion/complete":
-                return to_json(self._stamped(await self.complete(typed)))
+                return self._stamped(await self.complete(typed))
             elif method == "resources/list":
                 result = await self.list_resources(revision, typed.cursor)
             elif method == "resources/templates/list":
@@ -263,15 +283,23 @@ class Answers:
             raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
         try:
             sdk_methods.validate_client_request(method, revision, params)
-            return _PARAMS[method].model_validate({} if params is None else params, by_name=False)
+            params = {} if params is None else params
+            if method in _PLAIN and _PLAIN[method].issuperset(params):
+                # Plain strings the revision's schema has just checked: read as they are, not parsed again.
+                return _Plain(params.get("name", ""), params.get("arguments"), params.get("cursor"))
+            return _PARAMS[method].model_validate(params, by_name=False)
         except KeyError:
             raise MCPError(METHOD_NOT_FOUND, "Method not found", method) from None
         except ValidationError as problem:
             raise invalid_params(method, problem) from None
 
-    def _stamped(self, model: BaseModel) -> dict[str, Any]:
-        """A `prompts/get` or `completion/complete` result as the SDK's shaping writes it at 2026-07-28: its
-        fields, its type, and the server's identity in `_meta` (no cache hints: these methods have none)."""
+    def _stamped(self, model: BaseModel) -> bytes:
+        """A `prompts/get` or `completion/complete` result's JSON as the SDK's shaping writes it at 2026-07-28:
+        its fields, its type, and the server's identity in `_meta` (no cache hints: these methods have none)."""
+        if getattr(model, "meta", None) is None:
+            body = to_json(model, by_alias=True, exclude_none=True)
+            if body.endswith(_COMPLETE):  # the usual case: the stamp is the only `_meta`, added at the end
+                return body[:-1] + b',"_meta":' + self._stamp_json + b"}"
         result = model.model_dump(by_alias=True, mode="json", exclude_none=True)
         result["resultType"] = "complete"
         meta = result.get("_meta")
@@ -279,7 +307,7 @@ class Answers:
             result["_meta"] = {SERVER_INFO_META_KEY: self._stamp}
         elif meta.get(SERVER_INFO_META_KEY) is None:  # a stamp the prompt's metadata sets itself stays
             result["_meta"] = {**meta, SERVER_INFO_META_KEY: self._stamp}
-        return result
+        return to_json(result)
 
 
 def _capabilities(raw: Any) -> types.ClientCapabilities | None:

@@ -48,7 +48,6 @@ __all__ = [
     "AcceptedBody",
     "RefusedBody",
     "check_message",
-    "screen_body",
     "screen_post",
     "serve_batch",
 ]
@@ -84,11 +83,7 @@ def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | 
 
     A message accepted here still goes through `check_message` before the SDK sees it.
     """
-    return screen_body(body, headers.get(VERSION_HEADER))
-
-
-def screen_body(body: bytes, header: str | None) -> RefusedBody | ScreenedBatch | AcceptedBody:
-    """`screen_post`, for a request whose (first) `MCP-Protocol-Version` header is `header`."""
+    header = headers.get(VERSION_HEADER)
     try:
         value = parse_json(body, "body")
     except UnreadableMessage as problem:

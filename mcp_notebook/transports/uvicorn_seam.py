@@ -11,8 +11,6 @@ uvicorn versions they are tested with in pyproject.toml:
   `server_state` attributes and the parser callbacks it extends;
 * `Server.main_loop`, `Server.on_tick` and the `should_exit` attribute:
   `ticks.SleepingServer` wakes once a second instead of ten times;
-* `Server.capture_signals`: the sibling socket server of `affinity.py` leaves
-  the signals to the worker's own server (`QuietServer`);
 * `Multiprocess` (`uvicorn.supervisors.multiprocess`), its `init_processes`,
   `processes`, `should_exit` and `Process.wait_until_ready`: `workers.py`;
   there too, each worker's own socket: every place that starts a worker
@@ -29,10 +27,8 @@ canary tests (tests/transports/test_uvicorn_seam.py) fail on it.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import re
-from collections.abc import Iterator
 from typing import Any, Final
 
 import uvicorn
@@ -43,7 +39,6 @@ __all__ = [
     "TESTED_VERSIONS",
     "HttpToolsProtocol",
     "Multiprocess",
-    "QuietServer",
     "missing_touchpoints",
     "protect_loading_config",
 ]
@@ -71,14 +66,6 @@ _PROTOCOL_PARTS: Final = (
 _PROTOCOL_STATE: Final = ("headers", "transport", "loop", "server_state")
 
 
-class QuietServer(uvicorn.Server):
-    """A uvicorn server inside another one's process: the outer server owns the signals."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 def missing_touchpoints() -> list[str]:
     """The private parts of uvicorn this project uses that the installed uvicorn lacks (empty: all there)."""
     missing = [
@@ -88,7 +75,7 @@ def missing_touchpoints() -> list[str]:
     missing += [
         f"HttpToolsProtocol.{name}" for name in _PROTOCOL_STATE if not re.search(rf"self\.{name}\b(:[^=\n]*)? =", setup)
     ]
-    for name in ("main_loop", "on_tick", "capture_signals"):
+    for name in ("main_loop", "on_tick"):
         if not callable(getattr(uvicorn.Server, name, None)):
             missing.append(f"Server.{name}")
     if "should_exit" not in vars(uvicorn.Server(uvicorn.Config(app="unused:app"))):

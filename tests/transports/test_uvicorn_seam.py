@@ -57,12 +57,6 @@ def test_the_main_loop_and_its_tick_are_what_sleeping_server_replaces() -> None:
     assert "main_loop" in vars(SleepingServer)
 
 
-def test_the_quiet_server_leaves_the_signals_alone() -> None:
-    with uvicorn_seam.QuietServer(uvicorn.Config(app="unused:app")).capture_signals():
-        pass
-    assert "capture_signals" in vars(uvicorn.Server)
-
-
 def test_the_process_manager_hooks_are_there() -> None:
     assert "init_processes" in vars(uvicorn_seam.Multiprocess)
     assert "processes" in inspect.getsource(uvicorn_seam.Multiprocess.__init__)
