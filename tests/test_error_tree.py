@@ -23,7 +23,7 @@ from mcp_notebook import exceptions
 
 # Internal signals: raised and caught inside one part, never shown to a user or sent to a client as such.
 INTERNAL = {
-    "mcp_notebook.cli.UsageProblem": "the CLI's own usage errors, printed as one line and exit code 2",
+    "mcp_notebook.commands.usage.UsageProblem": "a command's usage error, said by `cli.main` in one line, exit code 2",
     "mcp_notebook.runtime._Interrupted": "Ctrl-C carried across the runtime thread, re-raised as KeyboardInterrupt",
     "mcp_notebook.ipython.subcommands._HelpShown": "argparse printed the help; the subcommand returns",
     "mcp_notebook.sources.sandbox.FileRefusal": "why a file read was refused; the folder source words it per case",
