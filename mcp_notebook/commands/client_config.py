@@ -80,6 +80,7 @@ def _default_name(paths: Sequence[str]) -> str:
 
 
 def run_config(args: argparse.Namespace) -> int:
+    """Print what makes each client start this server for the notebooks given (or reach `--jupyter URL`)."""
     import json
     import shlex
     from pathlib import Path

@@ -48,18 +48,20 @@ examples:
 
 
 def add_list_arguments(listing: argparse.ArgumentParser) -> None:
+    """The notebooks to list, and `--json`."""
     listing.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders")
     listing.add_argument("--json", action="store_true", help="print one JSON document (prompts, warnings, errors)")
 
 
 def add_render_arguments(render: argparse.ArgumentParser) -> None:
+    """The notebooks, then the prompt's name, then its arguments (one list: argparse cannot tell them apart)."""
     render.add_argument(
         "items", nargs="+", metavar="PATH... NAME [ARG=VALUE ...]", help="notebooks, the prompt name, its arguments"
     )
 
 
 def _load_quietly(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
-    """`_load` for one-shot commands, which report every notebook error themselves, once."""
+    """`load` for one-shot commands, which report every notebook error themselves, once."""
     import logging
 
     sources = logging.getLogger("mcp_notebook.sources")
@@ -115,6 +117,7 @@ def _spec_record(spec: PromptSpec) -> dict[str, Any]:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    """Print the prompts (as text, or one JSON document); exit 1 when a notebook cannot be read."""
     import json
 
     registry, source = _load_quietly(args.paths)
@@ -146,6 +149,7 @@ def _call_line(paths: Sequence[str], spec: PromptSpec) -> str:
 
 
 def run_render(args: argparse.Namespace) -> int:
+    """Print one prompt as a client receives it; exit 2, saying how to call it, when it cannot be rendered."""
     import shlex
 
     from ..exceptions import MCPNotebookError, MissingArgumentsError, UnknownArgumentsError, UnknownPromptError

@@ -61,7 +61,61 @@ _HTTP_SERVING_OPTIONS = ("workers", "allowed_hosts", "stateless", *LIMITS)
 _HTTP_ONLY = ("host", "port", "token", *_HTTP_SERVING_OPTIONS)
 
 
+def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
+    """The paths, `--http` and the options `settings.py` declares for serving, each explained."""
+    serve.add_argument("paths", nargs="+", metavar="PATH", help=option("paths").help)
+    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
+    _add_declared(serve, "host", "port")
+    serve.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help=f"with --http, require 'Authorization: Bearer TOKEN', TOKEN read from PATH (or set ${TOKEN_ENV})",
+    )
+    _add_declared(serve, "token")
+    serve.add_argument(
+        "--allow-remote", action="store_true", help="allow --host to be an address other machines can reach"
+    )
+    _add_declared(serve, *_SERVICE_OPTIONS)
+    serve.add_argument("-v", "--verbose", action="store_true", help="log what the server does (on stderr)")
+    group = serve.add_argument_group("HTTP serving (with --http; see docs/deployment.md)")
+    _add_declared(group, *_HTTP_SERVING_OPTIONS)
+
+
+def _add_declared(parser: argparse._ActionsContainer, *names: str) -> None:
+    """The flags of options declared in `settings.py`; each is None when not given (`_given` tells)."""
+    for name in names:
+        declared = option(name)
+        if declared.kind.name == "bool":
+            action = "store_false" if declared.default is True else "store_true"
+            parser.add_argument(declared.flag, dest=name, action=action, default=None, help=_cli_help(declared))
+            continue
+        parser.add_argument(
+            declared.flag,
+            dest=name,
+            type=argparse_type(name),
+            action="append" if declared.kind.name == "names" else "store",
+            metavar=declared.metavar,
+            help=_cli_help(declared) + ("; repeatable" if declared.kind.name == "names" else ""),
+        )
+
+
+def _cli_help(declared: Option) -> str:
+    """The option's help, then its default: the value, the variable read first, or what unset means."""
+    if declared.kind.name == "bool":
+        return declared.off if declared.default is True and declared.off else declared.help
+    default = declared.default_on(CLI)
+    if default is None or default == ():
+        said = declared.unset
+    else:
+        said = f"{default:g}" if isinstance(default, float) else str(default)
+    if declared.cli_reads_env:
+        said = f"${declared.env}" + (f", else {said}" if said else "")
+    words = declared.flag_help or declared.help
+    return f"{words} (default {said})" if said else words
+
+
 def run_serve(args: argparse.Namespace) -> int:
+    """Serve until stdin closes (stdio) or a signal stops the server (HTTP); returns the exit code."""
     import logging
 
     from ..lazy_packages import SDK_PACKAGE_INITS, defer_package_init
@@ -264,56 +318,3 @@ def _read_token_file(path: Path) -> str:
     if os.name == "posix" and mode & 0o077:
         say(f"WARNING: the token file {str(path)!r} is readable by other users; chmod 600 it")
     return token
-
-
-def _cli_help(declared: Option) -> str:
-    """The option's help, then its default: the value, the variable read first, or what unset means."""
-    if declared.kind.name == "bool":
-        return declared.off if declared.default is True and declared.off else declared.help
-    default = declared.default_on(CLI)
-    if default is None or default == ():
-        said = declared.unset
-    else:
-        said = f"{default:g}" if isinstance(default, float) else str(default)
-    if declared.cli_reads_env:
-        said = f"${declared.env}" + (f", else {said}" if said else "")
-    words = declared.flag_help or declared.help
-    return f"{words} (default {said})" if said else words
-
-
-def _add_declared(parser: argparse._ActionsContainer, *names: str) -> None:
-    """The flags of options declared in `settings.py`; each is None when not given (`_given` tells)."""
-    for name in names:
-        declared = option(name)
-        if declared.kind.name == "bool":
-            action = "store_false" if declared.default is True else "store_true"
-            parser.add_argument(declared.flag, dest=name, action=action, default=None, help=_cli_help(declared))
-            continue
-        parser.add_argument(
-            declared.flag,
-            dest=name,
-            type=argparse_type(name),
-            action="append" if declared.kind.name == "names" else "store",
-            metavar=declared.metavar,
-            help=_cli_help(declared) + ("; repeatable" if declared.kind.name == "names" else ""),
-        )
-
-
-def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
-    """The paths, `--http` and the options `settings.py` declares for serving, each explained."""
-    serve.add_argument("paths", nargs="+", metavar="PATH", help=option("paths").help)
-    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
-    _add_declared(serve, "host", "port")
-    serve.add_argument(
-        "--token-file",
-        metavar="PATH",
-        help=f"with --http, require 'Authorization: Bearer TOKEN', TOKEN read from PATH (or set ${TOKEN_ENV})",
-    )
-    _add_declared(serve, "token")
-    serve.add_argument(
-        "--allow-remote", action="store_true", help="allow --host to be an address other machines can reach"
-    )
-    _add_declared(serve, *_SERVICE_OPTIONS)
-    serve.add_argument("-v", "--verbose", action="store_true", help="log what the server does (on stderr)")
-    group = serve.add_argument_group("HTTP serving (with --http; see docs/deployment.md)")
-    _add_declared(group, *_HTTP_SERVING_OPTIONS)
