@@ -215,7 +215,7 @@ def test_over_http_a_folder_without_prompts_says_so_before_the_url_line(
 def test_serve_in_a_terminal_says_what_it_waits_for_and_a_client_is_not_told(tmp_path: Path) -> None:
     import pty
 
-    from mcp_notebook.cli import STDIO_WAITING
+    from mcp_notebook.commands.serve import STDIO_WAITING
 
     examples = Path(__file__).resolve().parents[1] / "examples" / "code_review.ipynb"
     command = [sys.executable, "-m", "mcp_notebook", "serve", str(examples), "--no-watch"]

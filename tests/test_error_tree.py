@@ -23,12 +23,16 @@ from mcp_notebook import exceptions
 
 # Internal signals: raised and caught inside one part, never shown to a user or sent to a client as such.
 INTERNAL = {
-    "mcp_notebook.cli.UsageProblem": "the CLI's own usage errors, printed as one line and exit code 2",
+    "mcp_notebook.commands.usage.UsageProblem": "a command's usage error, said by `cli.main` in one line, exit code 2",
     "mcp_notebook.runtime._Interrupted": "Ctrl-C carried across the runtime thread, re-raised as KeyboardInterrupt",
     "mcp_notebook.ipython.subcommands._HelpShown": "argparse printed the help; the subcommand returns",
     "mcp_notebook.sources.sandbox.FileRefusal": "why a file read was refused; the folder source words it per case",
     "mcp_notebook.protocol.screening.UnreadableMessage": "not a request; answered with its JSON-RPC code",
     "mcp_notebook.ipython.namespace._OverTime": "formatting a variable ran past its budget; worded per variable",
+    "mcp_notebook.transports.limits._HeadTooLarge": "stops the parser at a head over the limit; answered with 431",
+    "mcp_notebook.checking.bounded_regex.RegexTimeout": "a prompt test's search ran past its deadline; a failed test",
+    "mcp_notebook.checking.prompt_tests._Failed": "a prompt test's expectation not met; reported as its failure",
+    "mcp_notebook.checking.pytest_plugin.PromptTestFailed": "a prompt test failed; pytest shows its report",
 }
 
 

@@ -60,6 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "lazy_packages",
             "client",
             "cli",
+            "commands",
             "console",
             "help_text",
             "__main__",
@@ -103,7 +104,7 @@ NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles"})
 # The Jupyter Server extension alone imports the Jupyter server (its configuration is traitlets, as IPython's is).
 JUPYTER_SERVER = frozenset({"jupyter_server", "tornado"})
 # Modules (relative to mcp_notebook/) of the edges allowed to import the SDK: the protocol seam and these.
-SDK_EDGES = ("transports/", "client/", "kernel_proxy.py", "cli.py")
+SDK_EDGES = ("transports/", "client/", "kernel_proxy.py")
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 # Third-party packages each layer up to the protocol seam may import (the edges and above import what they serve
 # with, within the rules above); anyio is the one concurrency model below IPython.

@@ -116,10 +116,10 @@ def test_the_defaults_agree_with_the_settings_each_host_builds() -> None:
             assert getattr(from_env.limits, option.name) == option.default_on(settings.ENV), option.name
         elif option.name != "paths":
             assert getattr(from_env, option.name) == option.default_on(settings.ENV), option.name
-    from mcp_notebook.cli import _serve_settings
+    from mcp_notebook.commands.serve import serve_settings
 
     args = build_parser("serve").parse_args(["serve", "p"])
-    chosen, http = _serve_settings(args)
+    chosen, http = serve_settings(args)
     for option in settings.on(settings.CLI):
         if option.name in service:
             assert getattr(chosen, option.name) == option.default_on(settings.CLI) or option.cli_reads_env

@@ -23,7 +23,7 @@ Touchpoints (where used: why):
 * pydantic's `json_invalid` error type (transports/stdio.py): telling
   unparsable lines from invalid messages on the SDK's own stdio transport
   (`is_json_invalid`);
-* the `__init__` of `mcp` and `mcp.server` (lazy_packages.py, cli.py):
+* the `__init__` of `mcp` and `mcp.server` (lazy_packages.py, commands/serve.py):
   importing only the submodules serving needs (`DEFERRED_PACKAGES`; the
   same names are `lazy_packages.SDK_PACKAGE_INITS`, used before any SDK import);
 * `StreamableHTTPSessionManager._admit_session`, `._server_instances` and

@@ -117,13 +117,14 @@ def test_a_page_size_below_one_is_refused(size: int) -> None:
 
 def test_every_way_to_serve_has_the_same_default_page_size(tmp_path: Path) -> None:
     from mcp_notebook.asgi import ServeSettings
-    from mcp_notebook.cli import _serve_settings, build_parser
+    from mcp_notebook.cli import build_parser
+    from mcp_notebook.commands.serve import serve_settings
     from mcp_notebook.jupyter.app import MCPNotebook
     from mcp_notebook.protocol.paging import DEFAULT_PAGE_SIZE
     from mcp_notebook.service import ServiceSettings
 
     assert DEFAULT_PAGE_SIZE == 500
-    chosen, _ = _serve_settings(build_parser().parse_args(["serve", str(tmp_path)]))
+    chosen, _ = serve_settings(build_parser().parse_args(["serve", str(tmp_path)]))
     assert chosen.page_size == DEFAULT_PAGE_SIZE
     assert ServiceSettings(paths=(str(tmp_path),)).page_size == DEFAULT_PAGE_SIZE
     assert ServeSettings.from_env({"MCP_NOTEBOOK_PATHS": str(tmp_path)}).service.page_size == DEFAULT_PAGE_SIZE

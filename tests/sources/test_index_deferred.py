@@ -250,7 +250,7 @@ def test_a_deferred_tuple_is_its_tuple_in_every_way() -> None:
 
 
 def test_every_host_indexes_with_collection_off_and_freezes_what_it_built(tmp_path: Path) -> None:
-    """The stdio server (`cli._load`) and the ASGI app (HTTP, each `--workers` process) share `first_scan`."""
+    """The stdio server (`NotebookService`) and the ASGI app (HTTP, each `--workers` process) share `first_scan`."""
     import gc
 
     import anyio
