@@ -86,7 +86,7 @@ def test_json_carries_every_finding_and_test(folder: Path, capsys: pytest.Captur
     ]  # fmt: skip
     (opencode,) = [f for f in failing["findings"] if f["kind"] == "client"]
     assert opencode["client"] == "opencode" and opencode["prompts"] == ["hello"]
-    assert opencode["source"] == "https://github.com/sst/opencode/issues/14613"
+    assert opencode["source"] == "https://github.com/anomalyco/opencode/issues/14613"
 
 
 def test_the_junit_file_reads_back_as_junit(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
