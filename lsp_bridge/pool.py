@@ -371,7 +371,8 @@ class ClientPool:
         delay = self._reconnect_initial
         source = supervised.config.source
         # The list stored at the last start answers until the server does (read off the loop).
-        stored = await asyncio.to_thread(self._cache.load, name, supervised.config) if self._cache else None
+        cache = self._cache if self._stores(name) else None
+        stored = await asyncio.to_thread(cache.load, name, supervised.config) if cache is not None else None
         if stored is not None:
             self._set_status(ServerStatus(name, ServerState.READY, stored, source=source, cached=True))
         while True:
@@ -444,8 +445,13 @@ class ClientPool:
         async with asyncio.timeout(self._request_timeout):
             prompts = await client.list_prompts(refresh=True)
         self._set_status(ServerStatus(name, ServerState.READY, prompts, source=supervised.config.source))
-        if self._cache is not None:  # a server that was started and listed: its list answers the next start
+        if self._cache is not None and self._stores(name):  # started and listed: its list answers the next start
             await asyncio.to_thread(self._cache.save, name, supervised.config, prompts)
+
+    def _stores(self, name: str) -> bool:
+        """Whether `name`'s prompt list is kept for the next start: a configured server's, not a kernel's (a
+        kernel's address changes with every `%mcp serve`, so its list would never be read again)."""
+        return self._cache is not None and self._group_of().get(name) == CONFIGURED_GROUP
 
     async def _probe(self, name: str, client: PromptClientLike) -> None:
         """Check that an HTTP server still answers (nothing else notices one that vanished).

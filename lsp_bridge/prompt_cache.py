@@ -1,4 +1,4 @@
-"""Each server's last prompt list, kept in the user's cache folder, so the first `/` has an answer at once.
+"""Each configured server's last prompt list, kept in the user's cache folder, so the first `/` answers at once.
 
 A server's list is written after the bridge started that server and listed
 its prompts, and read back when the bridge starts it again: the editor's

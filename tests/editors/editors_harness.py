@@ -68,6 +68,8 @@ class Project:
             "XDG_DATA_HOME": str(self.home / ".local/share"),
             "XDG_STATE_HOME": str(self.home / ".local/state"),
             "XDG_CACHE_HOME": str(self.home / ".cache"),
+            # The bridge's stored prompt lists: this project's own, so every project's editor starts cold.
+            "MCP_NOTEBOOK_CACHE_DIR": str(self.home / ".cache" / "mcp-notebook"),
             "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "TERM": "xterm-256color",

@@ -41,6 +41,8 @@ DRIVE = Path(__file__).with_name("nvim_drive.lua")
 CONFIG_011 = EXAMPLES / "neovim" / "mcp_notebook.lua"
 CONFIG_010 = EXAMPLES / "neovim" / "mcp_notebook_0_10.lua"
 DEADLINE = 120.0
+# What a terminal's editor gets of the project's environment (tmux's own server may hold a stale one).
+TERMINAL_ENV = ("HOME", "PATH", "TERM", "MCP_NOTEBOOK_CACHE_DIR", "MCP_NOTEBOOK_TRUST_FILE")
 
 
 def _drive(nvim: str, config: Path, project: Project, mode: str, **extra: str) -> dict[str, Any]:
@@ -183,11 +185,7 @@ def test_the_menu_opens_by_itself_as_the_user_types(tmp_path: Path) -> None:
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
     session = f"mcpnb-{tmp_path.name}"
-    env_args = [
-        f"{k}={v}"
-        for k, v in project.env().items()
-        if k in ("HOME", "PATH", "TERM", "MCP_NOTEBOOK_TRUST_FILE") or k.startswith("XDG_")
-    ]
+    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
     env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
     shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
     _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
@@ -239,7 +237,7 @@ def test_under_tmux_the_first_slash_of_a_second_start_shows_the_prompts(tmp_path
     project = make_project(tmp_path)
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
-    env_args = [f"{k}={v}" for k, v in project.env().items() if k in ("HOME", "PATH", "TERM") or k.startswith("XDG_")]
+    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
     env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
     shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
     for start in ("first", "second"):
@@ -286,11 +284,7 @@ def test_typing_after_the_slash_is_never_garbled_by_an_inserted_item(tmp_path: P
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
     session = f"mcpnb-typed-{tmp_path.name}"
-    env_args = [
-        f"{k}={v}"
-        for k, v in project.env().items()
-        if k in ("HOME", "PATH", "TERM", "MCP_NOTEBOOK_TRUST_FILE") or k.startswith("XDG_")
-    ]
+    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
     env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
     shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
     _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -106,3 +107,6 @@ async def test_unless_asked_for_the_menu_lists_no_magics(kernel: RealKernel, tmp
             f"/{server}:scratch_note",
         ]
         assert _labels(await bridge.complete(URI, 1, 4)) == []  # typed, still not offered
+    # The configured server's list is kept for the next start; the kernel's is not (its address changes).
+    stored = Path(os.environ["MCP_NOTEBOOK_CACHE_DIR"]) / "lsp-prompts"
+    assert [path.name.split("-")[0] for path in await asyncio.to_thread(lambda: list(stored.glob("*.json")))] == ["nb"]
