@@ -50,4 +50,4 @@ def test_a_real_recording_of_our_server_under_load_finds_ours_and_the_sdks_code(
     shares = dict(re.findall(r"^\| (\w+) \| (\d+)% \|$", out, re.MULTILINE))
     assert {"ours", "SDK"} <= shares.keys(), out
     assert 97 <= sum(int(share) for share in shares.values()) <= 103
-    assert raw.read_text().count("mcp_notebook/transports/http.py") > 0
+    assert raw.read_text().count("mcp_notebook/transports/gate.py") > 0  # the access gate, in every request

@@ -132,14 +132,14 @@ async def test_a_refused_client_is_named_in_the_log_with_the_fix(
 ) -> None:
     server = kernel.serve()
     assert server.url is not None
-    caplog.set_level(logging.WARNING, logger="mcp_notebook.transports.http")
+    caplog.set_level(logging.WARNING, logger="mcp_notebook.transports.gate")
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     accept = {"Accept": "application/json, text/event-stream", "User-Agent": "claude-code/2.0.14"}
     async with httpx2.AsyncClient() as http:
         missing = await http.post(server.url, json=ping, headers=accept)
         wrong = await http.post(server.url, json=ping, headers={**accept, "Authorization": "Bearer stale"})
     assert (missing.status_code, wrong.status_code) == (401, 401)
-    lines = [r.getMessage() for r in caplog.records if r.name == "mcp_notebook.transports.http"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "mcp_notebook.transports.gate"]
     assert len(lines) == 2
     fix = (
         "the client must send 'Authorization: Bearer <token>' with the token of this kernel's MCP server "
