@@ -363,6 +363,13 @@ async def test_the_magic_prompt_names_an_unknown_magic_briefly(kernel: Kernel, t
 
 def test_a_cell_reaches_its_own_kernels_prompts_the_way_the_error_says(kernel: Kernel, runtime_dir: Path) -> None:
     kernel.cell("%load_ext mcp_notebook")
+    try:
+        reach_own_prompts(kernel, runtime_dir)
+    finally:  # the shell is shared: the next test loads the extension afresh, with servers of its own
+        kernel.cell("%unload_ext mcp_notebook")
+
+
+def reach_own_prompts(kernel: Kernel, runtime_dir: Path) -> None:
     kernel.cell("%%prompt ks_own_note\nA note about {{topic}}.")
     server = kernel.serve()
     shell = kernel.shell
