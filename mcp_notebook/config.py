@@ -102,11 +102,13 @@ def default_config_paths(cwd: Path | None = None) -> list[Path]:
     one), then each path listed in `$MCP_NOTEBOOK_CONFIG`. Paths that do not
     exist are included; `load_server_configs` skips them.
     """
+    return [*_user_wide_paths(), *project_config_paths(cwd), *_named_by_variable()]
+
+
+def _user_wide_paths() -> list[Path]:
+    """Claude Desktop's and Cursor's files of the user."""
     home = Path.home()
-    paths = [*_claude_desktop_paths(home), home / ".cursor" / "mcp.json"]
-    paths.extend(project_config_paths(cwd))
-    paths.extend(_named_by_variable())
-    return paths
+    return [*_claude_desktop_paths(home), home / ".cursor" / "mcp.json"]
 
 
 def _named_by_variable() -> list[Path]:
@@ -160,9 +162,11 @@ def load_server_configs(
     has not trusted as it is now (`trust`, the user's record by default)
     gives no server: it is reported to `on_untrusted` with what it would start.
     """
-    project = {path.absolute() for path in project_config_paths(cwd)} if include_defaults else set()
-    project -= {path.absolute() for path in _named_by_variable()}
-    candidates = [(p, False) for p in default_config_paths(cwd)] if include_defaults else []
+    # The project folder is searched once: its files are both candidates and the ones that need trust.
+    found = project_config_paths(cwd) if include_defaults else []
+    named = _named_by_variable() if include_defaults else []
+    project = {path.absolute() for path in found} - {path.absolute() for path in named}
+    candidates = [(p, False) for p in [*_user_wide_paths(), *found, *named]] if include_defaults else []
     candidates += [(Path(p), True) for p in paths]
     servers: dict[str, ServerConfig] = {}
     for path, explicit in candidates:
