@@ -8,7 +8,9 @@ and answers each method once:
   `prompts/get` (asking for missing arguments, `asking`; rendering off the
   loop when it reads files), `completion/complete`, `resources/list`,
   `resources/templates/list` and `resources/read`, each for the revision of
-  the request (`convert`);
+  the request (`convert`); `server/discover` (2026-07-28), `ping` (handshake
+  revisions) and `subscriptions/listen` (2026-07-28: the kinds of change this
+  server announces, streamed by the running `changes.ChangeFeed`);
 * `answer(method, params, revision, capabilities)`: a whole stateless
   2026-07-28 request (no session, nothing to send but the reply), its params
   checked against the revision's schema as the SDK checks them, and the
@@ -18,7 +20,9 @@ and answers each method once:
 Every road reaches it: the SDK's handlers of `PromptServer` (handshake
 sessions, stdio, the in-memory client) call the methods, and the HTTP
 transport hands each stateless request it serves to `answer`
-(`transports/answering.py`). What is serialized once (a page's JSON)
+(`transports/answering.py`); a `subscriptions/listen` stream is the one
+stateless request the SDK's transport carries (it is a stream), to the
+handler that calls `listen`. What is serialized once (a page's JSON)
 stays inside: `answer` returns bytes, the handlers return results.
 """
 
@@ -27,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 import mcp_types as types
@@ -57,7 +61,12 @@ from .errors import capped, invalid_params, to_mcp_error
 from .listing import LIST_PROMPTS, PromptPages
 from .paging import Paginator, fingerprint_of
 from .prepared import plain_result, prepared_json
-from .revisions import is_modern
+from .revisions import MODERN_REVISIONS, is_modern
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from .changes import ChangeFeed
 
 __all__ = ["STATELESS_METHODS", "Answers", "Ask", "CompleteHook", "RenderHook", "WireShape"]
 
@@ -66,6 +75,9 @@ RenderHook = Callable[[PromptSpec, Mapping[str, str]], Awaitable[RenderedPrompt 
 
 CompleteHook = Callable[[PromptSpec, str, str, Mapping[str, str]], Awaitable[CompletionResult | None]]
 """Suggests values for (prompt, argument, typed value, other arguments); None: its static completions."""
+
+Capabilities = Callable[[str], types.ServerCapabilities]
+"""The server's capabilities at a revision (`PromptServer.get_capabilities`)."""
 
 WireShape = Callable[[str, str, Any], dict[str, Any]]
 """(method, revision, handler result) -> the result as the SDK puts it on the wire (`sdk_seam.shape_result`)."""
@@ -80,6 +92,7 @@ _PARAMS: Final[dict[str, type[BaseModel]]] = {
     "resources/list": types.PaginatedRequestParams,
     "resources/templates/list": types.PaginatedRequestParams,
     "resources/read": types.ReadResourceRequestParams,
+    "server/discover": types.RequestParams,
 }
 STATELESS_METHODS: Final = frozenset(_PARAMS)
 # The methods whose params, made of these members only, are read from the request as they are.
@@ -114,6 +127,8 @@ class Answers:
         *,
         shape: WireShape,
         server_info: Mapping[str, Any],
+        capabilities: Capabilities,
+        instructions: str | None = None,
         resources: ResourceProvider | None = None,
         read_file: FileReader | None = None,
         max_argument_bytes: int = 1_000_000,
@@ -129,6 +144,8 @@ class Answers:
         self._shape = shape
         self._stamp = server_info  # the server's `serverInfo`, as the SDK stamps a 2026-07-28 result; only serialized
         self._stamp_json = to_json({SERVER_INFO_META_KEY: server_info})
+        self._capabilities = capabilities
+        self._instructions = instructions
         self._render_hook = render
         self._complete_hook = complete
         self.methods = (
@@ -217,6 +234,35 @@ class Answers:
             result = complete_argument(spec, name, value, context)
         return types.CompleteResult(completion=to_mcp_completion(result))
 
+    # --- the server itself ------------------------------------------------------------------------------------
+
+    def discover(self, revision: str) -> types.DiscoverResult:
+        """What a 2026-07-28 client learns before anything else: the revisions, capabilities and instructions."""
+        return types.DiscoverResult(
+            supported_versions=list(MODERN_REVISIONS),
+            capabilities=self._capabilities(revision),
+            instructions=self._instructions,
+        )
+
+    def ping(self) -> types.EmptyResult:
+        return types.EmptyResult()
+
+    async def listen(
+        self, feed: ChangeFeed, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """Serve one 2026-07-28 `subscriptions/listen` stream on `feed`, for the kinds of change announced.
+
+        The acknowledgement lists only those: prompt list changes, resource
+        list changes when resources are served; never tool list changes
+        (there are no tools) or single-resource updates (none are sent).
+        """
+        asked = params.notifications
+        honoured = types.SubscriptionFilter(
+            prompts_list_changed=True if asked.prompts_list_changed else None,
+            resources_list_changed=True if asked.resources_list_changed and self.resources is not None else None,
+        )
+        return await feed.listen_handler(ctx, params.model_copy(update={"notifications": honoured}))
+
     # --- resources --------------------------------------------------------------------------------------------
 
     def _provider(self) -> ResourceProvider:
@@ -268,6 +314,8 @@ class Answers:
                 return self._stamped(await self.complete(typed))
             elif method == "resources/list":
                 result = await self.list_resources(revision, typed.cursor)
+            elif method == "server/discover":
+                result = self.discover(revision)
             elif method == "resources/templates/list":
                 result = self.list_resource_templates(typed.cursor)
             else:

@@ -149,8 +149,10 @@ class PromptServer(Server[ChangeFeed]):
             on_get_prompt=guarded("prompts/get", self._get_prompt),
             on_completion=guarded("completion/complete", self._complete),
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
+            on_ping=self._ping,
             **resource_handlers,
         )
+        self.add_request_handler("server/discover", types.RequestParams, guarded("server/discover", self._discover))
         # Whether the results are written through `prepared` (the transport says): then pages carry their JSON.
         self.prepared_results = PreparedResults()
         self._prompt_pages = PromptPages(self.paginator, shape=partial(shape_result, self, LIST_PROMPTS))
@@ -161,6 +163,8 @@ class PromptServer(Server[ChangeFeed]):
             self.paginator,
             shape=partial(shape_result, self),
             server_info=self.server_info_stamp,
+            capabilities=lambda revision: self.get_capabilities(protocol_version=revision),
+            instructions=instructions,
             resources=resources,
             read_file=read_file,
             max_argument_bytes=max_argument_bytes,
@@ -248,7 +252,13 @@ class PromptServer(Server[ChangeFeed]):
     async def _listen(
         self, ctx: Context, params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
-        return await ctx.lifespan_context.listen(ctx, params)
+        return await self.answers.listen(ctx.lifespan_context, ctx, params)
+
+    async def _discover(self, ctx: Context, params: types.RequestParams) -> types.DiscoverResult:
+        return self.answers.discover(ctx.protocol_version)
+
+    async def _ping(self, ctx: Context, params: types.RequestParams | None) -> types.EmptyResult:
+        return self.answers.ping()
 
     async def _list_resources(
         self, ctx: Context, params: types.PaginatedRequestParams | None
