@@ -167,15 +167,10 @@ class Answers:
             raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
         return spec
 
-    def list_prompts(
-        self, revision: str, cursor: str | None, *, wire: bool = False, in_transport: bool = False
-    ) -> dict[str, Any]:
-        """The page `cursor` points at: as a handler's result (the SDK shapes it like any other), or with
-        `wire` as the SDK would put it on the wire, carrying its JSON when `in_transport` (`listing.wire_page`)."""
-        snapshot = self.registry.snapshot()
-        if wire:
-            return self.pages.wire_page(snapshot, revision, cursor, in_transport=in_transport)
-        return self.pages.page(snapshot, revision, cursor)
+    def list_prompts(self, revision: str, cursor: str | None) -> dict[str, Any]:
+        """The page `cursor` points at, as the SDK would put it on the wire, its list only as JSON
+        (`listing.PromptPages.page`; `prepared.plain_result` makes it a plain result)."""
+        return self.pages.page(self.registry.snapshot(), revision, cursor)
 
     async def get_prompt(
         self,
@@ -303,7 +298,7 @@ class Answers:
         try:
             typed = self._checked(method, params, revision)
             if method == LIST_PROMPTS:
-                page = self.list_prompts(revision, typed.cursor, wire=True, in_transport=True)
+                page = self.list_prompts(revision, typed.cursor)
                 return prepared_json(page) or to_json(plain_result(page))
             result: BaseModel
             if method == "prompts/get":

@@ -49,7 +49,7 @@ from .changes import ChangeFeed, ConnectionTracker
 from .errors import ErrorShaper, guarded
 from .listing import LIST_PROMPTS, PreparedListing, PromptPages
 from .paging import DEFAULT_PAGE_SIZE, Paginator
-from .prepared import PreparedResults
+from .prepared import PreparedResults, plain_result
 from .revisions import supports
 from .sdk_seam import add_middleware, shape_result
 
@@ -225,7 +225,9 @@ class PromptServer(Server[ChangeFeed]):
 
     async def _list_prompts(self, ctx: Context, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
         # `PreparedListing` answers the requests the SDK would serve before they get here; this serves the rest.
-        return self.answers.list_prompts(ctx.protocol_version, params.cursor if params is not None else None)
+        return plain_result(
+            self.answers.list_prompts(ctx.protocol_version, params.cursor if params is not None else None)
+        )
 
     async def _get_prompt(
         self, ctx: Context, params: types.GetPromptRequestParams

@@ -18,6 +18,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from mcp_notebook.models import EmbeddedResource, MessageTemplate, PromptArgument, PromptSpec, ResourceInfo, TextContent
+from mcp_notebook.protocol.prepared import plain_result
 from mcp_notebook.protocol.sdk_seam import shape_result
 from mcp_notebook.protocol.server import PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
@@ -57,7 +58,7 @@ async def _sdk_path(server: PromptServer, method: str, params: dict[str, Any]) -
     elif method == "completion/complete":
         result = await answers.complete(types.CompleteRequestParams.model_validate(params, by_name=False))
     elif method == "prompts/list":
-        result = answers.list_prompts(MODERN, None)
+        result = plain_result(answers.list_prompts(MODERN, None))  # as the handler answers it
     elif method == "resources/list":
         result = await answers.list_resources(MODERN, None)
     elif method == "resources/templates/list":
