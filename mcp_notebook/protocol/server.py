@@ -111,7 +111,22 @@ def _feed_of(server: Server[ChangeFeed]) -> AbstractAsyncContextManager[ChangeFe
 
 
 class PromptServer(Server[ChangeFeed]):
-    """A low-level MCP `Server` that serves a `PromptRegistry`; build it with `create_server`."""
+    """A low-level MCP `Server` serving `registry`'s prompts, ready for any transport (also `create_server`).
+
+    `resources` adds `resources/list` and `resources/read`; `read_file` lets
+    prompts embed files (it must refuse paths outside the served root);
+    `page_size` is the number of items per list page; `cache` sets the
+    2026-07-28 cache hints; an argument value over `max_argument_bytes`
+    (UTF-8) is refused with -32602.
+
+    `render(spec, arguments)` renders the prompts the caller owns (e.g. a
+    kernel running a magic) and answers None for the others, which are
+    rendered from their templates; `complete(spec, argument, value, context)`
+    suggests values where the caller knows better than the static
+    completions (e.g. a kernel's variable names) and answers None elsewhere.
+    Both get the prompt already found; errors they raise reach the client as
+    ours always do (`MCPNotebookError`s as JSON-RPC errors).
+    """
 
     def __init__(
         self,
@@ -276,44 +291,5 @@ class PromptServer(Server[ChangeFeed]):
         return await self.answers.read_resource(ctx.protocol_version, params.uri)
 
 
-def create_server(
-    registry: PromptRegistry,
-    *,
-    resources: ResourceProvider | None = None,
-    read_file: FileReader | None = None,
-    page_size: int = DEFAULT_PAGE_SIZE,
-    name: str = "mcp-notebook",
-    instructions: str | None = None,
-    cache: CachePolicy | None = None,
-    max_argument_bytes: int = 1_000_000,
-    render: RenderHook | None = None,
-    complete: CompleteHook | None = None,
-) -> PromptServer:
-    """An MCP server for `registry`'s prompts, ready for any transport.
-
-    `resources` adds `resources/list` and `resources/read`; `read_file` lets
-    prompts embed files (it must refuse paths outside the served root);
-    `page_size` is the number of items per list page; `cache` sets the
-    2026-07-28 cache hints; an argument value over `max_argument_bytes`
-    (UTF-8) is refused with -32602.
-
-    `render(spec, arguments)` renders the prompts the caller owns (e.g. a
-    kernel running a magic) and answers None for the others, which are
-    rendered from their templates; `complete(spec, argument, value, context)`
-    suggests values where the caller knows better than the static
-    completions (e.g. a kernel's variable names) and answers None elsewhere.
-    Both get the prompt already found; errors they raise reach the client as
-    ours always do (`MCPNotebookError`s as JSON-RPC errors).
-    """
-    return PromptServer(
-        registry,
-        resources=resources,
-        read_file=read_file,
-        page_size=page_size,
-        name=name,
-        instructions=instructions,
-        cache=cache,
-        max_argument_bytes=max_argument_bytes,
-        render=render,
-        complete=complete,
-    )
+create_server = PromptServer
+"""An MCP server for a registry's prompts, ready for any transport (`PromptServer`, whose docstring says how)."""

@@ -40,7 +40,7 @@ from .cells import NotebookPrompts
 from .finding import Seen, ServedPaths, SwapBounds, present
 from .folder_resources import MAX_FILE_BYTES, FolderResources
 from .index import Entry, NotebookIndex, Stamp
-from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason, read_notebook_inside
+from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason
 from .loading import digest as file_digest
 from .offload import MIN_BYTES as MIN_OFFLOADED_BYTES
 from .offload import BuildProcess
@@ -171,9 +171,6 @@ class NotebookFolderSource:
     def _discover(self, under: Path | None = None, seen: Seen | None = None) -> dict[str, Path]:
         """Every served notebook on disk now (only those below `under`), as `seen` found it where the watch polls."""
         return self._served.discover(under, seen=seen)
-
-    def _read_notebook(self, key: str) -> SandboxedFile:
-        return read_notebook_inside(self._root, key)
 
     def _look(self, key: str) -> Stamp | None:
         """The identity of the file of notebook `key`, found as reading it would find it; None if it is refused."""
