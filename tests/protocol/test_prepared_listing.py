@@ -40,7 +40,7 @@ from mcp_notebook.protocol.prepared import (
 )
 from mcp_notebook.protocol.server import CachePolicy, PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
-from mcp_notebook.transports.framing import LineRules
+from mcp_notebook.transports.framing import LineCodec
 
 DEADLINE = 10.0
 PAGE_SIZE = 3
@@ -77,7 +77,7 @@ class Wire:
 
     def __init__(self, server: PromptServer, revision: str) -> None:
         self.server, self.revision = server, revision
-        self.rules = LineRules()
+        self.rules = LineCodec()
         self.prepared_lines = 0  # lines written from a prepared result's bytes
         self._ids = itertools.count(1)
 
@@ -368,7 +368,7 @@ def test_a_hollow_result_changed_on_the_way_is_written_with_its_prompts(how: str
     body = b'{"prompts":%s,"nextCursor":"c","_meta":{"k":1}}' % items
     result = prepare_hollow({"prompts": [], "nextCursor": "c", "_meta": {"k": 1}}, "prompts", body, items)
     changed = _changed(result, how)
-    line = LineRules().encode(types.JSONRPCResponse(jsonrpc="2.0", id=7, result=changed))
+    line = LineCodec().encode(types.JSONRPCResponse(jsonrpc="2.0", id=7, result=changed))
     assert line is not None
     sent = json.loads(line)["result"]
     listed = next(value for value in sent.values() if isinstance(value, list))
