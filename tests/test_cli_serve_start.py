@@ -177,7 +177,7 @@ def _summary_of(folder: Path, *options: str) -> str:
 def test_a_folder_without_notebooks_says_how_to_write_a_prompt(tmp_path: Path) -> None:
     assert _summary_of(tmp_path) == (
         f"mcp-notebook: 0 prompts: no notebook (.ipynb) was found in {tmp_path}. Write one with a cell tagged "
-        "prompt:NAME (docs/notebook-format.md) and save; this server reloads on save."
+        "prompt:NAME (the format: mcp-notebook help format) and save; this server reloads on save."
     )
 
 
@@ -186,13 +186,13 @@ def test_notebooks_without_a_prompt_say_how_many_were_read_and_how_to_tag_a_cell
         write_notebook(tmp_path / f"{name}.ipynb", [{"source": "Just notes."}])
     assert _summary_of(tmp_path) == (
         f"mcp-notebook: 0 prompts: none of the 3 notebooks read in {tmp_path} has a cell tagged prompt:NAME. "
-        "Tag a cell prompt:NAME (docs/notebook-format.md) and save; this server reloads on save."
+        "Tag a cell prompt:NAME (the format: mcp-notebook help format) and save; this server reloads on save."
     )
     (tmp_path / "b.ipynb").unlink()
     (tmp_path / "c.ipynb").unlink()
     assert _summary_of(tmp_path, "--no-watch") == (
         f"mcp-notebook: 0 prompts: the one notebook read in {tmp_path} has no cell tagged prompt:NAME. "
-        "Tag a cell prompt:NAME (docs/notebook-format.md), then start this server again."
+        "Tag a cell prompt:NAME (the format: mcp-notebook help format), then start this server again."
     )
 
 
@@ -206,7 +206,7 @@ def test_over_http_a_folder_without_prompts_says_so_before_the_url_line(
     lines = served.seen("stderr")
     assert lines[0] == (
         f"mcp-notebook: 0 prompts: no notebook (.ipynb) was found in {tmp_path}. Write one with a cell tagged "
-        "prompt:NAME (docs/notebook-format.md), then start this server again."
+        "prompt:NAME (the format: mcp-notebook help format), then start this server again."
     )
     assert lines.index(url_line) > 0
 

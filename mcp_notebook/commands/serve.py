@@ -77,7 +77,7 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     _add_declared(serve, *_SERVICE_OPTIONS)
     serve.add_argument("-v", "--verbose", action="store_true", help="log what the server does (on stderr)")
-    group = serve.add_argument_group("HTTP serving (with --http; see docs/deployment.md)")
+    group = serve.add_argument_group("HTTP serving (with --http; see mcp-notebook help deployment)")
     _add_declared(group, *_HTTP_SERVING_OPTIONS)
 
 
