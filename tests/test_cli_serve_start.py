@@ -236,3 +236,14 @@ def test_serve_in_a_terminal_says_what_it_waits_for_and_a_client_is_not_told(tmp
     # An MCP client (stdin a pipe) gets only the summary: its log holds nothing about terminals.
     client = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, check=False)
     assert STDIO_WAITING not in client.stderr
+
+
+def test_over_stdio_an_mcp_clients_server_that_started_well_writes_nothing_on_stderr(tmp_path: Path) -> None:
+    """Claude Code logs each stderr line of a stdio server as `{"error":"Server stderr: …"}`: a good start is
+    silent there; -v still says the summary, and a problem is always said (the tests above)."""
+    write_notebook(tmp_path / "good.ipynb", [{"source": "Hello {{who}}", "mcp": {"prompt": "greet"}}])
+    argv = [sys.executable, "-m", "mcp_notebook", "serve", str(tmp_path), "--no-cache"]
+    quiet = subprocess.run(argv, input="", capture_output=True, text=True, timeout=DEADLINE, check=True)
+    assert (quiet.stdout, quiet.stderr) == ("", "")
+    told = subprocess.run([*argv, "-v"], input="", capture_output=True, text=True, timeout=DEADLINE, check=True)
+    assert f"mcp-notebook: 1 prompt from 1 notebook in {tmp_path}" in told.stderr.splitlines()
