@@ -366,7 +366,7 @@ class BridgeServer(LanguageServer):
             command, key, task = rendering
             rendered = await self._inline_render_text(key, task, deadline)
             if rendered is not None:
-                items += render_items(typed, command, rendered, markdown=self.style.markdown)
+                items += render_items(typed, command, rendered, markdown=self.style.markdown, others=items)
         if not items:
             return answer
         return types.CompletionList(is_incomplete=answer.is_incomplete, items=items)

@@ -108,7 +108,8 @@ class ServeOptions:
     live: tuple[str, ...] = ()
     notebook: str | None = None
     stdio_proxy: bool = False
-    all_magics: bool = False  # list a prompt per magic, not the curated few and `magic`
+    magics: bool = False  # list the kernel's magics (`magic` and a few common ones), not only the live ones
+    all_magics: bool = False  # list a prompt per magic (implies `magics`)
     live_timeout: float = LIVE_MAGIC_TIMEOUT
     new_token: bool = False  # a fresh token, not the last server's (clients configured with it are shut out)
 
@@ -186,7 +187,7 @@ class KernelServer:
         self.url: str | None = None
         self.connection_file: Path | None = None
         self.notebook: Path | None = None
-        listing: Listing = "all" if options.all_magics else "curated"
+        listing: Listing = "all" if options.all_magics else "curated" if options.magics else "live"
         self.magics = MagicPromptSource(state.registry, live=options.live, listing=listing)
         self._namespace: NamespaceWatcher | None = None
         self._scheduler: MainThreadScheduler | None = None
@@ -509,8 +510,11 @@ class KernelServer:
             runtime_dir=custom_dir,
             notebook=str(self.notebook) if self.notebook is not None else None,
         )
-        magics = "every magic" if self.options.all_magics else "the kernel's magics (the `magic` prompt names them all)"
-        served = [_cell_prompts(len(self.state.cells.names())), magics]
+        served = [_cell_prompts(len(self.state.cells.names()))]
+        if self.options.all_magics:
+            served.append("every magic")
+        elif self.options.magics:
+            served.append("the kernel's magics (the `magic` prompt names them all)")
         if self.notebook is not None:
             # Its name only: this text is saved in the cell's output, and a full path says where the user's files are.
             served.append(f"the notebook {Path(self.notebook).name}")

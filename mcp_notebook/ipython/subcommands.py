@@ -324,11 +324,12 @@ def serve_parser() -> SubcommandParser:
         "serve",
         [
             "Serve this kernel's prompts to MCP clients, and print how to connect them.",
-            "Serves the %%prompt cells, the notebook this kernel belongs to (found through jupyter-server, or "
-            "--notebook PATH; reloaded on save) and the magics (documentation only): the magic prompt, whose "
-            "name completes every magic, and a few common ones as magic.<name> (--all-magics: one prompt per "
-            "magic). Over Streamable HTTP on 127.0.0.1 (a random free port unless --port). Clients must send a "
-            "random bearer token, kept in the connection file (never printed: outputs are saved in the "
+            "Serves the %%prompt cells and the notebook this kernel belongs to (found through jupyter-server, or "
+            "--notebook PATH; reloaded on save). --magics also lists the magics (documentation only), which "
+            "clients show in their menus: the magic prompt, whose name completes every magic, and a few common "
+            "ones as magic.<name> (--all-magics: one prompt per magic). Over Streamable HTTP on 127.0.0.1 (a "
+            "random free port unless --port). Clients must send a "
+            "random bearer token, kept in the connection file (never printed, since outputs are saved in the "
             "notebook); --no-token: none, so any local process may connect. The connection file, in the Jupyter "
             "runtime directory, lets editors and mcp-notebook connect find this kernel.",
             "--live %who,%whos lets clients *run* those magics (on this kernel, between cells, with arguments "
@@ -341,7 +342,7 @@ def serve_parser() -> SubcommandParser:
             "%mcp stop stops the server; the next %mcp serve in this kernel takes its port (when free) and token "
             "again, so configured clients still connect (--new-token: shut them out).",
         ],
-        ["%mcp serve", "%mcp serve --live %who,%whos --port 8765", "%mcp serve --stdio-proxy"],
+        ["%mcp serve", "%mcp serve --magics", "%mcp serve --live %who,%whos --port 8765", "%mcp serve --stdio-proxy"],
         # --live and --live-timeout: a prefix must never pick one of them for the user.
         allow_abbrev=False,
     )
@@ -357,7 +358,10 @@ def serve_parser() -> SubcommandParser:
         metavar="S",
         help="seconds a live magic may take before it is interrupted (default: 60)",
     )
-    p.add_argument("--all-magics", action="store_true", help="one prompt per magic, not only the common ones")
+    p.add_argument("--magics", action="store_true", help="list the magics too: the magic prompt and a few common ones")
+    p.add_argument(
+        "--all-magics", action="store_true", help="list one prompt per magic, not only the common ones (--magics)"
+    )
     p.add_argument("--notebook", metavar="PATH", help="the notebook to serve, when jupyter-server cannot tell")
     p.add_argument(
         "--stdio-proxy",
