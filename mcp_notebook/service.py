@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .protocol.server import CachePolicy, PromptServer
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
+    from .sources.skills import SkillCatalog
     from .sources.start_report import StartReport
 
 __all__ = ["NotebookService", "ServiceSettings"]
@@ -55,6 +56,7 @@ class ServiceSettings:
     poll: float | None = None  # seconds between looks for changes; None: only where the kernel cannot tell
     cache: bool = True
     cache_dir: str | None = None  # None: $MCP_NOTEBOOK_CACHE_DIR, else $XDG_CACHE_HOME/mcp-notebook
+    skills: bool = True  # the Skills extension: SKILL.md folders and notebooks tagged as skills
 
     def __post_init__(self) -> None:
         settings.check_values({name: getattr(self, name) for name in self.names()})
@@ -119,6 +121,13 @@ class NotebookService:
         self.source: NotebookFolderSource = NotebookFolderSource(
             list(settings.paths), self.registry, index_folder=settings.index_folder
         )
+        self.skills: SkillCatalog | None = None
+        if settings.skills:
+            from .sources.skills import SkillCatalog
+
+            source = self.source
+            self.skills = SkillCatalog(self.registry, lambda: source.served_folders, lambda: source.root)
+            source.skills = self.skills
         self._cache = cache
         self._server_options = server_options
         self._server: PromptServer | None = None
@@ -138,6 +147,7 @@ class NotebookService:
                 page_size=self.settings.page_size,
                 name=options.pop("name", self.settings.name),
                 cache=self._cache,
+                skills=options.pop("skills", self.skills.read_bytes if self.skills is not None else None),
                 **options,
             )
         return self._server
@@ -154,6 +164,8 @@ class NotebookService:
         self._report = StartReport()  # each problem of the first scan said once, in the summary
         try:
             self.source.first_scan(meanwhile)
+            if self.skills is not None:
+                self.skills.scan()
         except BaseException:
             self._end_report()
             raise

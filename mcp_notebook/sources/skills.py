@@ -1,0 +1,288 @@
+"""Skills of a served folder (the Skills extension, `io.modelcontextprotocol/skills`): folders and notebooks.
+
+A folder holding a `SKILL.md` is a skill, served as it is: every file below
+it is one of its files (hidden files and folders, checkpoints and caches
+left out, as everywhere). A notebook, or a section of one, tagged as a
+skill becomes one too (`notebook_skills.py`). `SkillCatalog.scan` finds them
+all and publishes them in the registry's snapshot, where the protocol
+answers `skills/list`, `skills/get` and `skill://` reads from.
+
+Every file is read through `sandbox` like any other file the server reads:
+a symlink that leads out of the served folder is refused (the file is left
+out of its skill, and a warning says so). A skill is served only when it is
+valid by the Agent Skills format: its `SKILL.md` starts with YAML
+frontmatter holding `name` and `description`, the name follows the naming
+rules and is its folder's name, and it keeps to the extension's limits (512
+files, 16 MiB in all). Otherwise a warning says what to change, and the
+rest is served. Digests and sizes are of the bytes read; a file read again
+is read again (a save announces a new manifest).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..models import SKILL_FILE, SkillFile, SkillSpec
+from ..registry import PromptRegistry
+from .embeds import is_hidden_part
+from .finding import is_notebook_name
+from .notebook_skills import MAX_NOTEBOOK_BYTES, skills_of_notebook
+from .sandbox import FileRefusal, look_inside, read_inside, resolve_inside
+from .skill_format import (
+    MAX_SKILL_BYTES,
+    MAX_SKILL_FILES,
+    SEGMENT,
+    SkillFormatError,
+    digest_of_bytes,
+    mime_type_of,
+    parse_skill_md,
+    valid_skill_name,
+)
+
+__all__ = ["SkillCatalog"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A file read for a skill: its bytes' digest and size, and the stamp they were read at."""
+
+    stamp: tuple[int, int, int]
+    digest: str
+    size: int
+
+
+class SkillCatalog:
+    """Finds the skills of the served folders and publishes them in the registry (module docstring).
+
+    `folders` and `root` are the folder source's, asked on each scan (a
+    symlink on the way may have been swapped since).
+    """
+
+    def __init__(
+        self,
+        registry: PromptRegistry,
+        folders: Callable[[], tuple[Path, ...]],
+        root: Callable[[], Path],
+    ) -> None:
+        self._registry = registry
+        self._folders = folders
+        self._root = root
+        self._lock = threading.Lock()
+        self._reads: dict[str, _Read] = {}  # digests kept while the file is unchanged (by its resolved path)
+        self._notebooks: dict[str, tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]] = {}
+        self._skill_folders: tuple[Path, ...] = ()
+        self.warnings: tuple[str, ...] = ()
+
+    # --- finding and publishing ---------------------------------------------------------------------------
+
+    def scan(self) -> None:
+        """Find every skill of the served folders now and publish them as one change."""
+        with self._lock:
+            root = self._root()
+            skills: list[SkillSpec] = []
+            warnings: list[str] = []
+            folders: list[Path] = []
+            notebooks: list[str] = []
+            for served in self._folders():
+                for dirpath, dirnames, filenames in os.walk(served):
+                    dirnames[:] = sorted(d for d in dirnames if not is_hidden_part(d))
+                    if SKILL_FILE in filenames:
+                        folders.append(Path(dirpath))
+                    notebooks.extend(
+                        os.path.relpath(os.path.join(dirpath, name), root)
+                        for name in sorted(filenames)
+                        if is_notebook_name(name)
+                    )
+            for folder in folders:
+                try:
+                    skills.append(self._folder_skill(root, folder, warnings))
+                except SkillFormatError as problem:
+                    warnings.append(f"skill {_shown(root, folder)}/{SKILL_FILE} is not served: {problem}")
+            taken = {skill.path for skill in skills}
+            seen: dict[str, tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]] = {}
+            for key in notebooks:
+                made, said = self._notebook_skills(root, key, seen)
+                for skill in made:
+                    if skill.path in taken:
+                        warnings.append(
+                            f"skill {skill.name!r} of {skill.origin} is not served: the skill folder "
+                            f"{skill.path} has its URI; rename one"
+                        )
+                        continue
+                    taken.add(skill.path)
+                    skills.append(skill)
+                warnings.extend(said)
+            self._notebooks = seen
+            self._skill_folders = tuple(folders)
+            names: dict[str, list[str]] = {}
+            for skill in skills:
+                names.setdefault(skill.name, []).append(skill.uri)
+            warnings.extend(
+                f"several skills are named {name!r} ({', '.join(sorted(uris))}): clients tell them apart by URI "
+                "only; rename all but one"
+                for name, uris in sorted(names.items())
+                if len(uris) > 1
+            )
+            live = {f.path for skill in skills if skill.folder is not None for f in skill.files}
+            self._reads = {path: read for path, read in self._reads.items() if path in live}
+            self.warnings = tuple(warnings)
+            for warning in warnings:
+                log.warning("%s", warning)
+            self._registry.set_skills(skills, warnings)
+
+    def concerns(self, changed: Iterable[Path]) -> bool:
+        """Whether a change at any of `changed` may change the skills (then `scan` again)."""
+        for path in changed:
+            if path.name == SKILL_FILE or is_notebook_name(path.name) or path.suffix == "":
+                return True
+            if any(path.is_relative_to(folder) for folder in self._skill_folders):
+                return True
+        return False
+
+    def refresh(self, changed: Iterable[Path]) -> None:
+        """After a save (in the watch's worker thread): look again when what changed may change a skill."""
+        if self.concerns(changed):
+            self.scan()
+
+    # --- folders ------------------------------------------------------------------------------------------
+
+    def _folder_skill(self, root: Path, folder: Path, warnings: list[str]) -> SkillSpec:
+        relative = folder.relative_to(root).as_posix() if folder != root else ""
+        path = relative or root.name
+        segments = path.split("/")
+        if not all(SEGMENT.match(segment) for segment in segments):
+            raise SkillFormatError(
+                f"its path {path!r} has characters a skill:// URI cannot hold as they are: use letters, digits, "
+                "'-', '_', '.' and '~' in folder names"
+            )
+        resolved_folder = resolve_inside(root, relative) if relative else ""
+        files: list[SkillFile] = []
+        total = 0
+        found = self._files_below(root, folder, relative, warnings)
+        if len(found) > MAX_SKILL_FILES:
+            raise SkillFormatError(f"it has {len(found)} files, over the limit of {MAX_SKILL_FILES} per skill")
+        for inside, resolved in found:
+            try:
+                mtime, size, inode, _ = look_inside(root, resolved)
+            except FileRefusal as refusal:
+                warnings.append(f"{path}/{inside} is left out of skill {segments[-1]!r}: {refusal}")
+                continue
+            total += size
+            if total > MAX_SKILL_BYTES:
+                raise SkillFormatError(
+                    f"its files pass the limit of {MAX_SKILL_BYTES // (1024 * 1024)} MiB per skill "
+                    f"({path}/{inside} is {size} bytes); move large data out of the skill folder"
+                )
+            read = self._reads.get(resolved)
+            if read is None or read.stamp != (mtime, size, inode) or inside == SKILL_FILE:
+                try:
+                    data = read_inside(root, resolved, limit=MAX_SKILL_BYTES).data
+                except FileRefusal as refusal:
+                    if inside == SKILL_FILE:
+                        raise SkillFormatError(str(refusal)) from None
+                    warnings.append(f"{path}/{inside} is left out of skill {segments[-1]!r}: {refusal}")
+                    continue
+                if inside == SKILL_FILE:
+                    frontmatter = _frontmatter_of(data)
+                read = _Read((mtime, len(data), inode), digest_of_bytes(data), len(data))
+                self._reads[resolved] = read
+            files.append(SkillFile(inside, read.digest, read.size, mime_type_of(inside)))
+        if not files or files[0].path != SKILL_FILE:
+            raise SkillFormatError("its SKILL.md cannot be read")
+        name = frontmatter["name"]
+        if not valid_skill_name(name):
+            raise SkillFormatError(
+                f"its name {name!r} breaks the Agent Skills naming rules: 1 to 64 lowercase letters, digits and "
+                "single hyphens, not at either end"
+            )
+        if name != segments[-1]:
+            raise SkillFormatError(f"its name {name!r} is not its folder's name {segments[-1]!r}: rename one")
+        return SkillSpec(path, frontmatter, tuple(files), origin=path, folder=resolved_folder)
+
+    @staticmethod
+    def _files_below(root: Path, folder: Path, relative: str, warnings: list[str]) -> list[tuple[str, str]]:
+        """(path in the skill, resolved path in the served folder) of every file below `folder`, SKILL.md first."""
+        found: list[tuple[str, str]] = []
+        for dirpath, dirnames, filenames in os.walk(folder):
+            kept = []
+            for name in sorted(dirnames):
+                if is_hidden_part(name):
+                    continue
+                if os.path.islink(os.path.join(dirpath, name)):
+                    shown = os.path.relpath(os.path.join(dirpath, name), root)
+                    warnings.append(f"{Path(shown).as_posix()} is a link to a folder: skills do not follow those")
+                    continue
+                kept.append(name)
+            dirnames[:] = kept
+            for name in sorted(filenames):
+                if is_hidden_part(name):
+                    continue
+                inside = os.path.relpath(os.path.join(dirpath, name), folder).replace(os.sep, "/")
+                in_root = f"{relative}/{inside}" if relative else inside
+                try:
+                    resolved = resolve_inside(root, in_root)
+                except FileRefusal as refusal:
+                    warnings.append(f"{in_root} is left out of its skill: {refusal}")
+                    continue
+                found.append((inside, resolved))
+        found.sort(key=lambda item: (item[0] != SKILL_FILE, item[0]))
+        return found
+
+    # --- notebooks ----------------------------------------------------------------------------------------
+
+    def _notebook_skills(
+        self,
+        root: Path,
+        key: str,
+        seen: dict[str, tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]],
+    ) -> tuple[tuple[SkillSpec, ...], tuple[str, ...]]:
+        key = key.replace(os.sep, "/")
+        try:
+            resolved = resolve_inside(root, key)
+            mtime, size, inode, _ = look_inside(root, resolved)
+        except FileRefusal:
+            return (), ()  # the folder source says why it does not serve this notebook
+        kept = self._notebooks.get(key)
+        if kept is not None and kept[0] == (mtime, size, inode):
+            seen[key] = kept
+            return kept[1], kept[2]
+        try:
+            data = read_inside(root, resolved, limit=MAX_NOTEBOOK_BYTES).data
+        except FileRefusal:
+            return (), ()
+        made, said = skills_of_notebook(data, key) if b'"skill' in data else ((), ())
+        seen[key] = ((mtime, size, inode), made, said)
+        return made, said
+
+    # --- reading ------------------------------------------------------------------------------------------
+
+    def read_bytes(self, skill: SkillSpec, path: str) -> bytes:
+        """The bytes of the file at `path` of `skill` as it is now; raises `FileRefusal` when it cannot be read."""
+        if skill.contents is not None:
+            try:
+                return skill.contents[path]
+            except KeyError:
+                raise FileRefusal("missing", "no such file in this skill") from None
+        root = self._root()
+        in_root = f"{skill.folder}/{path}" if skill.folder else path
+        return read_inside(root, resolve_inside(root, in_root), limit=MAX_SKILL_BYTES).data
+
+
+def _frontmatter_of(data: bytes) -> dict[str, Any]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SkillFormatError("its SKILL.md is not UTF-8 text") from None
+    return parse_skill_md(text)
+
+
+def _shown(root: Path, folder: Path) -> str:
+    return folder.relative_to(root).as_posix() if folder != root else root.name
