@@ -126,7 +126,9 @@ class NotebookService:
             from .sources.skills import SkillCatalog
 
             source = self.source
-            self.skills = SkillCatalog(self.registry, lambda: source.served_folders, lambda: source.root)
+            self.skills = SkillCatalog(
+                self.registry, lambda: source.served_folders, lambda: source.root, lambda: source.served_files
+            )
             source.skills = self.skills
         self._cache = cache
         self._server_options = server_options
@@ -206,6 +208,8 @@ class NotebookService:
     def close(self, timeout: float | None = 10.0) -> None:
         """When serving ends: what was loaded is written to the index (waiting at most `timeout`), then closed."""
         self._end_report()
+        if self.skills is not None:  # a host that serves another folder next (a kernel's renamed notebook)
+            self.registry.set_skills(())
         self.source.close(timeout)
 
     def describe(self) -> str:

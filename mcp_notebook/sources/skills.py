@@ -47,7 +47,8 @@ from .skill_format import (
 
 __all__ = ["SkillCatalog"]
 
-log = logging.getLogger(__name__)
+# The folder's logger: a server's start summary says each of these once (`start_report.py`).
+log = logging.getLogger(__name__.rpartition(".")[0] + ".folder")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +63,9 @@ class _Read:
 class SkillCatalog:
     """Finds the skills of the served folders and publishes them in the registry (module docstring).
 
-    `folders` and `root` are the folder source's, asked on each scan (a
-    symlink on the way may have been swapped since).
+    `folders`, `root` and `files` (notebooks served by name) are the folder
+    source's, asked on each scan (a symlink on the way may have been swapped
+    since).
     """
 
     def __init__(
@@ -71,10 +73,12 @@ class SkillCatalog:
         registry: PromptRegistry,
         folders: Callable[[], tuple[Path, ...]],
         root: Callable[[], Path],
+        files: Callable[[], tuple[Path, ...]] = tuple,
     ) -> None:
         self._registry = registry
         self._folders = folders
         self._root = root
+        self._files = files  # notebooks served one by one (a kernel's own notebook)
         self._lock = threading.Lock()
         self._reads: dict[str, _Read] = {}  # digests kept while the file is unchanged (by its resolved path)
         self._notebooks: dict[str, tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]] = {}
@@ -101,6 +105,7 @@ class SkillCatalog:
                         for name in sorted(filenames)
                         if is_notebook_name(name)
                     )
+            notebooks.extend(os.path.relpath(file, root) for file in self._files() if is_notebook_name(file.name))
             for folder in folders:
                 try:
                     skills.append(self._folder_skill(root, folder, warnings))
@@ -131,11 +136,18 @@ class SkillCatalog:
                 for name, uris in sorted(names.items())
                 if len(uris) > 1
             )
-            live = {f.path for skill in skills if skill.folder is not None for f in skill.files}
+            live = {
+                f"{skill.folder}/{f.path}" if skill.folder else f.path
+                for skill in skills
+                if skill.folder is not None
+                for f in skill.files
+            }
             self._reads = {path: read for path, read in self._reads.items() if path in live}
+            known = set(self.warnings)
             self.warnings = tuple(warnings)
             for warning in warnings:
-                log.warning("%s", warning)
+                if warning not in known:  # each problem once, not again on every save
+                    log.warning("%s", warning)
             self._registry.set_skills(skills, warnings)
 
     def concerns(self, changed: Iterable[Path]) -> bool:
