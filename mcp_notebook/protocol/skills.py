@@ -96,14 +96,24 @@ class SkillAnswers:
         self.paginator = paginator
         self._read_bytes = read_bytes
         self._hints = hints  # {"ttlMs": ..., "cacheScope": ...} of the server's cache policy
+        # Made once per set of skills (its fingerprint), not per request: the entries, the resource listing.
+        self._entries: tuple[str, tuple[dict[str, Any], ...]] = ("", ())
+        self._infos: tuple[str, tuple[ResourceInfo, ...]] = ("", ())
+
+    def _entries_of(self, snapshot: RegistrySnapshot) -> tuple[dict[str, Any], ...]:
+        fingerprint, entries = self._entries
+        if fingerprint != snapshot.fingerprint:
+            entries = tuple(entry_of(skill) for skill in snapshot.skills)
+            self._entries = (snapshot.fingerprint, entries)
+        return entries
 
     def _cached(self, revision: str, result: dict[str, Any]) -> dict[str, Any]:
         return {**result, **self._hints()} if is_modern(revision) else result
 
     def list_skills(self, revision: str, cursor: str | None) -> dict[str, Any]:
         snapshot = self.registry.snapshot()
-        page = self.paginator.page("skills", snapshot.skills, snapshot.fingerprint, cursor)
-        result: dict[str, Any] = {"skills": [entry_of(skill) for skill in page.items]}
+        page = self.paginator.page("skills", self._entries_of(snapshot), snapshot.fingerprint, cursor)
+        result: dict[str, Any] = {"skills": list(page.items)}
         if page.next_cursor is not None:
             result["nextCursor"] = page.next_cursor
         return self._cached(revision, result)
@@ -118,8 +128,11 @@ class SkillAnswers:
 
     def resource_infos(self, snapshot: RegistrySnapshot | None = None) -> tuple[ResourceInfo, ...]:
         """Every file of every skill, as `resources/list` shows it (a `SKILL.md` with its name and description)."""
+        snapshot = snapshot or self.registry.snapshot()
+        if self._infos[0] == snapshot.fingerprint:
+            return self._infos[1]
         infos: list[ResourceInfo] = []
-        for skill in (snapshot or self.registry.snapshot()).skills:
+        for skill in snapshot.skills:
             base = f"{_SCHEME}{skill.path}/"
             for file in skill.files:
                 if file.path == SKILL_FILE:
@@ -132,7 +145,8 @@ class SkillAnswers:
                             base + file.path, file.path.rsplit("/", 1)[-1], None, None, file.mime_type, file.size
                         )
                     )
-        return tuple(infos)
+        self._infos = (snapshot.fingerprint, tuple(infos))
+        return self._infos[1]
 
     def _locate(self, snapshot: RegistrySnapshot, uri: str) -> tuple[SkillSpec, str] | None:
         """The skill that serves the file at `uri` and the file's path in it (the innermost skill when nested)."""

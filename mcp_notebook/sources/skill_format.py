@@ -35,13 +35,17 @@ class SkillFormatError(ValueError):
     """A `SKILL.md` that is not a valid skill; the message says what to change."""
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's parser where it is built in (twenty times faster than the pure-Python one), else that one.
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeLoader):  # type: ignore[valid-type,misc]
     """YAML as JSON knows it: dates stay the strings they were written as (JSON has no date)."""
 
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in _SafeLoader.yaml_implicit_resolvers.items()
 }
 
 

@@ -58,6 +58,7 @@ class _Read:
     stamp: tuple[int, int, int]
     digest: str
     size: int
+    frontmatter: dict[str, Any] | None = None  # of a SKILL.md
 
 
 class SkillCatalog:
@@ -95,20 +96,21 @@ class SkillCatalog:
             warnings: list[str] = []
             folders: list[Path] = []
             notebooks: list[str] = []
+            tree: dict[str, list[os.DirEntry[str]]] = {}
             for served in self._folders():
-                for dirpath, dirnames, filenames in os.walk(served):
-                    dirnames[:] = sorted(d for d in dirnames if not is_hidden_part(d))
-                    if SKILL_FILE in filenames:
-                        folders.append(Path(dirpath))
-                    notebooks.extend(
-                        os.path.relpath(os.path.join(dirpath, name), root)
-                        for name in sorted(filenames)
-                        if is_notebook_name(name)
-                    )
+                tree.update(_listed_below(str(served)))
+            for directory, entries in sorted(tree.items()):
+                if any(entry.name == SKILL_FILE for entry in entries):
+                    folders.append(Path(directory))
+                notebooks.extend(
+                    os.path.relpath(entry.path, root)
+                    for entry in entries
+                    if is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False)
+                )
             notebooks.extend(os.path.relpath(file, root) for file in self._files() if is_notebook_name(file.name))
             for folder in folders:
                 try:
-                    skills.append(self._folder_skill(root, folder, warnings))
+                    skills.append(self._folder_skill(root, folder, tree, warnings))
                 except SkillFormatError as problem:
                     warnings.append(f"skill {_shown(root, folder)}/{SKILL_FILE} is not served: {problem}")
             taken = {skill.path for skill in skills}
@@ -166,7 +168,9 @@ class SkillCatalog:
 
     # --- folders ------------------------------------------------------------------------------------------
 
-    def _folder_skill(self, root: Path, folder: Path, warnings: list[str]) -> SkillSpec:
+    def _folder_skill(
+        self, root: Path, folder: Path, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
+    ) -> SkillSpec:
         relative = folder.relative_to(root).as_posix() if folder != root else ""
         path = relative or root.name
         segments = path.split("/")
@@ -178,12 +182,12 @@ class SkillCatalog:
         resolved_folder = resolve_inside(root, relative) if relative else ""
         files: list[SkillFile] = []
         total = 0
-        found = self._files_below(root, folder, relative, warnings)
+        found = self._files_below(root, folder, relative, tree, warnings)
         if len(found) > MAX_SKILL_FILES:
             raise SkillFormatError(f"it has {len(found)} files, over the limit of {MAX_SKILL_FILES} per skill")
-        for inside, resolved in found:
+        for inside, resolved, stamp in found:
             try:
-                mtime, size, inode, _ = look_inside(root, resolved)
+                mtime, size, inode = stamp if stamp is not None else look_inside(root, resolved)[:3]
             except FileRefusal as refusal:
                 warnings.append(f"{path}/{inside} is left out of skill {segments[-1]!r}: {refusal}")
                 continue
@@ -194,7 +198,7 @@ class SkillCatalog:
                     f"({path}/{inside} is {size} bytes); move large data out of the skill folder"
                 )
             read = self._reads.get(resolved)
-            if read is None or read.stamp != (mtime, size, inode) or inside == SKILL_FILE:
+            if read is None or read.stamp != (mtime, size, inode):
                 try:
                     data = read_inside(root, resolved, limit=MAX_SKILL_BYTES).data
                 except FileRefusal as refusal:
@@ -202,10 +206,11 @@ class SkillCatalog:
                         raise SkillFormatError(str(refusal)) from None
                     warnings.append(f"{path}/{inside} is left out of skill {segments[-1]!r}: {refusal}")
                     continue
-                if inside == SKILL_FILE:
-                    frontmatter = _frontmatter_of(data)
-                read = _Read((mtime, len(data), inode), digest_of_bytes(data), len(data))
+                parsed = _frontmatter_of(data) if inside == SKILL_FILE else None
+                read = _Read((mtime, len(data), inode), digest_of_bytes(data), len(data), parsed)
                 self._reads[resolved] = read
+            if inside == SKILL_FILE:
+                frontmatter = read.frontmatter or {}
             files.append(SkillFile(inside, read.digest, read.size, mime_type_of(inside)))
         if not files or files[0].path != SKILL_FILE:
             raise SkillFormatError("its SKILL.md cannot be read")
@@ -220,31 +225,34 @@ class SkillCatalog:
         return SkillSpec(path, frontmatter, tuple(files), origin=path, folder=resolved_folder)
 
     @staticmethod
-    def _files_below(root: Path, folder: Path, relative: str, warnings: list[str]) -> list[tuple[str, str]]:
-        """(path in the skill, resolved path in the served folder) of every file below `folder`, SKILL.md first."""
-        found: list[tuple[str, str]] = []
-        for dirpath, dirnames, filenames in os.walk(folder):
-            kept = []
-            for name in sorted(dirnames):
-                if is_hidden_part(name):
-                    continue
-                if os.path.islink(os.path.join(dirpath, name)):
-                    shown = os.path.relpath(os.path.join(dirpath, name), root)
-                    warnings.append(f"{Path(shown).as_posix()} is a link to a folder: skills do not follow those")
-                    continue
-                kept.append(name)
-            dirnames[:] = kept
-            for name in sorted(filenames):
-                if is_hidden_part(name):
-                    continue
-                inside = os.path.relpath(os.path.join(dirpath, name), folder).replace(os.sep, "/")
+    def _files_below(
+        root: Path, folder: Path, relative: str, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
+    ) -> list[tuple[str, str, tuple[int, int, int] | None]]:
+        """(path in the skill, resolved path in the served folder, (mtime, size, inode) when known) of every file
+        below `folder`, SKILL.md first. A file that is no link is where the walk found it (no link was followed
+        to reach it), so only links are resolved, and only they need another look."""
+        found: list[tuple[str, str, tuple[int, int, int] | None]] = []
+        pending = [(str(folder), "")]
+        while pending:
+            directory, prefix = pending.pop()
+            for entry in tree.get(directory, ()):
+                inside = prefix + entry.name
                 in_root = f"{relative}/{inside}" if relative else inside
                 try:
-                    resolved = resolve_inside(root, in_root)
+                    if entry.is_symlink():
+                        if os.path.isdir(entry.path):
+                            warnings.append(f"{in_root} is a link to a folder: skills do not follow those")
+                            continue
+                        found.append((inside, resolve_inside(root, in_root), None))
+                    elif entry.is_dir(follow_symlinks=False):
+                        pending.append((entry.path, inside + "/"))
+                    else:
+                        looked = entry.stat(follow_symlinks=False)
+                        found.append((inside, in_root, (looked.st_mtime_ns, looked.st_size, looked.st_ino)))
                 except FileRefusal as refusal:
                     warnings.append(f"{in_root} is left out of its skill: {refusal}")
-                    continue
-                found.append((inside, resolved))
+                except OSError as error:
+                    warnings.append(f"{in_root} is left out of its skill: {error.strerror}")
         found.sort(key=lambda item: (item[0] != SKILL_FILE, item[0]))
         return found
 
@@ -286,6 +294,24 @@ class SkillCatalog:
         root = self._root()
         in_root = f"{skill.folder}/{path}" if skill.folder else path
         return read_inside(root, resolve_inside(root, in_root), limit=MAX_SKILL_BYTES).data
+
+
+def _listed_below(top: str) -> dict[str, list[os.DirEntry[str]]]:
+    """Every folder below `top` (links to folders not followed) with its entries, hidden ones left out, by name.
+
+    One listing of the tree serves both looks: which folders hold a SKILL.md, and each skill's files."""
+    tree: dict[str, list[os.DirEntry[str]]] = {}
+    pending = [top]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted((e for e in listing if not is_hidden_part(e.name)), key=lambda e: e.name)
+        except OSError:
+            continue  # gone meanwhile, or not ours to read: nothing of it is served
+        tree[directory] = entries
+        pending.extend(entry.path for entry in entries if entry.is_dir(follow_symlinks=False))
+    return tree
 
 
 def _frontmatter_of(data: bytes) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wire_harness import MODERN, RawWire
+from wire_harness import MODERN, RawWire, modern_meta
 
 from mcp_notebook.service import NotebookService, ServiceSettings
 
@@ -313,12 +313,53 @@ async def test_a_changed_skill_is_announced_as_a_resource_list_change(folder: Pa
         await wire.request("skills/list")  # the connection is tracked once it has asked something
         (folder / "code-review" / "scripts" / "run.py").write_bytes(b"print(2)\n")
         service.skills.refresh([folder / "code-review" / "scripts" / "run.py"])
-        notification = await wire.next_notification()
+        # The feed announces every change of the set to both lists; the resources' is the skills'.
+        methods = {(await wire.next_notification())["method"], (await wire.next_notification())["method"]}
         entry = (await wire.request("skills/get", {"uri": "skill://code-review/SKILL.md"}))["result"]["skill"]
-    assert notification["method"] in {"notifications/resources/list_changed", "notifications/prompts/list_changed"}
+    assert "notifications/resources/list_changed" in methods
     assert {"uri": "skill://code-review/scripts/run.py", "digest": sha(b"print(2)\n"), "size": 9} in entry["resources"]
 
 
 def test_entries_serialize_as_json(folder: Path) -> None:
     snapshot = service_of(folder).registry.snapshot()
     json.dumps([dict(s.frontmatter) for s in snapshot.skills])
+
+
+async def test_a_changed_skill_reaches_a_2026_listen_stream_as_a_resource_list_change(folder: Path) -> None:
+    service = service_of(folder)
+    assert service.skills is not None
+    async with RawWire(service.server, MODERN) as wire:
+        await wire.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "listen-1",
+                "method": "subscriptions/listen",
+                "params": {"notifications": {"resourcesListChanged": True}, "_meta": modern_meta()},
+            }
+        )
+        ack = await wire.receive()
+        skill(folder, "fresh")
+        service.skills.refresh([folder / "fresh" / "SKILL.md"])
+        change = await wire.receive()
+    assert ack["params"]["notifications"] == {"resourcesListChanged": True}
+    assert change == {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/list_changed",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "listen-1"}},
+    }
+
+
+def test_an_edited_skill_md_is_read_again_and_a_broken_edit_withdraws_the_skill(folder: Path) -> None:
+    service = service_of(folder)
+    assert service.skills is not None
+    skill_md = folder / "team" / "deploy" / "SKILL.md"
+    skill_md.write_text("---\nname: deploy\ndescription: Deploy it, carefully.\n---\n\nCarefully.\n", encoding="utf-8")
+    service.skills.refresh([skill_md])
+    (deploy,) = [s for s in service.registry.snapshot().skills if s.name == "deploy"]
+    assert deploy.description == "Deploy it, carefully."
+    assert deploy.files[0].digest == sha(skill_md.read_bytes())
+    skill_md.write_text("no frontmatter any more\n", encoding="utf-8")
+    service.skills.refresh([skill_md])
+    snapshot = service.registry.snapshot()
+    assert [s.name for s in snapshot.skills] == ["code-review"]
+    assert any("team/deploy/SKILL.md is not served" in w for w in snapshot.warnings)
