@@ -29,6 +29,8 @@ class Refreshable(Protocol):
 
     def refresh(self, changed: Iterable[Path]) -> None: ...
 
+    def wants(self, name: str) -> bool: ...
+
 
 class Reloadable(Protocol):
     """What the reloader asks of its folder source (`NotebookFolderSource`): what it serves, the looks it takes."""
@@ -112,8 +114,8 @@ class Reloader:
         names = {path.name for path in (*source.served_files, *links)}
 
         def wanted(name: str) -> bool:
-            # With skills served, any file may be part of one (a script beside a SKILL.md).
-            return is_notebook_name(name) or name in names or source.skills is not None
+            # Where the watch polls, this says which files are looked at: the skills' too.
+            return is_notebook_name(name) or name in names or (source.skills is not None and source.skills.wants(name))
 
         async def take_turns() -> None:
             nonlocal swapped

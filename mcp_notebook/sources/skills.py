@@ -161,6 +161,11 @@ class SkillCatalog:
                 return True
         return False
 
+    def wants(self, name: str) -> bool:
+        """Whether a watch that polls should look at files named `name`: a SKILL.md (a new skill), and any file
+        once there is a skill folder (a skill's script may change); else polling costs what it did."""
+        return name == SKILL_FILE or bool(self._skill_folders)
+
     def refresh(self, changed: Iterable[Path]) -> None:
         """After a save (in the watch's worker thread): look again when what changed may change a skill."""
         if self.concerns(changed):

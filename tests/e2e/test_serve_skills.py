@@ -52,8 +52,11 @@ def test_over_stdio_every_listed_file_reads_back_as_its_digest_says(folder: Path
                 assert (sha(data), len(data)) == (item["digest"], item["size"]), item["uri"]
 
 
-def test_over_stdio_a_saved_skill_file_is_announced_and_the_next_entry_has_its_digest(folder: Path) -> None:
-    with StdioServer([str(folder), "--no-cache"]) as server:
+@pytest.mark.parametrize("watch", [(), ("--poll", "0.2")], ids=["kernel events", "polling"])
+def test_over_stdio_a_saved_skill_file_is_announced_and_the_next_entry_has_its_digest(
+    folder: Path, watch: tuple[str, ...]
+) -> None:
+    with StdioServer([str(folder), "--no-cache", *watch]) as server:
         server.initialize("2025-11-25")
         before = server.request("skills/get", {"uri": "skill://code-review/SKILL.md"})["result"]["skill"]
         added = b"# Style\n\nShort names.\n"
