@@ -3,7 +3,7 @@
 The format (docs/notebook-format.md, "Skills"):
 
 * the whole notebook: notebook metadata `{"mcp": {"skill": {"name": ..., "description": ..., ...}}}`; the
-  object is the skill's frontmatter, as written;
+  object is the skill's frontmatter, as written (or `{"mcp": {"skill": "NAME"}}`, the name alone);
 * a section: cells with the tag `skill:NAME` or cell metadata `{"mcp": {"skill": "NAME"}}`; the
   frontmatter is `name` and the notebook metadata's `mcp.skills.NAME` object, if any.
 
@@ -71,11 +71,14 @@ def skills_of_notebook(data: bytes, key: str) -> tuple[tuple[SkillSpec, ...], tu
     extension = _EXTENSIONS.get(language, "txt")
     wanted: dict[str, tuple[dict[str, Any], list[dict[str, Any]], str]] = {}
     whole = mcp.get("skill")
+    if isinstance(whole, str):  # the whole notebook, by its name alone
+        whole = {"name": whole}
     if isinstance(whole, dict):
-        name = whole.get("name")
-        wanted[str(name)] = (dict(whole), cells, key)
-    elif whole is not None and not isinstance(whole, str):
-        return (), (f"{key}: metadata mcp.skill must be an object of frontmatter fields (name, description, ...)",)
+        if not isinstance(whole.get("name"), str):
+            return (), (f"{key}: the notebook's metadata mcp.skill has no 'name': add one (a skill's name)",)
+        wanted[whole["name"]] = (dict(whole), cells, key)
+    elif whole is not None:
+        return (), (f"{key}: metadata mcp.skill must be a name or an object of frontmatter fields (name, ...)",)
     sections = _mapping(mcp.get("skills"))
     for cell in cells:
         for name in _cell_skill_names(cell):

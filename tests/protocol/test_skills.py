@@ -7,6 +7,7 @@ clashes with a prompt) leave the server serving the rest, with a warning that sa
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -363,3 +364,26 @@ def test_an_edited_skill_md_is_read_again_and_a_broken_edit_withdraws_the_skill(
     snapshot = service.registry.snapshot()
     assert [s.name for s in snapshot.skills] == ["code-review"]
     assert any("team/deploy/SKILL.md is not served" in w for w in snapshot.warnings)
+
+
+async def test_a_whole_notebook_is_a_skill_with_its_attachments_as_assets(tmp_path: Path) -> None:
+    root = tmp_path / "served"
+    png = b"\x89PNG\r\n\x1a\nnot really"
+    attachment = {"chart.png": {"image/png": base64.b64encode(png).decode()}}
+    cells = [("markdown", "# Chart\n\nDraw the chart like this one: ![chart](attachment:chart.png)", {})]
+    write_notebook(root / "charts.ipynb", cells, {"mcp": {"skill": {"name": "chart-it", "license": "MIT"}}})
+    notebook = json.loads((root / "charts.ipynb").read_text(encoding="utf-8"))
+    notebook["cells"][0]["attachments"] = attachment
+    (root / "charts.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    async with RawWire(service_of(root).server, MODERN) as wire:
+        entry = (await wire.request("skills/get", {"uri": "skill://chart-it/SKILL.md"}))["result"]["skill"]
+        text = (await wire.request("resources/read", {"uri": entry["uri"]}))["result"]["contents"][0]["text"]
+        image = (await wire.request("resources/read", {"uri": "skill://chart-it/assets/chart.png"}))["result"]
+    assert entry["frontmatter"] == {
+        "name": "chart-it",
+        "license": "MIT",
+        "description": "Draw the chart like this one:",
+    }
+    assert "![chart](assets/chart.png)" in text
+    assert base64.b64decode(image["contents"][0]["blob"]) == png
+    assert {"uri": "skill://chart-it/assets/chart.png", "digest": sha(png), "size": len(png)} in entry["resources"]
