@@ -51,6 +51,10 @@ __all__ = ["SkillCatalog"]
 log = logging.getLogger(__name__.rpartition(".")[0] + ".folder")
 
 
+_NotebookSkills = tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]
+"""A notebook's stamp when read, the skills it declares, the warnings about them."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Read:
     """A file read for a skill: its bytes' digest and size, and the stamp they were read at."""
@@ -82,7 +86,8 @@ class SkillCatalog:
         self._files = files  # notebooks served one by one (a kernel's own notebook)
         self._lock = threading.Lock()
         self._reads: dict[str, _Read] = {}  # digests kept while the file is unchanged (by its resolved path)
-        self._notebooks: dict[str, tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]] = {}
+        self._notebooks: dict[str, _NotebookSkills] = {}  # every served notebook's skills, kept by its stamp
+        self._folder_skills: tuple[tuple[SkillSpec, ...], tuple[str, ...]] = ((), ())
         self._skill_folders: tuple[Path, ...] = ()
         self.warnings: tuple[str, ...] = ()
 
@@ -92,7 +97,6 @@ class SkillCatalog:
         """Find every skill of the served folders now and publish them as one change."""
         with self._lock:
             root = self._root()
-            skills: list[SkillSpec] = []
             warnings: list[str] = []
             folders: list[Path] = []
             notebooks: list[str] = []
@@ -103,59 +107,84 @@ class SkillCatalog:
                 if any(entry.name == SKILL_FILE for entry in entries):
                     folders.append(Path(directory))
                 notebooks.extend(
-                    os.path.relpath(entry.path, root)
+                    os.path.relpath(entry.path, root).replace(os.sep, "/")
                     for entry in entries
                     if is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False)
                 )
-            notebooks.extend(os.path.relpath(file, root) for file in self._files() if is_notebook_name(file.name))
+            notebooks.extend(
+                os.path.relpath(file, root).replace(os.sep, "/")
+                for file in self._files()
+                if is_notebook_name(file.name)
+            )
+            skills: list[SkillSpec] = []
             for folder in folders:
                 try:
                     skills.append(self._folder_skill(root, folder, tree, warnings))
                 except SkillFormatError as problem:
                     warnings.append(f"skill {_shown(root, folder)}/{SKILL_FILE} is not served: {problem}")
-            taken = {skill.path for skill in skills}
-            seen: dict[str, tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]] = {}
-            for key in notebooks:
-                made, said = self._notebook_skills(root, key, seen)
-                for skill in made:
-                    if skill.path in taken:
-                        warnings.append(
-                            f"skill {skill.name!r} of {skill.origin} is not served: the skill folder "
-                            f"{skill.path} has its URI; rename one"
-                        )
-                        continue
-                    taken.add(skill.path)
-                    skills.append(skill)
-                warnings.extend(said)
-            self._notebooks = seen
+            self._folder_skills = (tuple(skills), tuple(warnings))
             self._skill_folders = tuple(folders)
-            names: dict[str, list[str]] = {}
-            for skill in skills:
-                names.setdefault(skill.name, []).append(skill.uri)
-            warnings.extend(
-                f"several skills are named {name!r} ({', '.join(sorted(uris))}): clients tell them apart by URI "
-                "only; rename all but one"
-                for name, uris in sorted(names.items())
-                if len(uris) > 1
-            )
+            seen: dict[str, _NotebookSkills] = {}
+            for key in notebooks:
+                self._notebook_skills(root, key, seen)
+            self._notebooks = seen
             live = {
-                f"{skill.folder}/{f.path}" if skill.folder else f.path
-                for skill in skills
-                if skill.folder is not None
-                for f in skill.files
+                f"{s.folder}/{f.path}" if s.folder else f.path for s in skills if s.folder is not None for f in s.files
             }
             self._reads = {path: read for path, read in self._reads.items() if path in live}
-            known = set(self.warnings)
-            self.warnings = tuple(warnings)
-            for warning in warnings:
-                if warning not in known:  # each problem once, not again on every save
-                    log.warning("%s", warning)
-            self._registry.set_skills(skills, warnings)
+            self._publish()
+
+    def _reread_notebooks(self, changed: Iterable[Path]) -> None:
+        """After saves of notebooks only: their skills read again, the folders' kept as they are."""
+        with self._lock:
+            root = self._root()
+            seen = dict(self._notebooks)
+            for path in changed:
+                key = os.path.relpath(path, root).replace(os.sep, "/")
+                seen.pop(key, None)
+                if os.path.lexists(path) and not key.startswith("../"):
+                    self._notebook_skills(root, key, seen)
+            self._notebooks = seen
+            self._publish()
+
+    def _publish(self) -> None:
+        """The folders' skills, then the notebooks' (a URI a folder has is theirs), and every warning: one change."""
+        folder_skills, folder_warnings = self._folder_skills
+        skills = list(folder_skills)
+        warnings = list(folder_warnings)
+        taken = {skill.path for skill in skills}
+        for key in sorted(self._notebooks):
+            _, made, said = self._notebooks[key]
+            for skill in made:
+                if skill.path in taken:
+                    warnings.append(
+                        f"skill {skill.name!r} of {skill.origin} is not served: the skill folder "
+                        f"{skill.path} has its URI; rename one"
+                    )
+                    continue
+                taken.add(skill.path)
+                skills.append(skill)
+            warnings.extend(said)
+        names: dict[str, list[str]] = {}
+        for skill in skills:
+            names.setdefault(skill.name, []).append(skill.uri)
+        warnings.extend(
+            f"several skills are named {name!r} ({', '.join(sorted(uris))}): clients tell them apart by URI "
+            "only; rename all but one"
+            for name, uris in sorted(names.items())
+            if len(uris) > 1
+        )
+        known = set(self.warnings)
+        self.warnings = tuple(warnings)
+        for warning in warnings:
+            if warning not in known:  # each problem once, not again on every save
+                log.warning("%s", warning)
+        self._registry.set_skills(skills, warnings)
 
     def concerns(self, changed: Iterable[Path]) -> bool:
-        """Whether a change at any of `changed` may change the skills (then `scan` again)."""
+        """Whether a change at any of `changed` may change the skills of the folders (then `scan` again)."""
         for path in changed:
-            if path.name == SKILL_FILE or is_notebook_name(path.name) or path.suffix == "":
+            if path.name == SKILL_FILE or path.suffix == "":
                 return True
             if any(path.is_relative_to(folder) for folder in self._skill_folders):
                 return True
@@ -167,9 +196,15 @@ class SkillCatalog:
         return name == SKILL_FILE or bool(self._skill_folders)
 
     def refresh(self, changed: Iterable[Path]) -> None:
-        """After a save (in the watch's worker thread): look again when what changed may change a skill."""
+        """After a save (in the watch's worker thread): look again where what changed may change a skill; saved
+        notebooks alone are read again alone (a folder of many notebooks is not walked for each save)."""
+        changed = list(changed)
         if self.concerns(changed):
             self.scan()
+            return
+        notebooks = [path for path in changed if is_notebook_name(path.name)]
+        if notebooks:
+            self._reread_notebooks(notebooks)
 
     # --- folders ------------------------------------------------------------------------------------------
 
@@ -267,7 +302,7 @@ class SkillCatalog:
         self,
         root: Path,
         key: str,
-        seen: dict[str, tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]],
+        seen: dict[str, _NotebookSkills],
     ) -> tuple[tuple[SkillSpec, ...], tuple[str, ...]]:
         key = key.replace(os.sep, "/")
         try:

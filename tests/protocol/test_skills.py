@@ -387,3 +387,18 @@ async def test_a_whole_notebook_is_a_skill_with_its_attachments_as_assets(tmp_pa
     assert "![chart](assets/chart.png)" in text
     assert base64.b64decode(image["contents"][0]["blob"]) == png
     assert {"uri": "skill://chart-it/assets/chart.png", "digest": sha(png), "size": len(png)} in entry["resources"]
+
+
+def test_a_saved_notebook_alone_is_read_again_for_its_skills(folder: Path) -> None:
+    service = service_of(folder)
+    assert service.skills is not None
+    notebook = folder / "notes.ipynb"
+    write_notebook(notebook, [("markdown", "Keep notes short.", {"tags": ["skill:short-notes"]})])
+    service.skills.refresh([notebook])
+    names = [s.name for s in service.registry.snapshot().skills]
+    assert names == ["code-review", "short-notes", "deploy"]
+    write_notebook(notebook, [("markdown", "No skill any more.", {})])
+    service.skills.refresh([notebook])
+    notebook.unlink()
+    service.skills.refresh([notebook])
+    assert [s.name for s in service.registry.snapshot().skills] == ["code-review", "deploy"]
