@@ -164,10 +164,17 @@ class NotebookService:
         from .sources.start_report import StartReport, summary_lines, then_for
 
         self._report = StartReport()  # each problem of the first scan said once, in the summary
+        skills = self.skills
+
+        def meanwhile_too() -> None:
+            # The skills are looked for while forked children build the notebooks (the host's own work after).
+            if skills is not None:
+                skills.scan()
+            if meanwhile is not None:
+                meanwhile()
+
         try:
-            self.source.first_scan(meanwhile)
-            if self.skills is not None:
-                self.skills.scan()
+            self.source.first_scan(meanwhile_too)
         except BaseException:
             self._end_report()
             raise

@@ -99,20 +99,18 @@ class SkillCatalog:
             root = self._root()
             warnings: list[str] = []
             folders: list[Path] = []
-            notebooks: list[str] = []
+            notebooks: list[tuple[str, tuple[int, int, int] | None]] = []
             tree: dict[str, list[os.DirEntry[str]]] = {}
             for served in self._folders():
                 tree.update(_listed_below(str(served)))
             for directory, entries in sorted(tree.items()):
                 if any(entry.name == SKILL_FILE for entry in entries):
                     folders.append(Path(directory))
-                notebooks.extend(
-                    os.path.relpath(entry.path, root).replace(os.sep, "/")
-                    for entry in entries
-                    if is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False)
-                )
+                for entry in entries:
+                    if is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False):
+                        notebooks.append((os.path.relpath(entry.path, root).replace(os.sep, "/"), _stamp_of(entry)))
             notebooks.extend(
-                os.path.relpath(file, root).replace(os.sep, "/")
+                (os.path.relpath(file, root).replace(os.sep, "/"), None)
                 for file in self._files()
                 if is_notebook_name(file.name)
             )
@@ -125,8 +123,8 @@ class SkillCatalog:
             self._folder_skills = (tuple(skills), tuple(warnings))
             self._skill_folders = tuple(folders)
             seen: dict[str, _NotebookSkills] = {}
-            for key in notebooks:
-                self._notebook_skills(root, key, seen)
+            for key, stamp in notebooks:
+                self._notebook_skills(root, key, seen, stamp)
             self._notebooks = seen
             live = {
                 f"{s.folder}/{f.path}" if s.folder else f.path for s in skills if s.folder is not None for f in s.files
@@ -303,11 +301,13 @@ class SkillCatalog:
         root: Path,
         key: str,
         seen: dict[str, _NotebookSkills],
+        stamp: tuple[int, int, int] | None = None,
     ) -> tuple[tuple[SkillSpec, ...], tuple[str, ...]]:
+        """The skills of the notebook at `key`, kept in `seen`; `stamp`: it is where the walk found it (no link)."""
         key = key.replace(os.sep, "/")
         try:
-            resolved = resolve_inside(root, key)
-            mtime, size, inode, _ = look_inside(root, resolved)
+            resolved = resolve_inside(root, key) if stamp is None else key
+            mtime, size, inode = look_inside(root, resolved)[:3] if stamp is None else stamp
         except FileRefusal:
             return (), ()  # the folder source says why it does not serve this notebook
         kept = self._notebooks.get(key)
@@ -334,6 +334,17 @@ class SkillCatalog:
         root = self._root()
         in_root = f"{skill.folder}/{path}" if skill.folder else path
         return read_inside(root, resolve_inside(root, in_root), limit=MAX_SKILL_BYTES).data
+
+
+def _stamp_of(entry: os.DirEntry[str]) -> tuple[int, int, int] | None:
+    """(mtime, size, inode) of a regular file the walk found, as `look_inside` gives them; None: look again."""
+    try:
+        if entry.is_symlink():
+            return None
+        looked = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return (looked.st_mtime_ns, looked.st_size, looked.st_ino)
 
 
 def _listed_below(top: str) -> dict[str, list[os.DirEntry[str]]]:
