@@ -22,6 +22,7 @@ notification of its own: a changed skill is a changed resource list
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -180,8 +181,6 @@ class SkillAnswers:
         try:
             return [EmbeddedResource(uri=uri, mime_type=mime or "text/plain", text=data.decode("utf-8"))]
         except UnicodeDecodeError:
-            import base64
-
             return [
                 EmbeddedResource(
                     uri=uri, mime_type=mime or "application/octet-stream", blob=base64.b64encode(data).decode()
