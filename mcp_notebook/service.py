@@ -21,6 +21,9 @@ What is the same in every host, because only this module does it:
   worker thread (`start_in_thread`);
 * **the start-up summary** (`sources/start_report.py`): how many prompts from
   how many notebooks, then each notebook's problem, said once.
+* **the skills** (`sources/skills.py`, unless `skills` is off): looked for
+  during the first scan, looked for again after a save, read by the protocol
+  server's `skills/list`, `skills/get` and `skill://` reads.
 """
 
 from __future__ import annotations
