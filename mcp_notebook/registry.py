@@ -115,6 +115,8 @@ class PromptRegistry:
         """Replace the served skills (every skill of the served folders, as one set) and their warnings."""
         ordered = tuple(sorted(skills, key=lambda skill: skill.uri))
         with self._lock:
+            if ordered == self._skills and tuple(warnings) == self._skill_warnings:
+                return  # a save that changed no skill: the prompts' snapshot is not built again for it
             self._skills = ordered
             self._skill_warnings = tuple(warnings)
             self._skills_digest = digest_of(ordered) if ordered else b""
