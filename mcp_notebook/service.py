@@ -130,7 +130,11 @@ class NotebookService:
 
             source = self.source
             self.skills = SkillCatalog(
-                self.registry, lambda: source.served_folders, lambda: source.root, lambda: source.served_files
+                self.registry,
+                lambda: source.served_folders,
+                lambda: source.root,
+                lambda: source.served_files,
+                index_folder=settings.index_folder,
             )
             source.skills = self.skills
         self._cache = cache

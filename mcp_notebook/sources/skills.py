@@ -20,6 +20,9 @@ is read again (a save announces a new manifest).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import logging
 import os
 import threading
@@ -79,11 +82,16 @@ class SkillCatalog:
         folders: Callable[[], tuple[Path, ...]],
         root: Callable[[], Path],
         files: Callable[[], tuple[Path, ...]] = tuple,
+        *,
+        index_folder: Path | None = None,
     ) -> None:
         self._registry = registry
         self._folders = folders
         self._root = root
         self._files = files  # notebooks served one by one (a kernel's own notebook)
+        # Which notebooks held no skill when last read, kept beside the notebook index so that a restart reads
+        # only the notebooks that changed (`_Clean`); None: no index.
+        self._clean = _Clean(index_folder, root) if index_folder is not None else None
         self._lock = threading.Lock()
         self._reads: dict[str, _Read] = {}  # digests kept while the file is unchanged (by its resolved path)
         self._notebooks: dict[str, _NotebookSkills] = {}  # every served notebook's skills, kept by its stamp
@@ -126,6 +134,8 @@ class SkillCatalog:
             for key, stamp in notebooks:
                 self._notebook_skills(root, key, seen, stamp)
             self._notebooks = seen
+            if self._clean is not None:
+                self._clean.keep({key: kept[0] for key, kept in seen.items() if not kept[1] and not kept[2]})
             live = {
                 f"{s.folder}/{f.path}" if s.folder else f.path for s in skills if s.folder is not None for f in s.files
             }
@@ -314,6 +324,9 @@ class SkillCatalog:
         if kept is not None and kept[0] == (mtime, size, inode):
             seen[key] = kept
             return kept[1], kept[2]
+        if self._clean is not None and self._clean.holds(key, (mtime, size, inode)):
+            seen[key] = ((mtime, size, inode), (), ())  # unchanged since it was read and held no skill
+            return (), ()
         try:
             data = read_inside(root, resolved, limit=MAX_NOTEBOOK_BYTES).data
         except FileRefusal:
@@ -334,6 +347,57 @@ class SkillCatalog:
         root = self._root()
         in_root = f"{skill.folder}/{path}" if skill.folder else path
         return read_inside(root, resolve_inside(root, in_root), limit=MAX_SKILL_BYTES).data
+
+
+class _Clean:
+    """The notebooks that held no skill when last read, by key and stamp, in a file beside the notebook index.
+
+    Written by this user only (0600, in the index's own folder), read only when it is theirs and no one
+    else may write it; a file that does not parse is as good as none. At worst a notebook is read again."""
+
+    def __init__(self, folder: Path, root: Callable[[], Path]) -> None:
+        self._folder = folder
+        self._root = root
+        self._known: dict[str, list[int]] | None = None
+
+    def _path(self) -> Path:
+        digest = hashlib.blake2b(str(self._root()).encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+        return self._folder / f"skill-free-notebooks-{digest}.json"
+
+    def _load(self) -> dict[str, list[int]]:
+        if self._known is None:
+            self._known = {}
+            try:
+                path = self._path()
+                looked = path.stat()
+                if looked.st_uid == os.getuid() and not looked.st_mode & 0o022:
+                    loaded = json.loads(path.read_text(encoding="utf-8"))
+                    if isinstance(loaded, dict) and all(isinstance(v, list) for v in loaded.values()):
+                        self._known = loaded
+            except (OSError, ValueError):
+                pass
+        return self._known
+
+    def holds(self, key: str, stamp: tuple[int, int, int]) -> bool:
+        return self._load().get(key) == list(stamp)
+
+    def keep(self, clean: dict[str, tuple[int, int, int]]) -> None:
+        known = {key: list(stamp) for key, stamp in clean.items()}
+        if known == self._load():
+            return
+        self._known = known
+        path = self._path()
+        partial = path.with_name(path.name + f".{os.getpid()}.tmp")
+        try:
+            self._folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                json.dump(known, file, separators=(",", ":"))
+            os.replace(partial, path)
+        except OSError:
+            log.debug("the list of notebooks without skills could not be written to %s", self._folder)
+            with contextlib.suppress(OSError):
+                partial.unlink()
 
 
 def _stamp_of(entry: os.DirEntry[str]) -> tuple[int, int, int] | None:
