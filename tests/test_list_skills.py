@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,13 @@ import pytest
 from mcp_notebook.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(autouse=True)
+def _unfrozen() -> Iterator[None]:
+    """A first scan in this process freezes what it built: let the collector have it back afterwards."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ clashes with a prompt) leave the server serving the rest, with a warning that sa
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import json
 import os
@@ -79,6 +80,13 @@ def service_of(folder: Path, **options: Any) -> NotebookService:
     service = NotebookService(ServiceSettings(paths=(str(folder),), cache=False, watch=False, **options))
     service.start(report=False)
     return service
+
+
+@pytest.fixture(autouse=True)
+def _unfrozen() -> Iterator[None]:
+    """A first scan in this process freezes what it built: let the collector have it back afterwards."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture
