@@ -367,6 +367,13 @@ OPTIONS: tuple[Option, ...] = (
         off="neither read nor write the notebook index",
     ),
     Option(
+        "skills",
+        Flag(),
+        True,
+        "serve skills too (the MCP Skills extension): folders with a SKILL.md, notebooks tagged as skills",
+        off="serve no skills (no skills/list, no skill:// resources)",
+    ),
+    Option(
         "cache_dir",
         Text(),
         None,

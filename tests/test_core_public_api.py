@@ -29,6 +29,8 @@ PUBLIC = {
         "ResourceInfo",
         "ResourceLink",
         "Role",
+        "SkillFile",
+        "SkillSpec",
         "TextContent",
     ],
     "mcp_notebook.exceptions": [

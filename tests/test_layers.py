@@ -100,7 +100,7 @@ PURE_BRIDGE_MAY_IMPORT = PURE_BRIDGE | {"mcp_notebook.models", "mcp_notebook.exc
 SDK = frozenset({"mcp", "mcp_types", "pydantic", "pydantic_core"})
 IPYTHON = frozenset({"IPython", "ipywidgets", "ipykernel", "traitlets"})
 LSP = frozenset({"pygls", "lsprotocol"})
-NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles"})
+NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles", "yaml"})  # yaml: SKILL.md frontmatter
 # The Jupyter Server extension alone imports the Jupyter server (its configuration is traitlets, as IPython's is).
 JUPYTER_SERVER = frozenset({"jupyter_server", "tornado"})
 # Modules (relative to mcp_notebook/) of the edges allowed to import the SDK: the protocol seam and these.

@@ -56,7 +56,7 @@ $MCP_NOTEBOOK_TOKEN. --token TOKEN works too, but every user of the machine can
 read it in the process list, so it prints a warning.
 """
 
-_SERVICE_OPTIONS = ("page_size", "name", "watch", "poll", "cache_dir", "cache")
+_SERVICE_OPTIONS = ("page_size", "name", "watch", "poll", "cache_dir", "cache", "skills")
 _HTTP_SERVING_OPTIONS = ("workers", "allowed_hosts", "stateless", *LIMITS)
 # Given only with --http: any of them without it is a mistake.
 _HTTP_ONLY = ("host", "port", "token", *_HTTP_SERVING_OPTIONS)

@@ -62,6 +62,15 @@ from .listing import LIST_PROMPTS, PromptPages
 from .paging import Paginator, fingerprint_of
 from .prepared import plain_result, prepared_json
 from .revisions import MODERN_REVISIONS, is_modern
+from .skills import (
+    DIRECTORY_READ,
+    SKILL_METHODS,
+    SKILLS_GET,
+    SKILLS_LIST,
+    GetSkillParams,
+    ReadDirectoryParams,
+    SkillAnswers,
+)
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -134,8 +143,10 @@ class Answers:
         max_argument_bytes: int = 1_000_000,
         render: RenderHook | None = None,
         complete: CompleteHook | None = None,
+        skills: SkillAnswers | None = None,
     ) -> None:
         self.registry = registry
+        self.skills = skills
         self.pages = pages
         self.paginator = paginator
         self.resources = resources
@@ -157,7 +168,7 @@ class Answers:
                 "resources/templates/list",
                 "resources/read",
             }
-        )
+        ) | (SKILL_METHODS if skills is not None else frozenset())
 
     # --- prompts ----------------------------------------------------------------------------------------------
 
@@ -270,6 +281,11 @@ class Answers:
         infos = await anyio.to_thread.run_sync(self._provider().list_resources)
         # A listing the provider fingerprinted once per change is paged as it is (prompts/list pages a snapshot).
         fingerprint = infos.fingerprint if isinstance(infos, ResourceListing) else fingerprint_of(infos := tuple(infos))
+        if self.skills is not None:  # the skills' files follow the folder's own resources
+            snapshot = self.registry.snapshot()
+            if snapshot.skills:
+                infos = (*infos, *self.skills.resource_infos(snapshot))
+                fingerprint = f"{fingerprint}+{snapshot.fingerprint}"
         page = self.paginator.page("resources", infos, fingerprint, cursor)
         return types.ListResourcesResult(
             resources=[to_mcp_resource(info, revision) for info in page.items], next_cursor=page.next_cursor
@@ -281,7 +297,10 @@ class Answers:
         return types.ListResourceTemplatesResult(resource_templates=[], next_cursor=page.next_cursor)
 
     async def read_resource(self, revision: str, uri: str) -> types.ReadResourceResult:
-        contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(self._provider().read_resource, uri)
+        read = (
+            self.skills.read if self.skills is not None and self.skills.serves(uri) else self._provider().read_resource
+        )
+        contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(read, uri)
         return types.ReadResourceResult(contents=[to_mcp_resource_contents(item, revision) for item in contents])
 
     # --- a whole stateless request ----------------------------------------------------------------------------
@@ -296,6 +315,8 @@ class Answers:
         an unknown prompt, anything our errors say (`errors.to_mcp_error`).
         """
         try:
+            if method in SKILL_METHODS and self.skills is not None:
+                return to_json(self._shape(method, revision, self.answer_skills(method, params, revision)))
             typed = self._checked(method, params, revision)
             if method == LIST_PROMPTS:
                 page = self.list_prompts(revision, typed.cursor)
@@ -320,6 +341,24 @@ class Answers:
             raise capped(error) from error.__cause__
         except Exception as exc:
             raise capped(to_mcp_error(exc, revision=revision, method=method)) from exc
+
+    def answer_skills(self, method: str, params: Mapping[str, Any] | BaseModel | None, revision: str) -> dict[str, Any]:
+        """A skills method's result (`skills.py`), before the SDK's shaping; params as sent or as parsed."""
+        if self.skills is None:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
+        models: dict[str, type[BaseModel]] = {SKILLS_LIST: types.PaginatedRequestParams, SKILLS_GET: GetSkillParams}
+        model = models.get(method, ReadDirectoryParams)
+        try:
+            typed: Any = params if isinstance(params, BaseModel) else model.model_validate(params or {}, by_name=False)
+        except ValidationError as problem:
+            raise invalid_params(method, problem) from None
+        if method == SKILLS_LIST:
+            return self.skills.list_skills(revision, typed.cursor)
+        if method == SKILLS_GET:
+            return self.skills.get_skill(revision, typed.uri)
+        if method == DIRECTORY_READ:
+            return self.skills.read_directory(revision, typed.uri, typed.cursor)
+        raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
 
     def _checked(self, method: str, params: Mapping[str, Any] | None, revision: str) -> Any:
         if method not in self.methods:

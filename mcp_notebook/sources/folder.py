@@ -45,7 +45,7 @@ from .loading import digest as file_digest
 from .offload import MIN_BYTES as MIN_OFFLOADED_BYTES
 from .offload import BuildProcess
 from .parallel import Built, SharedBuild, worker_count
-from .reloading import Reloader
+from .reloading import Refreshable, Reloader
 from .sandbox import FileRefusal, SandboxedFile, look_inside, resolve_inside
 from .stored import Body, Interned, StoredBody, restore
 from .test_cells import PromptTest
@@ -96,6 +96,7 @@ class NotebookFolderSource:
         self._states: Mapping[str, NotebookState] = MappingProxyType({})
         self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
         self._resources = FolderResources(self)
+        self._skills: Refreshable | None = None
 
     def _serve_at(self, resolved: tuple[Path, ...]) -> None:
         """Serve the paths given as they resolve now: `resolved` (the folders, the files, their common root)."""
@@ -104,6 +105,15 @@ class NotebookFolderSource:
     @property
     def _resolution(self) -> tuple[Path, ...]:
         return self._served.resolution
+
+    @property
+    def skills(self) -> Refreshable | None:
+        """The skills found in these folders (`skills.py`), looked for again after a save that may change one."""
+        return self._skills
+
+    @skills.setter
+    def skills(self, catalog: Refreshable | None) -> None:
+        self._skills = catalog
 
     @property
     def given_paths(self) -> tuple[Path, ...]:

@@ -62,7 +62,8 @@ def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, the
             f"0 prompts: {which} in {source.root} {has} cell tagged prompt:NAME. "
             f"Tag a cell prompt:NAME (the format: {FORMAT_GUIDE}){then}"
         )
-    return [head, *(f"warning: {warning}" for warning in snapshot.warnings)]
+    skills = [f"{_plural(len(snapshot.skills), 'skill')}: {', '.join(s.uri for s in snapshot.skills)}"]
+    return [head, *(skills if snapshot.skills else []), *(f"warning: {warning}" for warning in snapshot.warnings)]
 
 
 def claim_the_report(worker_dir: str | None) -> bool:

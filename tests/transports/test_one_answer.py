@@ -31,6 +31,8 @@ from mcp_notebook.models import (
     PromptArgument,
     PromptSpec,
     ResourceInfo,
+    SkillFile,
+    SkillSpec,
     TextContent,
 )
 from mcp_notebook.protocol.server import PromptServer, create_server
@@ -53,6 +55,10 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "resources/list": ("list_resources", {}),
     "resources/templates/list": ("list_resource_templates", {}),
     "resources/read": ("read_resource", {"uri": URI}),
+    # The Skills extension's methods: one owner, whatever the transport and revision.
+    "skills/list": ("answer_skills", {}),
+    "skills/get": ("answer_skills", {"uri": "skill://tidy/SKILL.md"}),
+    "resources/directory/read": ("answer_skills", {"uri": "skill://tidy"}),
 }
 # Methods of one era only: `server/discover` is 2026-07-28's, `ping` the handshake revisions'.
 MODERN_ONLY: dict[str, tuple[str, dict[str, Any]]] = {"server/discover": ("discover", {})}
@@ -62,6 +68,14 @@ LISTEN = {"notifications": {"promptsListChanged": True, "resourcesListChanged": 
 
 def _methods(revision: str) -> dict[str, tuple[str, dict[str, Any]]]:
     return {**METHODS, **(MODERN_ONLY if revision == MODERN else HANDSHAKE_ONLY)}
+SKILL_MD = b"---\nname: tidy\ndescription: Tidy a table.\n---\n\nTidy it.\n"
+SKILL = SkillSpec(
+    "tidy",
+    {"name": "tidy", "description": "Tidy a table."},
+    (SkillFile("SKILL.md", "sha256:" + "0" * 64, len(SKILL_MD), "text/markdown"),),
+    origin="tidy",
+    contents={"SKILL.md": SKILL_MD},
+)
 
 
 class OneResource:
@@ -105,9 +119,10 @@ def _server() -> tuple[PromptServer, list[tuple[str, str]]]:
         messages=(MessageTemplate("user", TextContent("Hello {{who}}")),),
     )
     registry.set_group("g.ipynb", [spec])
-    server = create_server(registry, resources=OneResource())
+    registry.set_skills([SKILL])
+    server = create_server(registry, resources=OneResource(), skills=lambda skill, path: SKILL_MD)
     calls: list[tuple[str, str]] = []
-    for name, _ in (METHODS | MODERN_ONLY | HANDSHAKE_ONLY).values():
+    for name in dict.fromkeys(owner for owner, _ in (METHODS | MODERN_ONLY | HANDSHAKE_ONLY).values()):
         _watch(server, name, calls)
     _watch(server, "listen", calls)
     return server, calls
@@ -208,6 +223,9 @@ async def test_each_method_is_answered_by_its_one_implementation(transport: str,
     assert replies["prompts/get"]["result"]["messages"][0]["content"]["text"] == "Hello Ada"
     assert replies["completion/complete"]["result"]["completion"]["values"] == ["Ada", "Alan"]
     assert replies["resources/read"]["result"]["contents"][0]["text"] == "the cell"
+    assert [entry["uri"] for entry in replies["skills/list"]["result"]["skills"]] == ["skill://tidy/SKILL.md"]
+    assert replies["skills/get"]["result"]["skill"]["frontmatter"]["name"] == "tidy"
+    assert [r["name"] for r in replies["resources/directory/read"]["result"]["resources"]] == ["SKILL.md"]
     owners = [owner for owner, _ in _methods(revision).values()]
     assert [name for name, _ in calls] == owners
     for name, answered_at in calls:
