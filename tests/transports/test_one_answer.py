@@ -68,6 +68,8 @@ LISTEN = {"notifications": {"promptsListChanged": True, "resourcesListChanged": 
 
 def _methods(revision: str) -> dict[str, tuple[str, dict[str, Any]]]:
     return {**METHODS, **(MODERN_ONLY if revision == MODERN else HANDSHAKE_ONLY)}
+
+
 SKILL_MD = b"---\nname: tidy\ndescription: Tidy a table.\n---\n\nTidy it.\n"
 SKILL = SkillSpec(
     "tidy",
