@@ -28,11 +28,10 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from mcp_notebook.client.pool import CatalogSnapshot, PromptCatalog, SnapshotListener
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError
 from mcp_notebook.models import CompletionResult, RenderedPrompt
-
-from .pool import CatalogSnapshot, PromptCatalog, SnapshotListener
 
 __all__ = [
     "CLIENT_ENV",

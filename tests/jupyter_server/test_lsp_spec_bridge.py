@@ -19,7 +19,7 @@ from lsp_bridge.jupyter_host import (
     with_completion_deadline,
     with_host_server,
 )
-from lsp_bridge.pool import CatalogSnapshot
+from mcp_notebook.client.pool import CatalogSnapshot
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError
 from mcp_notebook.jupyter import lsp_spec

@@ -1,4 +1,4 @@
-"""A pool of MCP clients whose prompt lists are cached for the editor.
+"""A pool of MCP clients whose prompt lists are kept in memory: the editor bridge's and JupyterLab's.
 
 One supervisor task per server connects it in the background, lists its
 prompts, refreshes them on `list_changed`, and reconnects with exponential
@@ -9,7 +9,7 @@ then. Every change publishes a new immutable `CatalogSnapshot` (with a
 ready-made `CommandIndex`), so editor requests are answered from memory. Every
 request to a server has a deadline.
 
-The LSP server only needs the `PromptCatalog` protocol; tests feed it fakes.
+The LSP server and the JupyterLab API only need the `PromptCatalog` protocol; tests feed it fakes.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Protocol, TypeVar
 
-from mcp_notebook.config import ServerConfig
-from mcp_notebook.exceptions import ServerConnectionError, ServerError
-from mcp_notebook.models import CompletionResult, PromptSpec, RenderedPrompt
-
+from ..config import ServerConfig
+from ..exceptions import ServerConnectionError, ServerError
+from ..models import CompletionResult, PromptSpec, RenderedPrompt
+from ..ranking import CommandEntry, CommandIndex, is_magic
 from .prompt_cache import PromptListCache
-from .ranking import CommandEntry, CommandIndex, is_magic
 
 __all__ = [
     "CatalogSnapshot",
@@ -136,7 +135,7 @@ def _describe_failure(error: Exception) -> str:
 
 def create_prompt_client(config: ServerConfig, *, request_timeout: float = 30.0) -> PromptClientLike:
     """The real client (imported lazily: the MCP SDK is slow to import)."""
-    from mcp_notebook.client import PromptClient
+    from .prompt_client import PromptClient
 
     return PromptClient(config, request_timeout=request_timeout, connect_timeout=request_timeout)
 
@@ -216,12 +215,12 @@ class ClientPool:
         transport_ready = self._transport_ready = asyncio.Event()
 
         def stdio_first() -> None:
-            import mcp_notebook.client.prompt_client  # noqa: F401  # what the factory needs, off the loop too
+            from . import prompt_client  # noqa: F401  # what the factory needs, off the loop too
 
             loop.call_soon_threadsafe(transport_ready.set)
 
         def run() -> None:
-            from mcp_notebook.client import import_sdk
+            from .connection import import_sdk
 
             import_sdk(stdio_first=stdio_first)
 
