@@ -14,6 +14,7 @@ PUBLIC = {
         "ClientPool",
         "PromptCatalog",
         "PromptClientLike",
+        "QuickCompletions",
         "ServerState",
         "ServerStatus",
         "create_prompt_client",
