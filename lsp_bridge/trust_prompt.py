@@ -23,7 +23,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from mcp_notebook.config import Loaded, ServerConfig
+from mcp_notebook.config import Loaded, ServerConfig, untrusted_servers
 from mcp_notebook.exceptions import ConfigError
 from mcp_notebook.trust import TrustStore, UntrustedConfig
 
@@ -78,10 +78,7 @@ class ProjectTrust:
         """Read the files anew, apply them, and ask about each untrusted one not asked about yet."""
         configs, untrusted, problems = await asyncio.to_thread(self._load)
         self.untrusted = untrusted
-        waiting = {
-            name: (what, str(file.path)) for file in untrusted for name, what in file.servers if name not in configs
-        }
-        self._apply(configs, waiting)
+        self._apply(configs, untrusted_servers(untrusted, configs))
         for file in untrusted:
             key = (file.path, file.digest)
             if key in self._asked and not ask_again:

@@ -52,6 +52,7 @@ __all__ = [
     "load_trusted",
     "project_config_paths",
     "read_config_bytes",
+    "untrusted_servers",
 ]
 
 CONFIG_ENV_VAR = "MCP_NOTEBOOK_CONFIG"
@@ -205,6 +206,13 @@ def load_trusted(explicit: Sequence[Path], *, root: Path | None, include_default
         on_untrusted=untrusted.append,
     )
     return configs, untrusted, problems
+
+
+def untrusted_servers(
+    untrusted: Sequence[UntrustedConfig], configs: Mapping[str, ServerConfig]
+) -> dict[str, tuple[str, str]]:
+    """name → (what it would start, its file) for each server of an untrusted file that no trusted file names."""
+    return {name: (what, str(file.path)) for file in untrusted for name, what in file.servers if name not in configs}
 
 
 def load_config_file(

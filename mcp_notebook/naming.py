@@ -17,6 +17,7 @@ __all__ = [
     "NAME_PATTERN",
     "closest_names",
     "command_server_names",
+    "fit_name",
     "is_valid_name",
     "kernel_server_name",
     "plan_renames",
@@ -62,6 +63,11 @@ def closest_names(unknown: Iterable[str], known: Iterable[str]) -> tuple[str, ..
 def is_valid_name(name: str) -> bool:
     """True when every client can show `name` as a slash command."""
     return bool(NAME_PATTERN.match(name))
+
+
+def fit_name(name: str) -> str:
+    """A valid name for what was typed: every run of other characters as '_', cut to 64 (`NAME_PATTERN`)."""
+    return _fit(name.strip())
 
 
 def _fit(name: str) -> str:

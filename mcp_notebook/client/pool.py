@@ -569,6 +569,15 @@ class QuickCompletions:
     async def complete(
         self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
     ) -> CompletionResult:
+        found = await self.complete_in_time(server, prompt, argument, value, context)
+        if found is None:
+            raise ServerConnectionError(server, f"no values within {self._deadline:g} s; they answer the next request")
+        return found
+
+    async def complete_in_time(
+        self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
+    ) -> CompletionResult | None:
+        """The values, or None when they did not come within the deadline (they answer the next request)."""
         key: _Key = (server, prompt, argument, value, tuple(sorted(context.items())))
         kept = self._kept.get(key)
         if kept is not None and self._clock() - kept[0] < _FRESH:
@@ -579,9 +588,7 @@ class QuickCompletions:
             self._pending[key] = task
             task.add_done_callback(lambda done: self._keep(key, done))
         done, _ = await asyncio.wait({task}, timeout=self._deadline)
-        if not done:
-            raise ServerConnectionError(server, f"no values within {self._deadline:g} s; they answer the next request")
-        return task.result()
+        return task.result() if done else None
 
     def _keep(self, key: _Key, task: asyncio.Task[CompletionResult]) -> None:
         self._pending.pop(key, None)
