@@ -86,6 +86,7 @@ class LabCatalog:
         self._kernels = KernelWatcher(self._set_kernels, directory=runtime_dir, taken=self._taken)
         self._refreshed = float("-inf")
         self._refreshing: asyncio.Task[None] | None = None
+        self._again = False
         self._changed = asyncio.Event()
         self._remove_listener = self.pool.add_listener(self._on_snapshot)
         self._extra_version = 0  # bumped by changes the pool does not see (the configuration's problems)
@@ -113,8 +114,10 @@ class LabCatalog:
     # -- refreshing ----------------------------------------------------------------------------------
 
     def refresh_soon(self, *, force: bool = False) -> bool:
-        """Read the configuration and the kernels again in the background, when older than `REFRESH_SECONDS`."""
+        """Read the configuration and the kernels again in the background, when older than `REFRESH_SECONDS`
+        (`force`: whatever their age; during a refresh, once more after it, since it may have read them already)."""
         if self.refreshing_files:
+            self._again = self._again or force
             return True
         if not force and time.monotonic() - self._refreshed < REFRESH_SECONDS:
             return False
@@ -128,6 +131,15 @@ class LabCatalog:
 
     async def _refresh(self) -> None:
         try:
+            self._again = True
+            while self._again:
+                self._again = False
+                await self._read()
+        finally:
+            self._bump()  # `refreshing` turned false: a waiting listing answers
+
+    async def _read(self) -> None:
+        try:
             configs, untrusted, problems = await asyncio.to_thread(self._load)
             self._apply(configs, untrusted_servers(untrusted, configs))
             shown = tuple(str(problem) for problem in problems)
@@ -137,8 +149,6 @@ class LabCatalog:
             await self._kernels.scan()
         except Exception:  # the next listing tries again; the last lists stay
             log.exception("reading the MCP configuration for JupyterLab failed")
-        finally:
-            self._bump()  # `refreshing` turned false: a waiting listing answers
 
     def _apply(self, configs: Mapping[str, ServerConfig], untrusted: Mapping[str, tuple[str, str]]) -> None:
         named = command_server_names(configs)
@@ -236,7 +246,7 @@ class LabCatalog:
         if status.state is ServerState.NOT_TRUSTED:
             detail = (
                 f"{status.source} {detail}; it starts nothing until you trust it: "
-                f"run `mcp-notebook trust {status.source}` (after reading it), then reload this page"
+                f"run `mcp-notebook trust {status.source}` (after reading it) and its servers start within seconds"
             )
         elif status.cached:
             detail = "the list kept from the server's last start, while it starts again"
