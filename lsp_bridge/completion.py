@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from mcp_notebook.client.pool import CatalogSnapshot, ServerState, ServerStatus
+from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState, ServerStatus
 from mcp_notebook.models import CompletionResult, PromptSpec
 from mcp_notebook.ranking import CommandEntry, is_magic
 

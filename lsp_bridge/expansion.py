@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from mcp_notebook.client.pool import CatalogSnapshot, ServerState
+from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import RenderedPrompt
 from mcp_notebook.ranking import CommandEntry

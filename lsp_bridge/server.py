@@ -24,7 +24,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument
 
-from mcp_notebook.client.pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
+from mcp_notebook.catalog.pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
 from mcp_notebook.version import __version__
 
 from .completion import (

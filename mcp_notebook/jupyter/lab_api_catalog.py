@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..client.kernels import KernelWatcher
-from ..client.pool import CatalogSnapshot, ClientPool, QuickCompletions, ServerState, ServerStatus
+from ..catalog.kernels import KernelWatcher
+from ..catalog.pool import CatalogSnapshot, ClientPool, QuickCompletions, ServerState, ServerStatus
 from ..config import Loaded, ServerConfig, load_trusted, untrusted_servers
 from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from ..naming import command_server_names

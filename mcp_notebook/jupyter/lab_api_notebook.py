@@ -17,23 +17,21 @@ from typing import Any
 
 from .host import NotebookHost
 
-__all__ = ["NotebookNotServed", "notebook_report"]
+__all__ = ["notebook_report"]
 
 _CELL = re.compile(r"\bcell (\d+)\b")
 
 
-class NotebookNotServed(ValueError):
-    """The path names no notebook this server could serve (the message says why and what to do)."""
-
-
 def notebook_report(host: NotebookHost, server_root: Path, contents_path: str, served_as: str) -> dict[str, Any]:
-    """The `GET notebook` answer for `contents_path` (a path as the contents API has it, relative to `server_root`)."""
+    """The `GET notebook` answer for `contents_path` (a path as the contents API has it, relative to `server_root`).
+
+    LookupError says why the path names no notebook to report on."""
     relative = PurePosixPath(contents_path.replace("\\", "/").strip("/"))
     if not relative.parts or ".." in relative.parts or relative.suffix != ".ipynb":
-        raise NotebookNotServed(f"{contents_path!r} is not the path of a notebook (.ipynb) under the server's root")
+        raise LookupError(f"{contents_path!r} is not the path of a notebook (.ipynb) under the server's root")
     path = Path(os.path.abspath(server_root / relative))
     if not path.is_file():
-        raise NotebookNotServed(f"no notebook at {contents_path!r}: save it first")
+        raise LookupError(f"no notebook at {contents_path!r}: save it first")
     source = host.service.source
     if not source.accepts(path):
         return _report(contents_path, None, [], [_outside(source.root, server_root)])

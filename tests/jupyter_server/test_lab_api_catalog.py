@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_notebook.client.pool import ClientPool
+from mcp_notebook.catalog.pool import ClientPool
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.discovery import write_connection_file
 from mcp_notebook.exceptions import ServerConnectionError

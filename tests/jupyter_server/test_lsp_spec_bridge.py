@@ -18,7 +18,7 @@ from lsp_bridge.jupyter_host import (
     with_completion_deadline,
     with_host_server,
 )
-from mcp_notebook.client.pool import CatalogSnapshot, QuickCompletions
+from mcp_notebook.catalog.pool import CatalogSnapshot, QuickCompletions
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError
 from mcp_notebook.jupyter import lsp_spec

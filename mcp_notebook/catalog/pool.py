@@ -136,7 +136,7 @@ def _describe_failure(error: Exception) -> str:
 
 def create_prompt_client(config: ServerConfig, *, request_timeout: float = 30.0) -> PromptClientLike:
     """The real client (imported lazily: the MCP SDK is slow to import)."""
-    from .prompt_client import PromptClient
+    from ..client.prompt_client import PromptClient
 
     return PromptClient(config, request_timeout=request_timeout, connect_timeout=request_timeout)
 
@@ -216,12 +216,12 @@ class ClientPool:
         transport_ready = self._transport_ready = asyncio.Event()
 
         def stdio_first() -> None:
-            from . import prompt_client  # noqa: F401  # what the factory needs, off the loop too
+            from ..client import prompt_client  # noqa: F401  # what the factory needs, off the loop too
 
             loop.call_soon_threadsafe(transport_ready.set)
 
         def run() -> None:
-            from .connection import import_sdk
+            from ..client.connection import import_sdk
 
             import_sdk(stdio_first=stdio_first)
 
