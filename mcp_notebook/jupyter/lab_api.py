@@ -236,23 +236,21 @@ class LabState:
         self.host_problem = host_problem
         self.server_root = server_root
         self.catalog: LabCatalog | None = None
-        self._listings: dict[tuple[int, bool], bytes] = {}
+        self._listings: dict[tuple[int, bool, bool], bytes] = {}
 
     async def listing(self, catalog: LabCatalog, magics: bool) -> bytes:
-        """The listing's JSON for the current version, written once per version (off the loop when large)."""
-        key = (catalog.version, magics)
+        """The listing's JSON as it is now, written once per change (in a worker thread when it is large)."""
+        key = (catalog.version, magics, catalog.refreshing)
         found = self._listings.get(key)
         if found is not None:
             return found
-        listing = catalog.listing(magics=magics)
-        size = sum(len(server["prompts"]) for server in listing["servers"])
-        data = await asyncio.to_thread(_dumps, listing) if size > _LARGE_LISTING else _dumps(listing)
+
+        def write() -> bytes:
+            return json.dumps(catalog.listing(magics=magics), separators=(",", ":")).encode()
+
+        data = await asyncio.to_thread(write) if catalog.prompt_count() > _LARGE_LISTING else write()
         self._listings = {key: data, **{k: v for k, v in self._listings.items() if k[0] == key[0]}}
         return data
-
-
-def _dumps(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":")).encode()
 
 
 def lab_api_handlers(lab: LabState) -> list[tuple[str, type[_LabHandler], dict[str, Any]]]:

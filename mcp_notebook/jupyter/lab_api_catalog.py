@@ -136,7 +136,7 @@ class LabCatalog:
                 self._again = False
                 await self._read()
         finally:
-            self._bump()  # `refreshing` turned false: a waiting listing answers
+            self._changed.set()  # `refreshing` turned false: the first listing stops waiting
 
     async def _read(self) -> None:
         try:
@@ -180,8 +180,8 @@ class LabCatalog:
         return {name for name, kind in self._kinds.items() if kind != "kernel"}
 
     def _set_kernels(self, kernels: Mapping[str, ServerConfig]) -> None:
-        self._kinds = {name: kind for name, kind in self._kinds.items() if kind != "kernel"}
-        self._kinds |= {name: "kernel" for name in kernels if name not in self._kinds}
+        others = {name: kind for name, kind in self._kinds.items() if kind != "kernel"}
+        self._kinds = others | {name: "kernel" for name in kernels if name not in others}  # one swap: read off-loop
         self._remember(kernels)
         self.pool.set_servers(kernels, group="kernels")
 
@@ -231,10 +231,9 @@ class LabCatalog:
             servers.append(_entry(HOST_NAME, "notebooks", "failed", self._host_problem, ()))
         order = {"notebooks": 0, "config": 1, "kernel": 2}
         servers.sort(key=lambda entry: (order.get(entry["kind"], 3), entry["name"].lower()))
-        connecting = any(status.state is ServerState.CONNECTING for status in snapshot.servers.values())
         return {
             "servers": servers,
-            "refreshing": self.refreshing_files or connecting,
+            "refreshing": self._refreshing_in(snapshot),
             "version": self.version,
             "problems": list(self._problems),
         }
@@ -257,6 +256,19 @@ class LabCatalog:
     def host_name(self) -> str:
         """What this server's own notebooks are called (`jupyter`, unless a configured server has that name)."""
         return self._host_name
+
+    @property
+    def refreshing(self) -> bool:
+        """Whether the configuration is being read, or a server is still connecting."""
+        return self._refreshing_in(self.pool.snapshot())
+
+    def _refreshing_in(self, snapshot: CatalogSnapshot) -> bool:
+        connecting = any(status.state is ServerState.CONNECTING for status in snapshot.servers.values())
+        return self.refreshing_files or connecting
+
+    def prompt_count(self) -> int:
+        """How many prompts the servers have, magics too (what writing a listing costs)."""
+        return sum(len(status.prompts) for status in self.pool.snapshot().servers.values())
 
     def kind_of(self, server: str) -> str | None:
         return self._kinds.get(server)
