@@ -61,6 +61,8 @@ PUBLIC = {
     "mcp_notebook.naming": [
         "NAME_PATTERN",
         "closest_names",
+        "command_server_names",
+        "fit_name",
         "is_valid_name",
         "kernel_server_name",
         "plan_renames",
@@ -73,13 +75,16 @@ PUBLIC = {
     "mcp_notebook.client": ["InputHandler", "InputRequest", "PromptClient", "import_sdk"],
     "mcp_notebook.config": [
         "CONFIG_ENV_VAR",
+        "Loaded",
         "ServerConfig",
         "default_config_paths",
         "describe_project_file",
         "load_config_file",
         "load_server_configs",
+        "load_trusted",
         "project_config_paths",
         "read_config_bytes",
+        "untrusted_servers",
     ],
     "mcp_notebook.runtime": ["BackgroundRuntime", "get_runtime", "run_in_caller"],
     "mcp_notebook.api": [

@@ -144,6 +144,10 @@ class NotebookFolderSource:
         """The served notebooks, by key (path relative to the root)."""
         return MappingProxyType({key: state.path for key, state in self._states.items()})
 
+    def state(self, key: str) -> NotebookState | None:
+        """Notebook `key` as last loaded (its prompts, warnings and published cells), or None when not served."""
+        return self._states.get(key)
+
     @property
     def errors(self) -> Mapping[str, str]:
         """Why each notebook that currently fails to load fails, by key."""
@@ -478,6 +482,17 @@ class NotebookFolderSource:
             gone -= set(found) | set(rescanned)
             changes = {**found, **below_only}
             return self._apply(changes, gone, rescanned=below_only, unless_moved=in_turn, offload=in_turn)
+
+    def catch_up(self, path: Path) -> str | None:
+        """Reload the notebook at `path` now, unless it is still the very file last loaded (a save the watch
+        has not got to yet is seen at once); its key, or None when this source does not serve it."""
+        key = self._key(path)
+        if key is None:
+            return None
+        state = self._states.get(key)
+        if state is None or not self._unchanged(state, path):
+            self.reload([path])
+        return key
 
     def accepts(self, path: Path) -> bool:
         """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""
