@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.client.skills import find_skill, parse_frontmatter, skill_from_entry, verify_content
+from mcp_notebook.client.skill_wire import parse_frontmatter, skill_from_entry, verify_content
+from mcp_notebook.client.skills import find_skill
 from mcp_notebook.exceptions import UnknownSkillError
 
 SKILL_MD = b"---\nname: refunds\ndescription: Refund requests\nmetadata:\n  version: '2'\n---\n\n# Refunds\n"

@@ -20,8 +20,9 @@ By role:
 * `transport_choice`: which SDK transport a configuration entry asks for
   (stdio or Streamable HTTP, headers, the server's stderr);
 * `elicitation`: `InputRequest`, a server asking the user for input;
-* `skills`: the Skills extension (SEP-2640): `Skill` entries and their
-  files, read and checked against the digests the server listed.
+* `skills`, `skill_wire`, `skill_requests`: the Skills extension (SEP-2640):
+  `Skill` entries and their files, read and checked against the digests the
+  server listed (the model; the wire and the checks; the requests).
 
 The SDK and anyio are imported when a connection opens, so importing this
 package stays cheap (the IPython extension and the LSP bridge start without
