@@ -27,12 +27,16 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError
 from mcp_notebook.models import CompletionResult, RenderedPrompt
 
 from .pool import CatalogSnapshot, PromptCatalog, SnapshotListener
+
+if TYPE_CHECKING:
+    from mcp_notebook.client.skills import Skill, SkillContent
 
 __all__ = [
     "CLIENT_ENV",
@@ -143,6 +147,9 @@ class QuickCompletions:
 
     async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt:
         return await self._catalog.get_prompt(server, prompt, arguments)
+
+    async def read_skill(self, server: str, skill: Skill) -> SkillContent:
+        return await self._catalog.read_skill(server, skill)
 
     async def complete(
         self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
