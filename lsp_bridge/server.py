@@ -630,7 +630,8 @@ def _describe(status: ServerStatus) -> str:
     if status.state is ServerState.READY and status.cached:
         return f"{status.name} starting ({len(status.prompts)} prompts stored at its last start)"
     if status.state is ServerState.READY:
-        return f"{status.name} ready ({len(status.prompts)} prompts)"
+        skills = f", {len(status.skills)} skills" if status.skills else ""
+        return f"{status.name} ready ({len(status.prompts)} prompts{skills})"
     if status.state in (ServerState.DOWN, ServerState.NOT_TRUSTED) and status.error:
         reason = status.error if len(status.error) <= 200 else status.error[:199] + "…"
         return f"{status.name} {status.state.value} ({reason})"

@@ -53,9 +53,11 @@ PUBLIC = {
         "ResourceError",
         "ServerConnectionError",
         "ServerError",
+        "SkillsNotOfferedError",
         "UnknownArgumentsError",
         "UnknownMagicError",
         "UnknownPromptError",
+        "UnknownSkillError",
         "VariableArgumentError",
     ],
     "mcp_notebook.naming": [
@@ -72,7 +74,15 @@ PUBLIC = {
     ],
     "mcp_notebook.registry": ["PromptRegistry", "RegistrySnapshot", "digest_of"],
     "mcp_notebook.resources": ["ResourceListing", "ResourceProvider"],
-    "mcp_notebook.client": ["InputHandler", "InputRequest", "PromptClient", "import_sdk"],
+    "mcp_notebook.client": [
+        "InputHandler",
+        "InputRequest",
+        "PromptClient",
+        "Skill",
+        "SkillContent",
+        "SkillFile",
+        "import_sdk",
+    ],
     "mcp_notebook.config": [
         "CONFIG_ENV_VAR",
         "Loaded",

@@ -39,6 +39,8 @@ __all__ = [
     "prompts_parser",
     "serve_parser",
     "servers_parser",
+    "skill_parser",
+    "skills_parser",
     "stop_parser",
     "trust_parser",
     "unpublish_parser",
@@ -198,6 +200,42 @@ def prompts_parser() -> SubcommandParser:
     )
     p.add_argument("servers", nargs="*", metavar="SERVER", help="server names")
     p.add_argument("--refresh", action="store_true", help="ask the servers again instead of using the cache")
+    return p
+
+
+def skills_parser() -> SubcommandParser:
+    p = SubcommandParser(
+        "skills",
+        [
+            "List the skills of MCP servers (the Skills extension, io.modelcontextprotocol/skills): each skill's "
+            "name, description and files. Without SERVER, every connected server; a server that offers no skills "
+            "is named, with the reason. The result's .skills holds them.",
+        ],
+        ["%mcp skills", "%mcp skills docs", "table = %mcp skills docs"],
+    )
+    p.add_argument("servers", nargs="*", metavar="SERVER", help="server names (default: the connected ones)")
+    return p
+
+
+def skill_parser() -> SubcommandParser:
+    p = SubcommandParser(
+        "skill",
+        [
+            "Show a skill: its SKILL.md instructions rendered as Markdown, with its origin, its frontmatter and "
+            "its files, each with the line that opens it. With PATH, show that file of the skill instead.",
+            "Address skills as SERVER:SKILL (a name, or a path such as acme/billing/refunds when names clash), or "
+            "by bare name when only one server has it. Every file is checked against the SHA-256 digest and size "
+            "the server listed for it. The result is a SkillView (.text, .body, .data, .skill).",
+        ],
+        [
+            "%mcp skill docs:pdf-processing",
+            "%mcp skill docs:pdf-processing references/FORMS.md",
+            "howto = %mcp skill pdf-processing",
+            "howto.body",
+        ],
+    )
+    p.add_argument("reference", metavar="SERVER:SKILL", help="the skill")
+    p.add_argument("path", nargs="?", default="SKILL.md", metavar="PATH", help="a file of the skill (default SKILL.md)")
     return p
 
 

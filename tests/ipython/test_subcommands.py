@@ -34,6 +34,8 @@ EVERY_SUBCOMMAND = (
     "prompts",
     "get",
     "complete",
+    "skills",
+    "skill",
     "help",
     "trust",
     "serve",
