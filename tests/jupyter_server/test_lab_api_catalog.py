@@ -27,6 +27,8 @@ SECRET = "tok-123456789"
 class _Client:
     """A server with fixed prompts; `broken` ones fail to start, saying their command line and a header."""
 
+    offers_skills = False  # it declares no Skills extension
+
     def __init__(self, config: ServerConfig, prompts: Mapping[str, tuple[PromptSpec, ...]]) -> None:
         self.config = config
         self.prompts = prompts.get(config.name)
