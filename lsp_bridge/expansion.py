@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from lsprotocol import types
 
 from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState
 from mcp_notebook.catalog.skill_commands import to_skill_text
-from mcp_notebook.client.skills import SkillContent
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import RenderedPrompt
 from mcp_notebook.ranking import CommandEntry
@@ -25,6 +24,8 @@ from .render import to_editor_text
 from .slashline import SlashCommand, find_commands
 
 if TYPE_CHECKING:
+    from mcp_notebook.client.skills import SkillContent
+
     from .server import BridgeServer
 
 __all__ = ["RENDER_COMMAND", "RenderOutcome", "prepare_line_edit", "render_line"]
@@ -112,9 +113,8 @@ async def prepare_line_edit(server: BridgeServer, uri: str, number: int) -> Rend
             raise result
         if isinstance(result, RenderedPrompt):
             texts.append(to_editor_text(result, images=server.settings.images))
-        else:
-            assert isinstance(result, SkillContent)
-            texts.append(to_skill_text(result))
+        else:  # a skill's SKILL.md, read and checked
+            texts.append(to_skill_text(cast("SkillContent", result)))
     current = server.open_document(uri)
     if current is None or current.version != version or server.line_at(server.lines_of(current), number) != line:
         return RenderOutcome(False, error="The line changed while the prompt was rendering; nothing was replaced")
