@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import ServerConfig, load_server_configs
 from ..exceptions import (
@@ -45,6 +45,8 @@ __all__ = [
     "on_input_required",
     "why_no_skills",
 ]
+
+_T = TypeVar("_T")
 
 
 async def ask_on_caller_thread(request: InputRequest) -> Mapping[str, Any] | None:
@@ -236,16 +238,22 @@ class ServerPool:
 
     def listings(self, names: Sequence[str]) -> dict[str, tuple[PromptSpec, ...] | MCPNotebookError]:
         """The prompts of several servers, fetched concurrently; a server's failure is its entry."""
+        return self._from_each(names, lambda client: client.list_prompts())
+
+    def _from_each(
+        self, names: Sequence[str], ask: Callable[[PromptClient], Awaitable[_T]]
+    ) -> dict[str, _T | MCPNotebookError]:
+        """`ask` of each named server's client, concurrently, in the order named; a server's failure is its entry."""
         connections = {name: self.connection(name) for name in names}
 
-        async def fetch_all() -> dict[str, tuple[PromptSpec, ...] | MCPNotebookError]:
+        async def fetch_all() -> dict[str, _T | MCPNotebookError]:
             import anyio
 
-            results: dict[str, tuple[PromptSpec, ...] | MCPNotebookError] = {}
+            results: dict[str, _T | MCPNotebookError] = {}
 
             async def fetch(name: str, client: PromptClient) -> None:
                 try:
-                    results[name] = await client.list_prompts()
+                    results[name] = await ask(client)
                 except MCPNotebookError as error:
                     results[name] = error
 
@@ -307,25 +315,7 @@ class ServerPool:
 
     def skill_listings(self, names: Sequence[str]) -> dict[str, tuple[Skill, ...] | MCPNotebookError]:
         """The skills of several servers, fetched concurrently; a server's failure (or having none) is its entry."""
-        connections = {name: self.connection(name) for name in names}
-
-        async def fetch_all() -> dict[str, tuple[Skill, ...] | MCPNotebookError]:
-            import anyio
-
-            results: dict[str, tuple[Skill, ...] | MCPNotebookError] = {}
-
-            async def fetch(name: str, client: PromptClient) -> None:
-                try:
-                    results[name] = await client.list_skills()
-                except MCPNotebookError as error:
-                    results[name] = error
-
-            async with anyio.create_task_group() as tasks:
-                for name, connection in connections.items():
-                    tasks.start_soon(fetch, name, connection.client)
-            return {name: results[name] for name in names}
-
-        return self.runtime.call(fetch_all)
+        return self._from_each(names, lambda client: client.list_skills())
 
     def resolve_skill(self, reference: str) -> tuple[Connection, Skill]:
         """Find `server:skill` (a name, a path such as `acme/billing/refunds`, or a `SKILL.md` URI), or a bare
