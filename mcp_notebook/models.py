@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, overload
+from urllib.parse import unquote, urlsplit
 
 __all__ = [
     "Annotations",
@@ -30,8 +31,8 @@ __all__ = [
     "ResourceInfo",
     "ResourceLink",
     "Role",
+    "Skill",
     "SkillFile",
-    "SkillSpec",
     "TextContent",
 ]
 
@@ -290,35 +291,54 @@ class ResourceInfo:
 
 
 SKILL_FILE = "SKILL.md"
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+"""The Skills extension's identifier, declared under `capabilities.extensions` by servers that serve skills."""
 
 
 @dataclass(frozen=True, slots=True)
 class SkillFile:
-    """One file of a skill as served: its path in the skill (posix), the SHA-256 of its bytes, its size."""
+    """One file of a skill, as its entry lists it: its path in the skill's folder (posix), the digest and size its
+    bytes have (`sha256:` and 64 lowercase hex digits), and the URI its server listed it at (None: the skill's
+    folder and `path`, as this server serves it)."""
 
     path: str
-    digest: str  # "sha256:<64 lowercase hex>"
+    digest: str
     size: int
     mime_type: str | None = None
+    uri: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class SkillSpec:
-    """A skill (the Skills extension): a `SKILL.md` with frontmatter and the files beside it.
+class Skill:
+    """A skill (the Skills extension): the URI of its `SKILL.md`, its frontmatter and its files, `SKILL.md` first.
 
-    `path` is the skill's path in the `skill://` namespace (its last segment
-    is the skill's name); `files` lists every file, `SKILL.md` first.
-    A skill read from a folder has `folder` (where it is, relative to the
-    served folder, symlinks resolved); a skill made from a notebook has its
-    files' bytes in `contents` instead.
+    Served and read alike. A client's skill names the `server` it came from
+    (the same URI on two servers is two skills) and has `files` None when the
+    server publishes no manifest ("dynamic"). A served skill says where it
+    comes from (`origin`, which warnings name): a skill read from a folder has
+    `folder` (relative to the served folder, symlinks resolved), one made from
+    a notebook its files' bytes in `contents`.
     """
 
-    path: str
+    uri: str
     frontmatter: Mapping[str, Any]
-    files: tuple[SkillFile, ...]
-    origin: str  # what clients and warnings name: the folder or the notebook (and section) it comes from
+    files: tuple[SkillFile, ...] | None
+    server: str = ""
+    origin: str = ""
     folder: str | None = None
     contents: Mapping[str, bytes] | None = field(default=None, compare=False, repr=False)
+    meta: Mapping[str, Any] | None = field(default=None, compare=False)
+    path: str = field(init=False, compare=False, repr=False)
+    """The skill's path in its server's namespace (the last segment is its name): `acme/billing/refunds`."""
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.base)
+        object.__setattr__(self, "path", unquote(f"{parts.netloc}{parts.path}").strip("/"))
+
+    @staticmethod
+    def uri_at(path: str) -> str:
+        """The `SKILL.md` URI of the skill served at `path`."""
+        return f"skill://{path}/{SKILL_FILE}"
 
     @property
     def name(self) -> str:
@@ -329,6 +349,29 @@ class SkillSpec:
         return str(self.frontmatter.get("description", ""))
 
     @property
-    def uri(self) -> str:
-        """The URI of its `SKILL.md`, which names the skill."""
-        return f"skill://{self.path}/{SKILL_FILE}"
+    def dynamic(self) -> bool:
+        """Whether the server publishes no manifest (its files cannot be verified)."""
+        return self.files is None
+
+    @property
+    def base(self) -> str:
+        """The URI of the skill's folder (its `SKILL.md` URI without `/SKILL.md`): relative paths resolve here."""
+        return self.uri[: -len(SKILL_FILE) - 1]
+
+    @property
+    def reference(self) -> str:
+        """How `%mcp skill` names it: `SERVER:NAME`."""
+        return f"{self.server}:{self.name}"
+
+    @property
+    def size(self) -> int | None:
+        return None if self.files is None else sum(f.size for f in self.files)
+
+    def file(self, path: str) -> SkillFile | None:
+        """The listed file at `path` (relative to the skill's folder, normalised), or None."""
+        return next((each for each in self.files or () if each.path == path), None)
+
+    def uri_of(self, path: str) -> str:
+        """The resource URI of `path` inside the skill's folder (a listed file's own URI when there is one)."""
+        listed = self.file(path)
+        return (listed.uri if listed is not None else None) or f"{self.base}/{path}"

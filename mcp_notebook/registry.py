@@ -22,7 +22,7 @@ from itertools import chain
 from operator import attrgetter
 from types import MappingProxyType
 
-from .models import PromptSpec, SkillSpec
+from .models import PromptSpec, Skill
 from .naming import plan_renames
 
 __all__ = ["PromptRegistry", "RegistrySnapshot", "digest_of"]
@@ -42,8 +42,8 @@ class RegistrySnapshot:
     warnings: tuple[str, ...] = ()
     by_name: Mapping[str, PromptSpec] = field(default_factory=lambda: MappingProxyType({}))
     fingerprint: str = ""
-    skills: tuple[SkillSpec, ...] = ()  # in `skill://` URI order
-    skills_by_uri: Mapping[str, SkillSpec] = field(default_factory=lambda: MappingProxyType({}))
+    skills: tuple[Skill, ...] = ()  # in `skill://` URI order
+    skills_by_uri: Mapping[str, Skill] = field(default_factory=lambda: MappingProxyType({}))
 
     def get(self, name: str) -> PromptSpec | None:
         return self.by_name.get(name)
@@ -91,7 +91,7 @@ class PromptRegistry:
         self._served: dict[str, tuple[PromptSpec, ...]] = {}  # each group as last published (clashes renamed)
         self._by_name: dict[str, PromptSpec] = {}  # the last snapshot's prompts by name, copied on change
         self._listeners: list[Listener] = []
-        self._skills: tuple[SkillSpec, ...] = ()
+        self._skills: tuple[Skill, ...] = ()
         self._skill_warnings: tuple[str, ...] = ()
         self._skills_digest = b""
         self._snapshot = RegistrySnapshot(version=0, prompts=(), fingerprint=_fingerprint({}))
@@ -111,7 +111,7 @@ class PromptRegistry:
     def remove_group(self, key: str) -> None:
         self.update({key: None})
 
-    def set_skills(self, skills: Sequence[SkillSpec], warnings: Sequence[str] = ()) -> None:
+    def set_skills(self, skills: Sequence[Skill], warnings: Sequence[str] = ()) -> None:
         """Replace the served skills (every skill of the served folders, as one set) and their warnings."""
         ordered = tuple(sorted(skills, key=lambda skill: skill.uri))
         with self._lock:

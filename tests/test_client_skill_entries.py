@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import pytest
 
-from mcp_notebook.client.skill_wire import parse_frontmatter, skill_from_entry, verify_content
+from mcp_notebook.client.skill_wire import skill_from_entry, verify_content
 from mcp_notebook.client.skills import find_skill
 from mcp_notebook.exceptions import UnknownSkillError
+from mcp_notebook.sources.skill_format import SkillFormatError, parse_skill_md
 
 SKILL_MD = b"---\nname: refunds\ndescription: Refund requests\nmetadata:\n  version: '2'\n---\n\n# Refunds\n"
 
@@ -77,9 +79,33 @@ def test_content_must_match_the_size_the_digest_and_the_frontmatter_of_the_entry
 
 def test_frontmatter_is_read_as_json_values() -> None:
     text = "---\nname: a\ndescription: b\ncreated: 2026-01-02\n---\nbody"
-    assert parse_frontmatter(text) == {"name": "a", "description": "b", "created": "2026-01-02"}
-    with pytest.raises(ValueError, match="does not begin with a --- frontmatter block"):
-        parse_frontmatter("# no frontmatter")
+    assert parse_skill_md(text) == {"name": "a", "description": "b", "created": "2026-01-02"}
+
+
+BOMB = "---\nname: refunds\ndescription: d\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+    for i in range(20)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("# Refunds\n", "SKILL.md does not begin with YAML frontmatter"),
+        ("---\nname: [refunds\n---\n", "its frontmatter is not valid YAML"),
+        (BOMB + "---\n", "far larger than its text (YAML aliases repeat them)"),
+        ("---\nname: refunds\ndescription: d\nn: " + "9" * 5000 + "\n---\n", "a value too large to read"),
+        ("---\nname: refunds\ndescription: d\n1: x\n---\n", "JSON cannot carry (keys must be text)"),
+    ],
+)
+def test_a_skill_md_the_server_refuses_is_refused_by_the_client_in_the_same_words(text: str, says: str) -> None:
+    # One parser on both sides: what a server warns about is what a client says when it reads such a SKILL.md.
+    with pytest.raises(SkillFormatError, match=re.escape(says)) as refused:
+        parse_skill_md(text)
+    dynamic = skill_from_entry(entry(resources="dynamic"), "billing")
+    assert (
+        verify_content(dynamic, "SKILL.md", None, text.encode()) == f"its frontmatter cannot be read: {refused.value}"
+    )
 
 
 def test_names_are_found_by_path_and_shared_names_must_be_told_apart() -> None:

@@ -29,8 +29,8 @@ PUBLIC = {
         "ResourceInfo",
         "ResourceLink",
         "Role",
+        "Skill",
         "SkillFile",
-        "SkillSpec",
         "TextContent",
     ],
     "mcp_notebook.exceptions": [

@@ -251,7 +251,7 @@ class ConnectionOwner:
             from mcp.client import advertise
             from mcp_types import Implementation
 
-            from .skills import SKILLS_EXTENSION
+            from ..models import SKILLS_EXTENSION
 
             client = Client(
                 _opened(streams),

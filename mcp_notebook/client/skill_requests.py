@@ -57,7 +57,7 @@ class SkillRequests:
         client = self._live_client()
         if client is None:
             return None
-        from .skills import SKILLS_EXTENSION
+        from ..models import SKILLS_EXTENSION
 
         return SKILLS_EXTENSION in (client.server_capabilities.extensions or {})
 

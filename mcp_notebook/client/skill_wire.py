@@ -10,15 +10,14 @@ frontmatter its entry promised.
 from __future__ import annotations
 
 import base64
-import datetime
 import functools
-import hashlib
 import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
-from .skills import SKILL_FILE, Skill, SkillFile, normalized_path, split_frontmatter
+from ..sources.skill_format import SkillFormatError, digest_of_bytes, parse_skill_md
+from .skills import SKILL_FILE, Skill, SkillFile, normalized_path
 
 if TYPE_CHECKING:
     import mcp_types
@@ -29,7 +28,6 @@ __all__ = [
     "get_result_type",
     "list_request",
     "list_result_type",
-    "parse_frontmatter",
     "skill_from_entry",
     "verify_content",
 ]
@@ -179,7 +177,7 @@ def verify_content(skill: Skill, path: str, listed: SkillFile | None, data: byte
     if listed is not None:
         if len(data) != listed.size:
             return f"it is {len(data)} bytes; the skill's entry says {listed.size}"
-        if f"sha256:{hashlib.sha256(data).hexdigest()}" != listed.digest:
+        if digest_of_bytes(data) != listed.digest:
             return "its SHA-256 digest is not the one the skill's entry lists"
     if path == SKILL_FILE:
         return _frontmatter_mismatch(skill, data)
@@ -188,41 +186,10 @@ def verify_content(skill: Skill, path: str, listed: SkillFile | None, data: byte
 
 def _frontmatter_mismatch(skill: Skill, data: bytes) -> str | None:
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return f"its {SKILL_FILE} is not UTF-8 text"
-    try:
-        parsed = parse_frontmatter(text)
-    except ValueError as error:
+        parsed = parse_skill_md(data)
+    except SkillFormatError as error:
         return f"its frontmatter cannot be read: {error}"
     if parsed != dict(skill.frontmatter):
         differing = sorted(k for k in {*parsed, *skill.frontmatter} if parsed.get(k) != skill.frontmatter.get(k))
         return f"its frontmatter differs from the skill's entry in {', '.join(differing)}"
     return None
-
-
-def parse_frontmatter(text: str) -> dict[str, Any]:
-    """The frontmatter of a `SKILL.md` as JSON values (dates as ISO text); ValueError when there is none."""
-    import yaml
-
-    head, _body = split_frontmatter(text)
-    if head is None:
-        raise ValueError("the file does not begin with a --- frontmatter block")
-    try:
-        value = yaml.safe_load(head)
-    except yaml.YAMLError as error:
-        raise ValueError(str(error).splitlines()[0]) from None
-    if not isinstance(value, dict):
-        raise ValueError("the frontmatter is not a mapping")
-    result: dict[str, Any] = _jsonable(value)
-    return result
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, datetime.date | datetime.datetime):
-        return value.isoformat()
-    return value

@@ -140,7 +140,7 @@ def run_list(args: argparse.Namespace) -> int:
                 "name": skill.name,
                 "description": skill.description,
                 "frontmatter": dict(skill.frontmatter),
-                "files": [{"path": f.path, "size": f.size, "digest": f.digest} for f in skill.files],
+                "files": [{"path": f.path, "size": f.size, "digest": f.digest} for f in skill.files or ()],
                 "origin": skill.origin,
             }
             for skill in snapshot.skills
@@ -163,10 +163,11 @@ def run_list(args: argparse.Namespace) -> int:
                 about = f": {arg.description}" if arg.description else ""
                 print(f"    {arg.name} ({need}){about}")
         for skill in snapshot.skills:
-            size = sum(f.size for f in skill.files)
+            files = skill.files or ()
+            size = sum(f.size for f in files)
             print(f"skill {skill.name}  ({skill.uri}, from {skill.origin})")
             print(f"    {skill.description}")
-            print(f"    {len(skill.files)} file{'s' * (len(skill.files) != 1)}, {size} bytes")
+            print(f"    {len(files)} file{'s' * (len(files) != 1)}, {size} bytes")
         for line in _summary(registry, source):
             print(line, file=sys.stderr)
     return 1 if source.errors else 0

@@ -46,7 +46,7 @@ from ..discovery import (
     write_connection_file,
 )
 from ..exceptions import ResourceError, VariableArgumentError
-from ..models import CompletionResult, EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo, SkillSpec
+from ..models import CompletionResult, EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo, Skill
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
 from ..sources.kernel import KernelPromptSource, variable_references, variable_types
@@ -452,7 +452,7 @@ class KernelServer:
         data: bytes = folder.read_file(spec, path)
         return data
 
-    def _read_skill(self, skill: SkillSpec, path: str) -> bytes:
+    def _read_skill(self, skill: Skill, path: str) -> bytes:
         """A file of a skill of the served notebook (a notebook tagged as a skill), as the service reads it."""
         catalog = self._skills
         if catalog is None:

@@ -14,6 +14,7 @@ Nothing here imports IPython: the objects follow its display protocol.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import mimetypes
 import shlex
@@ -21,25 +22,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..client.skills import SKILL_FILE, Skill, SkillContent, split_frontmatter
+from ..client.skills import SKILL_FILE, Skill, SkillContent
+from ..sources.skill_format import split_frontmatter
 from ..transcript import code_span, describe_size, escape_markdown, fence, fence_language, markdown_table
+from .display import _first_line, _table_html, _table_text
 
 __all__ = ["SkillTable", "SkillView"]
 
 _TEXT_LIMIT = 200_000  # characters shown of one file; the object holds all of it
-
-
-def _first_line(text: str, limit: int = 80) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _table_text(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
-    return "\n".join(lines)
 
 
 def _files_text(skill: Skill) -> str:
@@ -67,7 +57,7 @@ class SkillTable:
 
     def _rows(self) -> list[tuple[str, str, str]]:
         return [
-            (f"{skill.server}:{skill.path}", _first_line(skill.description), _files_text(skill))
+            (f"{skill.server}:{skill.path}", _first_line(skill.description.strip()), _files_text(skill))
             for skill in self.skills
         ]
 
@@ -90,14 +80,8 @@ class SkillTable:
     def _repr_html_(self) -> str:
         rows = self._rows()
         if rows:
-            head = "".join(f'<th style="text-align: left">{h}</th>' for h in ("skill", "description", "files"))
-            body = "".join(
-                f'<tr><td style="text-align: left"><code>{html.escape(name)}</code></td>'
-                f'<td style="text-align: left">{html.escape(description)}</td>'
-                f'<td style="text-align: left">{html.escape(files)}</td></tr>'
-                for name, description, files in rows
-            )
-            table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            cells = [(f"<code>{html.escape(name)}</code>", *map(html.escape, rest)) for name, *rest in rows]
+            table = _table_html(("skill", "description", "files"), cells)
             table += "<div><code>%mcp skill SERVER:SKILL</code> shows one.</div>"
         else:
             table = f"<i>{html.escape(self._empty())}</i>"
@@ -113,14 +97,7 @@ class SkillView(SkillContent):
 
     @classmethod
     def of(cls, content: SkillContent) -> SkillView:
-        return cls(
-            skill=content.skill,
-            path=content.path,
-            uri=content.uri,
-            data=content.data,
-            mime_type=content.mime_type,
-            verified=content.verified,
-        )
+        return cls(*(getattr(content, field.name) for field in dataclasses.fields(content)))
 
     @property
     def is_instructions(self) -> bool:

@@ -31,7 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from ..exceptions import ResourceError
-from ..models import SKILL_FILE, EmbeddedResource, ResourceInfo, SkillSpec
+from ..models import SKILL_FILE, SKILLS_EXTENSION, EmbeddedResource, ResourceInfo, Skill
 from ..registry import PromptRegistry, RegistrySnapshot
 from .paging import Paginator, fingerprint_of
 from .revisions import is_modern
@@ -48,7 +48,6 @@ __all__ = [
     "SkillAnswers",
 ]
 
-SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
 SKILLS_LIST: Final = "skills/list"
 SKILLS_GET: Final = "skills/get"
 DIRECTORY_READ: Final = "resources/directory/read"
@@ -56,7 +55,7 @@ SKILL_METHODS: Final = frozenset({SKILLS_LIST, SKILLS_GET, DIRECTORY_READ})
 DIRECTORY_MIME_TYPE: Final = "inode/directory"
 _SCHEME: Final = "skill://"
 
-ReadBytes = Callable[[SkillSpec, str], bytes]
+ReadBytes = Callable[[Skill, str], bytes]
 """The bytes of a skill's file now (`SkillCatalog.read_bytes`); raises `FileRefusal` (an `Exception`)."""
 
 
@@ -72,13 +71,13 @@ class ReadDirectoryParams(types.PaginatedRequestParams):
     uri: str
 
 
-def entry_of(skill: SkillSpec) -> dict[str, Any]:
+def entry_of(skill: Skill) -> dict[str, Any]:
     """A skill's entry as `skills/list` and `skills/get` carry it."""
     base = f"{_SCHEME}{skill.path}/"
     return {
         "uri": skill.uri,
         "frontmatter": dict(skill.frontmatter),
-        "resources": [{"uri": base + f.path, "digest": f.digest, "size": f.size} for f in skill.files],
+        "resources": [{"uri": base + f.path, "digest": f.digest, "size": f.size} for f in skill.files or ()],
     }
 
 
@@ -135,7 +134,7 @@ class SkillAnswers:
         infos: list[ResourceInfo] = []
         for skill in snapshot.skills:
             base = f"{_SCHEME}{skill.path}/"
-            for file in skill.files:
+            for file in skill.files or ():
                 if file.path == SKILL_FILE:
                     infos.append(
                         ResourceInfo(base + file.path, skill.name, None, skill.description, file.mime_type, file.size)
@@ -149,7 +148,7 @@ class SkillAnswers:
         self._infos = (snapshot.fingerprint, tuple(infos))
         return self._infos[1]
 
-    def _locate(self, snapshot: RegistrySnapshot, uri: str) -> tuple[SkillSpec, str] | None:
+    def _locate(self, snapshot: RegistrySnapshot, uri: str) -> tuple[Skill, str] | None:
         """The skill that serves the file at `uri` and the file's path in it (the innermost skill when nested)."""
         if not uri.startswith(_SCHEME):
             return None
@@ -159,7 +158,7 @@ class SkillAnswers:
             skill = snapshot.skills_by_uri.get(f"{_SCHEME}{'/'.join(parts[:cut])}/{SKILL_FILE}")
             if skill is not None:
                 path = "/".join(parts[cut:])
-                if any(f.path == path for f in skill.files):
+                if skill.file(path) is not None:
                     return skill, path
                 return None
         return None
@@ -177,7 +176,7 @@ class SkillAnswers:
             data = self._read_bytes(skill, path)
         except Exception as problem:  # a refusal of the sandbox, or the file gone since the scan
             raise ResourceError(uri, f"{uri} cannot be read: {problem}") from None
-        mime = next(f.mime_type for f in skill.files if f.path == path)
+        mime = next(f.mime_type for f in skill.files or () if f.path == path)
         try:
             return [EmbeddedResource(uri=uri, mime_type=mime or "text/plain", text=data.decode("utf-8"))]
         except UnicodeDecodeError:
@@ -213,7 +212,7 @@ class SkillAnswers:
         if not uri.startswith(_SCHEME) or uri.endswith(f"/{SKILL_FILE}"):
             return None
         inside = uri[len(_SCHEME) :]
-        owner: SkillSpec | None = None
+        owner: Skill | None = None
         prefix = ""
         for skill in snapshot.skills:  # the innermost skill whose folder holds the directory
             holds = inside == skill.path or inside.startswith(skill.path + "/")
@@ -224,7 +223,7 @@ class SkillAnswers:
         below = prefix + "/" if prefix else ""
         files: dict[str, ResourceInfo] = {}
         folders: set[str] = set()
-        for file in owner.files:
+        for file in owner.files or ():
             if not file.path.startswith(below):
                 continue
             rest = file.path[len(below) :]

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from ..models import SKILL_FILE, SkillFile, SkillSpec
+from ..models import SKILL_FILE, Skill, SkillFile
 from .skill_format import SEGMENT, SkillFormatError, digest_of_bytes, mime_type_of, parse_skill_md, valid_skill_name
 from .summaries import to_description
 
@@ -56,7 +56,7 @@ def _cell_skill_names(cell: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def skills_of_notebook(data: bytes, key: str) -> tuple[tuple[SkillSpec, ...], tuple[str, ...]]:
+def skills_of_notebook(data: bytes, key: str) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
     """The skills the notebook at `key` (its bytes `data`) declares, and a warning for each it cannot serve."""
     try:
         notebook = json.loads(data)
@@ -90,7 +90,7 @@ def skills_of_notebook(data: bytes, key: str) -> tuple[tuple[SkillSpec, ...], tu
             entry = wanted.setdefault(name, (fields, [], f"{key} (cells tagged skill:{name})"))
             entry[1].append(cell)
     folder = key.rsplit("/", 1)[0] if "/" in key else ""
-    made: list[SkillSpec] = []
+    made: list[Skill] = []
     warnings: list[str] = []
     if wanted and folder and not all(SEGMENT.match(segment) for segment in folder.split("/")):
         return (), (
@@ -152,5 +152,5 @@ def skills_of_notebook(data: bytes, key: str) -> tuple[tuple[SkillSpec, ...], tu
             SkillFile(path, digest_of_bytes(raw), len(raw), mime_type_of(path)) for path, raw in contents.items()
         )
         path = f"{folder}/{name}" if folder else name
-        made.append(SkillSpec(path, parsed, files, origin=origin, contents=contents))
+        made.append(Skill(Skill.uri_at(path), parsed, files, origin=origin, contents=contents))
     return tuple(made), tuple(warnings)

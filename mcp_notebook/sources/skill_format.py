@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import mimetypes
 import re
+from math import isfinite
 from typing import Any
 
 import yaml
@@ -18,6 +18,7 @@ __all__ = [
     "digest_of_bytes",
     "mime_type_of",
     "parse_skill_md",
+    "split_frontmatter",
     "valid_skill_name",
 ]
 
@@ -64,29 +65,61 @@ def mime_type_of(path: str) -> str | None:
     return mimetypes.guess_type(path, strict=False)[0]
 
 
-def parse_skill_md(text: str) -> dict[str, Any]:
-    """The frontmatter of a `SKILL.md`, as JSON-ready values; raises `SkillFormatError` saying what is wrong."""
-    match = _FRONTMATTER.match(text.removeprefix("\ufeff"))
-    if match is None:
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """The YAML frontmatter of a Markdown text (None when it has none) and the text after it."""
+    text = text.removeprefix("\ufeff")
+    match = _FRONTMATTER.match(text)
+    return (None, text) if match is None else (match.group(1), text[match.end() :].lstrip("\r\n"))
+
+
+def parse_skill_md(data: bytes | str) -> dict[str, Any]:
+    """The frontmatter of a `SKILL.md`, as JSON values; raises `SkillFormatError` saying what is wrong.
+
+    Served and read alike: a server checks its skills with it, a client what it reads against the entry.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        raise SkillFormatError("its SKILL.md is not UTF-8 text") from None
+    head, _body = split_frontmatter(text)
+    if head is None:
         raise SkillFormatError(
             "SKILL.md does not begin with YAML frontmatter: start it with a '---' line, then 'name: ...' and "
             "'description: ...', then a '---' line"
         )
     try:
-        frontmatter = yaml.load(match.group(1), Loader=_Loader)
+        frontmatter = yaml.load(head, Loader=_Loader)
     except yaml.YAMLError as error:
         raise SkillFormatError(f"its frontmatter is not valid YAML ({str(error).splitlines()[0]})") from None
+    except (ValueError, RecursionError) as error:  # a number of thousands of digits, nesting past Python's stack
+        raise SkillFormatError(f"its frontmatter holds a value too large to read ({error})") from None
     if not isinstance(frontmatter, dict):
         raise SkillFormatError("its frontmatter is not a mapping of fields (name: ..., description: ...)")
-    try:
-        json.dumps(frontmatter, allow_nan=False)
-        checked: dict[str, Any] = json.loads(json.dumps(frontmatter))
-    except (TypeError, ValueError):
-        raise SkillFormatError("its frontmatter holds values JSON cannot carry (keys must be text)") from None
-    if checked != frontmatter:
-        raise SkillFormatError("its frontmatter holds values JSON cannot carry (keys must be text)")
+    _check_json(frontmatter, limit=2 * len(head) + 64)
     for field in ("name", "description"):
         value = frontmatter.get(field)
         if not isinstance(value, str) or not value.strip():
             raise SkillFormatError(f"its frontmatter has no {field!r} (the Agent Skills format requires one)")
-    return checked
+    return frontmatter
+
+
+def _check_json(frontmatter: dict[str, Any], limit: int) -> None:
+    """Refuse values JSON cannot carry, and values far larger than their text (YAML aliases repeating them)."""
+    pending: list[Any] = [frontmatter]
+    size = 0
+    while pending:
+        value = pending.pop()
+        size += 1 + (len(value) if isinstance(value, str) else 0)
+        if size > limit:
+            raise SkillFormatError(
+                "its frontmatter's values are far larger than its text (YAML aliases repeat them): write them out"
+            )
+        if isinstance(value, dict):
+            if not all(isinstance(key, str) for key in value):
+                raise SkillFormatError("its frontmatter holds values JSON cannot carry (keys must be text)")
+            size += sum(map(len, value))
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif not isinstance(value, str | int | float | None) or (isinstance(value, float) and not isfinite(value)):
+            raise SkillFormatError("its frontmatter holds values JSON cannot carry (keys must be text)")

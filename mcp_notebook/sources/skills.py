@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..models import SKILL_FILE, SkillFile, SkillSpec
+from ..models import SKILL_FILE, Skill, SkillFile
 from ..registry import PromptRegistry
 from .embeds import is_hidden_part
 from .finding import is_notebook_name
@@ -54,7 +54,7 @@ __all__ = ["SkillCatalog"]
 log = logging.getLogger(__name__.rpartition(".")[0] + ".folder")
 
 
-_NotebookSkills = tuple[tuple[int, int, int], tuple[SkillSpec, ...], tuple[str, ...]]
+_NotebookSkills = tuple[tuple[int, int, int], tuple[Skill, ...], tuple[str, ...]]
 """A notebook's stamp when read, the skills it declares, the warnings about them."""
 
 
@@ -95,7 +95,7 @@ class SkillCatalog:
         self._lock = threading.Lock()
         self._reads: dict[str, _Read] = {}  # digests kept while the file is unchanged (by its resolved path)
         self._notebooks: dict[str, _NotebookSkills] = {}  # every served notebook's skills, kept by its stamp
-        self._folder_skills: tuple[tuple[SkillSpec, ...], tuple[str, ...]] = ((), ())
+        self._folder_skills: tuple[tuple[Skill, ...], tuple[str, ...]] = ((), ())
         self._skill_folders: tuple[Path, ...] = ()
         self.warnings: tuple[str, ...] = ()
 
@@ -122,7 +122,7 @@ class SkillCatalog:
                 for file in self._files()
                 if is_notebook_name(file.name)
             )
-            skills: list[SkillSpec] = []
+            skills: list[Skill] = []
             for folder in folders:
                 try:
                     skills.append(self._folder_skill(root, folder, tree, warnings))
@@ -137,7 +137,10 @@ class SkillCatalog:
             if self._clean is not None:
                 self._clean.keep({key: kept[0] for key, kept in seen.items() if not kept[1] and not kept[2]})
             live = {
-                f"{s.folder}/{f.path}" if s.folder else f.path for s in skills if s.folder is not None for f in s.files
+                f"{s.folder}/{f.path}" if s.folder else f.path
+                for s in skills
+                if s.folder is not None
+                for f in s.files or ()
             }
             self._reads = {path: read for path, read in self._reads.items() if path in live}
             self._publish()
@@ -218,7 +221,7 @@ class SkillCatalog:
 
     def _folder_skill(
         self, root: Path, folder: Path, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
-    ) -> SkillSpec:
+    ) -> Skill:
         relative = folder.relative_to(root).as_posix() if folder != root else ""
         path = relative or root.name
         segments = path.split("/")
@@ -254,7 +257,7 @@ class SkillCatalog:
                         raise SkillFormatError(str(refusal)) from None
                     warnings.append(f"{path}/{inside} is left out of skill {segments[-1]!r}: {refusal}")
                     continue
-                parsed = _frontmatter_of(data) if inside == SKILL_FILE else None
+                parsed = parse_skill_md(data) if inside == SKILL_FILE else None
                 read = _Read((mtime, len(data), inode), digest_of_bytes(data), len(data), parsed)
                 self._reads[resolved] = read
             if inside == SKILL_FILE:
@@ -270,7 +273,7 @@ class SkillCatalog:
             )
         if name != segments[-1]:
             raise SkillFormatError(f"its name {name!r} is not its folder's name {segments[-1]!r}: rename one")
-        return SkillSpec(path, frontmatter, tuple(files), origin=path, folder=resolved_folder)
+        return Skill(Skill.uri_at(path), frontmatter, tuple(files), origin=path, folder=resolved_folder)
 
     @staticmethod
     def _files_below(
@@ -312,7 +315,7 @@ class SkillCatalog:
         key: str,
         seen: dict[str, _NotebookSkills],
         stamp: tuple[int, int, int] | None = None,
-    ) -> tuple[tuple[SkillSpec, ...], tuple[str, ...]]:
+    ) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
         """The skills of the notebook at `key`, kept in `seen`; `stamp`: it is where the walk found it (no link)."""
         key = key.replace(os.sep, "/")
         try:
@@ -337,7 +340,7 @@ class SkillCatalog:
 
     # --- reading ------------------------------------------------------------------------------------------
 
-    def read_bytes(self, skill: SkillSpec, path: str) -> bytes:
+    def read_bytes(self, skill: Skill, path: str) -> bytes:
         """The bytes of the file at `path` of `skill` as it is now; raises `FileRefusal` when it cannot be read."""
         if skill.contents is not None:
             try:
@@ -427,14 +430,6 @@ def _listed_below(top: str) -> dict[str, list[os.DirEntry[str]]]:
         tree[directory] = entries
         pending.extend(entry.path for entry in entries if entry.is_dir(follow_symlinks=False))
     return tree
-
-
-def _frontmatter_of(data: bytes) -> dict[str, Any]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SkillFormatError("its SKILL.md is not UTF-8 text") from None
-    return parse_skill_md(text)
 
 
 def _shown(root: Path, folder: Path) -> str:

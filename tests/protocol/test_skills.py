@@ -260,6 +260,14 @@ def test_a_skill_over_the_size_limit_is_not_served_and_the_others_are(tmp_path: 
         ("# Just Markdown\n\nNo frontmatter here.\n", "does not begin with YAML frontmatter"),
         ("---\nname: bare\n---\n\nNo description.\n", "no 'description'"),
         ("---\nname: [unclosed\n---\n", "not valid YAML"),
+        (
+            "---\nname: bare\ndescription: d\na: &a [x, x, x, x]\n"
+            + "".join(
+                f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(24)
+            )
+            + "---\n",
+            "far larger than its text (YAML aliases repeat them)",
+        ),
         ("---\nname: other-name\ndescription: A skill.\n---\n", "is not its folder's name"),
         ("---\nname: Bad_Name\ndescription: A skill.\n---\n", "naming rules"),
     ],

@@ -39,6 +39,7 @@ SURFACE = {
         "digest_of_bytes",
         "mime_type_of",
         "parse_skill_md",
+        "split_frontmatter",
         "valid_skill_name",
     ],
     "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"],

@@ -31,8 +31,8 @@ from mcp_notebook.models import (
     PromptArgument,
     PromptSpec,
     ResourceInfo,
+    Skill,
     SkillFile,
-    SkillSpec,
     TextContent,
 )
 from mcp_notebook.protocol.server import PromptServer, create_server
@@ -71,8 +71,8 @@ def _methods(revision: str) -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 SKILL_MD = b"---\nname: tidy\ndescription: Tidy a table.\n---\n\nTidy it.\n"
-SKILL = SkillSpec(
-    "tidy",
+SKILL = Skill(
+    "skill://tidy/SKILL.md",
     {"name": "tidy", "description": "Tidy a table."},
     (SkillFile("SKILL.md", "sha256:" + "0" * 64, len(SKILL_MD), "text/markdown"),),
     origin="tidy",
