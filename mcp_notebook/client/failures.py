@@ -1,6 +1,7 @@
 """SDK and transport errors of a prompt client, told in our error tree: once, at this edge.
 
-`translated_errors` wraps each request; `connect_failure` explains why a
+`translated_errors` wraps each request; `every_page` reads a paginated list,
+its cursors checked; `connect_failure` explains why a
 connection did not open, in terms of the configuration entry (a command
 not found, a URL not reached, a credential refused). An HTTP server's 401 or
 403 always becomes `refusal_message`: the URL, the status, what the server
@@ -10,13 +11,43 @@ said, and which token to send. The SDK is imported when a request fails.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Protocol, TypeVar
 
 from ..config import ServerConfig
 from ..exceptions import ServerConnectionError, ServerError
 from .transport_choice import Refusal
 
-__all__ = ["connect_failure", "refusal_message", "root_cause", "translated_errors"]
+__all__ = ["connect_failure", "every_page", "refusal_message", "root_cause", "translated_errors"]
+
+_MAX_PAGES = 1000  # a listing that never ends must not hang the caller
+
+
+class _Page(Protocol):
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+Page = TypeVar("Page", bound=_Page)
+
+
+async def every_page(server: str, method: str, fetch: Callable[[str | None], Awaitable[Page]]) -> list[Page]:
+    """Every page of the paginated `method` (`fetch` reads the one at a cursor); cursors that repeat or never
+    end are a `ServerError`."""
+    pages: list[Page] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(_MAX_PAGES):
+        pages.append(await fetch(cursor))
+        cursor = pages[-1].next_cursor
+        # A present cursor (even "") means more pages; a repeated one would loop forever.
+        if cursor is None:
+            return pages
+        if cursor in seen:
+            raise ServerError(f"{server}: {method} returned the cursor {cursor!r} twice")
+        seen.add(cursor)
+    raise ServerError(f"{server}: {method} did not end after {_MAX_PAGES} pages")
+
 
 _WHICH_TOKEN = (
     "Send the server's token: a Jupyter server's as 'Authorization: token <token>' (the token after ?token= "

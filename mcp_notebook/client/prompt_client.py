@@ -20,7 +20,7 @@ from ..exceptions import ServerConnectionError, ServerError
 from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from .connection import ConnectionOwner, SessionOptions, in_connection_task
 from .elicitation import InputHandler, ask_user
-from .failures import connect_failure, translated_errors
+from .failures import connect_failure, every_page, translated_errors
 from .skill_requests import SkillRequests
 from .transport_choice import Refusals, ServerLog
 
@@ -33,9 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["PromptClient"]
 
 logger = logging.getLogger(__name__)
-
-# A listing that never ends must not hang the caller.
-_MAX_PAGES = 1000
 
 
 class PromptClient(SkillRequests):
@@ -286,23 +283,9 @@ class PromptClient(SkillRequests):
         if capabilities.prompts is None:
             return ()
         generation = self._generation
-        prompts: list[PromptSpec] = []
-        cursor: str | None = None
-        seen: set[str] = set()
         with self._translated_errors("prompts/list"):
-            for _ in range(_MAX_PAGES):
-                page = await client.list_prompts(cursor=cursor)
-                prompts.extend(from_mcp_prompt(p, origin=self.name) for p in page.prompts)
-                cursor = page.next_cursor
-                # A present cursor (even "") means more pages; a repeated one would loop forever.
-                if cursor is None:
-                    break
-                if cursor in seen:
-                    raise ServerError(f"{self.name}: prompts/list returned the cursor {cursor!r} twice")
-                seen.add(cursor)
-            else:
-                raise ServerError(f"{self.name}: prompts/list did not end after {_MAX_PAGES} pages")
-        listing = tuple(prompts)
+            pages = await every_page(self.name, "prompts/list", lambda cursor: client.list_prompts(cursor=cursor))
+        listing = tuple(from_mcp_prompt(p, origin=self.name) for page in pages for p in page.prompts)
         if generation == self._generation:
             # Only a listing that no change notification overtook is worth keeping.
             self._prompts = listing

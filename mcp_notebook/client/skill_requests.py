@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..exceptions import ServerError, SkillsNotOfferedError
+from .failures import every_page
 from .skills import SKILL_FILE, Skill, SkillContent, normalized_path
 
 if TYPE_CHECKING:
@@ -21,9 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["SkillRequests"]
 
 logger = logging.getLogger(__name__)
-
-# A listing that never ends must not hang the caller.
-_MAX_PAGES = 1000
 
 
 class _Host(Protocol):
@@ -77,25 +75,16 @@ class SkillRequests:
 
         client = await self._skills_client()
         result_type = list_result_type()
-        skills: list[Skill] = []
-        cursor: str | None = None
-        seen: set[str] = set()
         with self._translated_errors("skills/list"):
-            for _ in range(_MAX_PAGES):
-                page: Any = await client.session.send_request(list_request(cursor), result_type)
-                for entry in page.skills:
-                    try:
-                        skills.append(skill_from_entry(entry, self.name))
-                    except ValueError as error:
-                        logger.warning("MCP server %s lists a skill that is not valid, left out: %s", self.name, error)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
-                if cursor in seen:
-                    raise ServerError(f"{self.name}: skills/list returned the cursor {cursor!r} again")
-                seen.add(cursor)
-            else:
-                raise ServerError(f"{self.name}: skills/list did not end after {_MAX_PAGES} pages")
+            pages: list[Any] = await every_page(
+                self.name, "skills/list", lambda cursor: client.session.send_request(list_request(cursor), result_type)
+            )
+        skills: list[Skill] = []
+        for entry in (entry for page in pages for entry in page.skills):
+            try:
+                skills.append(skill_from_entry(entry, self.name))
+            except ValueError as error:
+                logger.warning("MCP server %s lists a skill that is not valid, left out: %s", self.name, error)
         return tuple(skills)
 
     async def get_skill(self: _Host, uri: str) -> Skill:
