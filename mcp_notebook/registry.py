@@ -41,7 +41,8 @@ class RegistrySnapshot:
     prompts: tuple[PromptSpec, ...]
     warnings: tuple[str, ...] = ()
     by_name: Mapping[str, PromptSpec] = field(default_factory=lambda: MappingProxyType({}))
-    fingerprint: str = ""
+    fingerprint: str = ""  # of the prompts and the skills
+    prompts_fingerprint: str = ""  # of the prompts alone
     skills: tuple[Skill, ...] = ()  # in `skill://` URI order
     skills_by_uri: Mapping[str, Skill] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -272,6 +273,7 @@ class PromptRegistry:
             warnings=tuple(warnings),
             by_name=MappingProxyType(by_name),
             fingerprint=_fingerprint(self._group_digests, self._skills_digest),
+            prompts_fingerprint=_fingerprint(self._group_digests),
             skills=skills,
             skills_by_uri=MappingProxyType({skill.uri: skill for skill in skills}),
         )

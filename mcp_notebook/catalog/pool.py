@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -131,6 +131,8 @@ class PromptClientLike(Protocol):
 
     def add_list_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]: ...
 
+    def add_skills_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]: ...
+
     def add_connection_lost_listener(self, callback: Callable[[], None]) -> Callable[[], None]: ...
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> RenderedPrompt: ...
@@ -171,6 +173,7 @@ class _Supervised:
     # Set when the supervisor should look again: the list changed, or a request saw the server fail.
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     changed: bool = False
+    skills_changed: bool = False
     broken: bool = False
 
 
@@ -434,6 +437,10 @@ class ClientPool:
             supervised.changed = True
             supervised.wake.set()
 
+        def on_skills_changed() -> None:
+            supervised.skills_changed = True
+            supervised.wake.set()
+
         def on_connection_lost() -> None:
             supervised.broken = True
             supervised.wake.set()
@@ -441,10 +448,11 @@ class ClientPool:
         # Only an HTTP server can vanish unnoticed: between its requests no stream is open whose end would tell.
         health_interval = self._health_interval if supervised.config.transport == "http" else None
         # Reset before connecting: whatever happens from now on concerns this client.
-        supervised.changed = supervised.broken = False
+        supervised.changed = supervised.skills_changed = supervised.broken = False
         supervised.wake.clear()
         removers = [
             client.add_list_changed_listener(on_list_changed),
+            client.add_skills_changed_listener(on_skills_changed),
             client.add_connection_lost_listener(on_connection_lost),
         ]
         try:
@@ -460,8 +468,13 @@ class ClientPool:
                 if supervised.broken or not client.connected:
                     raise ServerConnectionError(name, "the connection was lost")
                 if supervised.changed:
-                    supervised.changed = False
+                    supervised.changed = supervised.skills_changed = False
                     await self._refresh(name, supervised, client)
+                elif supervised.skills_changed:  # its skills alone: the prompts stand
+                    supervised.skills_changed = False
+                    skills = await self._list_skills(name, client)
+                    if name in self._status:
+                        self._set_status(replace(self._status[name], skills=skills))
                 elif health_interval is not None:
                     await self._probe(name, client)
         finally:

@@ -63,6 +63,7 @@ class PromptClient(SkillRequests):
         self._generation = 0
         self._listeners: list[Callable[[], None]] = []
         self._lost_listeners: list[Callable[[], None]] = []
+        self._skill_listeners: list[Callable[[], None]] = []
         self._server_log: ServerLog | None = None
         self._refusals = Refusals()  # an HTTP server's 401s and 403s, to explain the failures they cause
         # Contexts of the prompts/get requests in flight, for server-sent elicitations (see _on_elicitation).
@@ -199,13 +200,12 @@ class PromptClient(SkillRequests):
 
         Returns a function that removes the listener.
         """
-        self._listeners.append(callback)
+        return _added(self._listeners, callback)
 
-        def remove() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(callback)
-
-        return remove
+    def add_skills_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` (on the event loop) whenever the server's resources, its skills' files among them,
+        change (the Skills extension's change notification). Returns a function that removes the listener."""
+        return _added(self._skill_listeners, callback)
 
     def add_connection_lost_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call `callback` (on the event loop) when an open connection ends without `close()`.
@@ -215,50 +215,45 @@ class PromptClient(SkillRequests):
         False when it is called; the next request reconnects. Returns a function
         that removes the listener.
         """
-        self._lost_listeners.append(callback)
-
-        def remove() -> None:
-            with contextlib.suppress(ValueError):
-                self._lost_listeners.remove(callback)
-
-        return remove
+        return _added(self._lost_listeners, callback)
 
     def _on_lost(self) -> None:
-        for callback in list(self._lost_listeners):
-            try:
-                callback()
-            except Exception:
-                logger.exception("connection-lost listener of %s failed", self.name)
+        _call(self._lost_listeners, f"connection-lost listener of {self.name}")
 
     def _on_list_changed(self) -> None:
         self._generation += 1
         self._prompts = None
-        for callback in list(self._listeners):
-            try:
-                callback()
-            except Exception:
-                logger.exception("list_changed listener of %s failed", self.name)
+        _call(self._listeners, f"list_changed listener of {self.name}")
+
+    def _on_skills_changed(self) -> None:
+        _call(self._skill_listeners, f"skills-changed listener of {self.name}")
 
     async def _on_message(self, message: Any) -> None:
         import mcp_types
 
         if isinstance(message, mcp_types.PromptListChangedNotification):
             self._on_list_changed()
+        elif isinstance(message, mcp_types.ResourceListChangedNotification):
+            self._on_skills_changed()
         elif isinstance(message, Exception):
             logger.warning("MCP server %s: transport error: %s", self.name, message)
 
     async def _listen_for_changes(self, client: Client) -> None:
         """2026-07-28 servers announce changes only on a `subscriptions/listen` stream."""
         from mcp import MCPError
-        from mcp.client.subscriptions import PromptsListChanged, SubscriptionLost
+        from mcp.client.subscriptions import PromptsListChanged, ResourcesListChanged, SubscriptionLost
 
         if client.protocol_version != "2026-07-28":
             return  # earlier revisions send notifications/prompts/list_changed (see _on_message)
         try:
-            async with client.listen(prompts_list_changed=True) as subscription:
+            async with client.listen(prompts_list_changed=True, resources_list_changed=bool(self.offers_skills)) as (
+                subscription
+            ):
                 async for event in subscription:
                     if isinstance(event, PromptsListChanged):
                         self._on_list_changed()
+                    elif isinstance(event, ResourcesListChanged):
+                        self._on_skills_changed()
         except (MCPError, SubscriptionLost, TimeoutError) as error:
             # The listing is still fetched on demand; only change tracking is lost.
             logger.info("MCP server %s offers no prompt change stream: %s", self.name, error)
@@ -360,3 +355,22 @@ class PromptClient(SkillRequests):
         if in_connection_task() and self._requests_in_flight:
             run_context = self._requests_in_flight[-1]
         return await ask_user(handler, context, params, run_context=run_context)
+
+
+def _added(listeners: list[Callable[[], None]], callback: Callable[[], None]) -> Callable[[], None]:
+    """Add `callback` to `listeners`; returns a function that removes it."""
+    listeners.append(callback)
+
+    def remove() -> None:
+        with contextlib.suppress(ValueError):
+            listeners.remove(callback)
+
+    return remove
+
+
+def _call(listeners: list[Callable[[], None]], what: str) -> None:
+    for callback in list(listeners):
+        try:
+            callback()
+        except Exception:
+            logger.exception("%s failed", what)

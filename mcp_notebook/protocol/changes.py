@@ -62,7 +62,8 @@ class ChangeFeed:
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._loop_thread: int | None = None
         self._asyncio_loop: asyncio.AbstractEventLoop | None = None
-        self._announced = ""  # fingerprint of the prompt set clients last heard about
+        self._announced = ""  # fingerprint of the prompts and skills clients last heard about
+        self._announced_prompts = ""  # of the prompts alone: a change of skills alone is a change of resources
 
     @property
     def connection_count(self) -> int:
@@ -89,6 +90,7 @@ class ChangeFeed:
             self._token.native_token if isinstance(self._token.native_token, asyncio.AbstractEventLoop) else None
         )
         self._announced = self.registry.snapshot().fingerprint
+        self._announced_prompts = self.registry.snapshot().prompts_fingerprint
         remove_listener = self.registry.add_listener(self.on_registry_change)
         try:
             async with wake_send, wake_receive, anyio.create_task_group() as tasks:
@@ -140,13 +142,19 @@ class ChangeFeed:
                 log.exception("could not announce a prompt list change")
 
     async def publish(self) -> None:
-        """Announce a change now to every listen stream and handshake connection."""
-        await self.bus.publish(PromptsListChanged())
+        """Announce a change now to every listen stream and handshake connection: the prompts' when they
+        changed (or when there are no resources to tell of), the resources' on every change."""
+        snapshot = self.registry.snapshot()
+        prompts = snapshot.prompts_fingerprint != self._announced_prompts or not self.resources
+        self._announced_prompts = snapshot.prompts_fingerprint
+        if prompts:
+            await self.bus.publish(PromptsListChanged())
         if self.resources:
             await self.bus.publish(ResourcesListChanged())
         for connection in list(self._connections):
             with anyio.move_on_after(self.send_timeout) as scope:
-                await connection.notify(PROMPTS_CHANGED, None)
+                if prompts:
+                    await connection.notify(PROMPTS_CHANGED, None)
                 if self.resources:
                     await connection.notify(RESOURCES_CHANGED, None)
             if scope.cancelled_caught:

@@ -48,6 +48,9 @@ class _Client:
     def add_list_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
         return lambda: None
 
+    def add_skills_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
+        return lambda: None
+
     def add_connection_lost_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
         return lambda: None
 

@@ -85,6 +85,9 @@ class FakeClient:
         self.listeners.append(callback)
         return lambda: self.listeners.remove(callback)
 
+    def add_skills_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
+        return lambda: None  # it offers no skills
+
     def add_connection_lost_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
         self.lost_listeners.append(callback)
         return lambda: self.lost_listeners.remove(callback)

@@ -1,4 +1,4 @@
-"""Skills as `/` commands in a real LSP client, from a real FastMCP 4.2 skills server behind the bridge."""
+"""Skills as `/` commands in a real LSP client, from a real FastMCP 4.2 skills server (and ours) behind the bridge."""
 
 from __future__ import annotations
 
@@ -77,3 +77,25 @@ async def test_a_skill_and_a_prompt_of_one_name_are_both_reachable(bridge: Bridg
     assert prompt["text"] == "The clash server's own git-workflow prompt."
     skill = await bridge.execute("mcpNotebook.renderPrompt", [uri, 1])
     assert skill["text"].startswith("> Skill `git-workflow` from MCP server `clash`")
+
+
+def write_skill(root: Path, name: str) -> None:
+    (root / name).mkdir(parents=True)
+    (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} steps.\n---\n\nDo it.\n")
+
+
+async def test_a_skill_added_on_the_server_becomes_a_command_without_a_prompt_change(tmp_path: Path) -> None:
+    # `mcp-notebook serve` tells of a change of skills alone with notifications/resources/list_changed only.
+    folder = tmp_path / "served"
+    write_skill(folder, "tidy-data")
+    config = tmp_path / "mcp.json"
+    serve = {"command": sys.executable, "args": ["-m", "mcp_notebook", "serve", str(folder)]}
+    config.write_text(json.dumps({"mcpServers": {"nb": serve}}))
+    command = [*BRIDGE, "--config", str(config), "--no-default-config", "--runtime-dir", str(tmp_path / "runtime")]
+    async with start_bridge(command) as bridge:
+        await bridge.log_line(lambda line: "nb ready (0 prompts, 1 skills)" in line)
+        write_skill(folder, "plot-data")
+        await bridge.log_line(lambda line: "nb ready (0 prompts, 2 skills)" in line)
+        bridge.open("file:///w/new.md", "/\n")
+        labels = [item.label for item in (await bridge.complete("file:///w/new.md", 0, 1)).items]
+    assert {"/nb:tidy-data", "/nb:plot-data"} <= set(labels)
