@@ -82,9 +82,8 @@ def test_frontmatter_is_read_as_json_values() -> None:
     assert parse_skill_md(text) == {"name": "a", "description": "b", "created": "2026-01-02"}
 
 
-BOMB = "---\nname: refunds\ndescription: d\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
-    for i in range(20)
+BOMB = "---\nname: refunds\ndescription: d\nk0: &k0 [x, x, x]\n" + "".join(
+    f"k{i + 1}: &k{i + 1} [*k{i}, *k{i}, *k{i}]\n" for i in range(24)
 )
 
 

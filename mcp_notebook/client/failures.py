@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Protocol, TypeVar
+from typing import Any
 
 from ..config import ServerConfig
 from ..exceptions import ServerConnectionError, ServerError
@@ -23,29 +23,19 @@ __all__ = ["connect_failure", "every_page", "refusal_message", "root_cause", "tr
 _MAX_PAGES = 1000  # a listing that never ends must not hang the caller
 
 
-class _Page(Protocol):
-    @property
-    def next_cursor(self) -> str | None: ...
-
-
-Page = TypeVar("Page", bound=_Page)
-
-
-async def every_page(server: str, method: str, fetch: Callable[[str | None], Awaitable[Page]]) -> list[Page]:
+async def every_page(server: str, method: str, fetch: Callable[[str | None], Awaitable[Any]]) -> list[Any]:
     """Every page of the paginated `method` (`fetch` reads the one at a cursor); cursors that repeat or never
     end are a `ServerError`."""
-    pages: list[Page] = []
+    pages: list[Any] = []
     cursor: str | None = None
-    seen: set[str] = set()
     for _ in range(_MAX_PAGES):
         pages.append(await fetch(cursor))
         cursor = pages[-1].next_cursor
         # A present cursor (even "") means more pages; a repeated one would loop forever.
         if cursor is None:
             return pages
-        if cursor in seen:
+        if cursor in (page.next_cursor for page in pages[:-1]):
             raise ServerError(f"{server}: {method} returned the cursor {cursor!r} twice")
-        seen.add(cursor)
     raise ServerError(f"{server}: {method} did not end after {_MAX_PAGES} pages")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..exceptions import ServerError, SkillsNotOfferedError
 from .failures import every_page
@@ -71,14 +71,11 @@ class SkillRequests:
         An entry that is not valid is left out with a warning in the log (the
         extension forbids loading it); the others are kept.
         """
-        from .skill_wire import list_request, list_result_type, skill_from_entry
+        from .skill_wire import list_page, skill_from_entry
 
         client = await self._skills_client()
-        result_type = list_result_type()
         with self._translated_errors("skills/list"):
-            pages: list[Any] = await every_page(
-                self.name, "skills/list", lambda cursor: client.session.send_request(list_request(cursor), result_type)
-            )
+            pages = await every_page(self.name, "skills/list", lambda cursor: list_page(client, cursor))
         skills: list[Skill] = []
         for entry in (entry for page in pages for entry in page.skills):
             try:
@@ -89,13 +86,13 @@ class SkillRequests:
 
     async def get_skill(self: _Host, uri: str) -> Skill:
         """The entry of the skill whose `SKILL.md` is at `uri` (listed or not), fresh from the server."""
-        from .skill_wire import get_request, get_result_type, skill_from_entry
+        from .skill_wire import get_entry, skill_from_entry
 
         client = await self._skills_client()
         with self._translated_errors("skills/get"):
-            result: Any = await client.session.send_request(get_request(uri), get_result_type())
+            entry = await get_entry(client, uri)
         try:
-            return skill_from_entry(result.skill, self.name)
+            return skill_from_entry(entry, self.name)
         except ValueError as error:
             raise ServerError(f"{self.name}: skills/get returned an entry that is not valid: {error}") from None
 

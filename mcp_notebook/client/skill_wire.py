@@ -21,33 +21,29 @@ from .skills import SKILL_FILE, Skill, SkillFile, normalized_path
 
 if TYPE_CHECKING:
     import mcp_types
+    from mcp import Client
 
-__all__ = [
-    "content_bytes",
-    "get_request",
-    "get_result_type",
-    "list_request",
-    "list_result_type",
-    "skill_from_entry",
-    "verify_content",
-]
+__all__ = ["content_bytes", "get_entry", "list_page", "skill_from_entry", "verify_content"]
 
 
-def list_request(cursor: str | None) -> mcp_types.Request[Any, Any]:
-    """A `skills/list` request for the page at `cursor`."""
+async def list_page(client: Client, cursor: str | None) -> Any:
+    """The `skills/list` page at `cursor`: `.skills` (its entries, unchecked), `.next_cursor`."""
     import mcp_types
 
-    request: mcp_types.Request[Any, Any] = _wire().ListSkillsRequest(
-        params=mcp_types.PaginatedRequestParams(cursor=cursor)
-    )
-    return request
-
-
-def get_request(uri: str) -> mcp_types.Request[Any, Any]:
-    """A `skills/get` request for the skill whose `SKILL.md` is at `uri`."""
     wire = _wire()
-    request: mcp_types.Request[Any, Any] = wire.GetSkillRequest(params=wire.GetSkillParams(uri=uri))
-    return request
+    request = wire.ListSkillsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
+    return await client.session.send_request(request, wire.ListSkillsResult)
+
+
+async def get_entry(client: Client, uri: str) -> object:
+    """The `skills/get` entry (unchecked) of the skill whose `SKILL.md` is at `uri`."""
+    from ..protocol.skills import GetSkillParams
+
+    wire = _wire()
+    result = await client.session.send_request(
+        wire.GetSkillRequest(params=GetSkillParams(uri=uri)), wire.GetSkillResult
+    )
+    return result.skill
 
 
 @functools.cache
@@ -56,12 +52,11 @@ def _wire() -> Any:
     import mcp_types
     from pydantic import ConfigDict
 
+    from ..protocol.skills import GetSkillParams
+
     class ListSkillsRequest(mcp_types.Request[mcp_types.PaginatedRequestParams, Literal["skills/list"]]):
         method: Literal["skills/list"] = "skills/list"
         params: mcp_types.PaginatedRequestParams
-
-    class GetSkillParams(mcp_types.RequestParams):
-        uri: str
 
     class GetSkillRequest(mcp_types.Request[GetSkillParams, Literal["skills/get"]]):
         method: Literal["skills/get"] = "skills/get"
@@ -78,23 +73,10 @@ def _wire() -> Any:
 
     return types.SimpleNamespace(
         ListSkillsRequest=ListSkillsRequest,
-        GetSkillParams=GetSkillParams,
         GetSkillRequest=GetSkillRequest,
         ListSkillsResult=ListSkillsResult,
         GetSkillResult=GetSkillResult,
     )
-
-
-def list_result_type() -> type[mcp_types.PaginatedResult]:
-    """The model `skills/list` results are read into: `.skills` (raw entries), `.next_cursor`."""
-    result: type[mcp_types.PaginatedResult] = _wire().ListSkillsResult
-    return result
-
-
-def get_result_type() -> type[mcp_types.Result]:
-    """The model `skills/get` results are read into: `.skill` (the raw entry)."""
-    result: type[mcp_types.Result] = _wire().GetSkillResult
-    return result
 
 
 def skill_from_entry(entry: object, server: str) -> Skill:

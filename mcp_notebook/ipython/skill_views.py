@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import mimetypes
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..client.skills import SKILL_FILE, Skill, SkillContent
-from ..sources.skill_format import split_frontmatter
+from ..sources.skill_format import mime_type_of, split_frontmatter
 from ..transcript import code_span, describe_size, escape_markdown, fence, fence_language, markdown_table
 from .display import _first_line, _table_html, _table_text
 
@@ -166,7 +165,7 @@ class SkillView(SkillContent):
         if text is None:
             return f"*A binary file of {describe_size(len(self.data))}; its bytes are in `.data`.*"
         shown = text[:_TEXT_LIMIT]
-        mime = self.mime_type or mimetypes.guess_type(self.path)[0] or ""
+        mime = self.mime_type or mime_type_of(self.path) or ""
         if mime.startswith("text/markdown") or self.path.endswith(".md"):
             _frontmatter, body = split_frontmatter(shown)
             return body
