@@ -121,11 +121,10 @@ class SkillRequests:
 
     async def _read_checked(self: _Host, skill: Skill, path: str) -> tuple[SkillContent | None, str]:
         from .skill_wire import content_bytes, verify_content
-        from .skills import describe_files
 
         listed = skill.file(path)
         if listed is None and not skill.dynamic:
-            files = describe_files(skill.files or ())
+            files = ", ".join(f.path for f in skill.files or ()) or "none"
             raise ServerError(f"{skill.reference} has no file {path} (its files: {files})")
         uri = skill.uri_of(path)
         client = await self._client()

@@ -28,7 +28,6 @@ __all__ = [
     "Skill",
     "SkillContent",
     "SkillFile",
-    "describe_files",
     "find_skill",
     "normalized_path",
 ]
@@ -74,11 +73,6 @@ def normalized_path(path: str, *, strict: bool = True) -> str:
             raise ValueError(f"{path!r} is not a path inside the skill's folder")
         return ""
     return cleaned
-
-
-def describe_files(files: Sequence[SkillFile]) -> str:
-    """`a.md, b/c.py` — for messages."""
-    return ", ".join(f.path for f in files) or "none"
 
 
 def find_skill(skills: Sequence[Skill], name: str) -> Skill:

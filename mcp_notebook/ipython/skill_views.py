@@ -31,10 +31,11 @@ __all__ = ["SkillTable", "SkillView"]
 _TEXT_LIMIT = 200_000  # characters shown of one file; the object holds all of it
 
 
+_DYNAMIC = "dynamic (the server publishes no list of files)"
+
+
 def _files_text(skill: Skill) -> str:
-    if skill.files is None:
-        return "dynamic (the server publishes no list of files)"
-    return f"{len(skill.files)} ({describe_size(sum(f.size for f in skill.files))})"
+    return _DYNAMIC if skill.size is None else f"{len(skill.files or ())} ({describe_size(skill.size)})"
 
 
 def open_command(skill: Skill, path: str | None = None) -> str:
@@ -129,7 +130,7 @@ class SkillView(SkillContent):
         lines += [f"{key}: {value}" for key, value in self._details()]
         lines += ["", (self.body or "").strip()[:_TEXT_LIMIT], ""]
         if skill.files is None:
-            lines.append("Files: dynamic (the server publishes no list of files).")
+            lines.append(f"Files: {_DYNAMIC}.")
         else:
             lines.append("Files (open one with the line beside it):")
             lines += [f"  {path}  {size}  {command}" for path, size, command in self._file_rows()]
@@ -154,7 +155,7 @@ class SkillView(SkillContent):
             f'padding: 1px 12px; margin: 8px 0">\n\n{body}\n\n</div>'
         )
         if skill.files is None:
-            parts.append("Files: dynamic (the server publishes no list of files).")
+            parts.append(f"Files: {_DYNAMIC}.")
         else:
             rows = [(code_span(p), size, code_span(command)) for p, size, command in self._file_rows()]
             parts.append(markdown_table(("file", "size", "open it with"), rows, right=(1,)))

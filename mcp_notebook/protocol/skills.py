@@ -135,16 +135,9 @@ class SkillAnswers:
         for skill in snapshot.skills:
             base = f"{_SCHEME}{skill.path}/"
             for file in skill.files or ():
-                if file.path == SKILL_FILE:
-                    infos.append(
-                        ResourceInfo(base + file.path, skill.name, None, skill.description, file.mime_type, file.size)
-                    )
-                else:
-                    infos.append(
-                        ResourceInfo(
-                            base + file.path, file.path.rsplit("/", 1)[-1], None, None, file.mime_type, file.size
-                        )
-                    )
+                top = file.path == SKILL_FILE
+                name, description = (skill.name, skill.description) if top else (file.path.rsplit("/", 1)[-1], None)
+                infos.append(ResourceInfo(base + file.path, name, None, description, file.mime_type, file.size))
         self._infos = (snapshot.fingerprint, tuple(infos))
         return self._infos[1]
 
