@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from client_harness import SKILL_FOLDERS, running_skills_http_server, sdk_config, skills_config
 
@@ -117,3 +119,19 @@ def test_skills_are_identified_by_server_and_uri() -> None:
     one = Skill(server="a", uri="skill://x/SKILL.md", frontmatter=entry, files=None)
     other = Skill(server="b", uri="skill://x/SKILL.md", frontmatter=entry, files=None)
     assert one != other and one.reference == "a:x"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_change_of_skills_alone_reaches_the_skills_listeners_in_both_eras(tmp_path: Path, mode: str) -> None:
+    shutil.copytree(SKILL_FOLDERS / "git-workflow", tmp_path / "git-workflow")
+    serve = ServerConfig(name="nb", command=sys.executable, args=("-m", "mcp_notebook", "serve", str(tmp_path)))
+    skills_changed, prompts_changed = anyio.Event(), anyio.Event()
+    async with PromptClient(serve, mode=mode) as client:
+        client.add_skills_changed_listener(skills_changed.set)
+        client.add_list_changed_listener(prompts_changed.set)
+        assert [s.name for s in await client.list_skills()] == ["git-workflow"]
+        shutil.copytree(PDF, tmp_path / "pdf-processing")
+        with anyio.fail_after(20):
+            await skills_changed.wait()
+        assert sorted(s.name for s in await client.list_skills()) == ["git-workflow", "pdf-processing"]
+    assert not prompts_changed.is_set()  # the server said its resources changed, not its prompts
