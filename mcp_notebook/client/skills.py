@@ -20,10 +20,9 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..models import SKILL_FILE, SKILLS_EXTENSION, Skill, SkillFile
+from ..models import SKILL_FILE, Skill, SkillFile
 
 __all__ = [
-    "SKILLS_EXTENSION",
     "SKILL_FILE",
     "Skill",
     "SkillContent",

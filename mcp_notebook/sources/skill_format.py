@@ -110,16 +110,13 @@ def _check_json(frontmatter: dict[str, Any], limit: int) -> None:
     while pending:
         value = pending.pop()
         size += 1 + (len(value) if isinstance(value, str) else 0)
+        if isinstance(value, dict | list):
+            pending.extend(value.values() if isinstance(value, dict) else value)
+        keys = value if isinstance(value, dict) else ()
+        json_value = isinstance(value, str | int | dict | list | None) or (isinstance(value, float) and isfinite(value))
+        if not json_value or not all(isinstance(key, str) for key in keys):
+            raise SkillFormatError("its frontmatter holds values JSON cannot carry (keys must be text)")
         if size > limit:
             raise SkillFormatError(
                 "its frontmatter's values are far larger than its text (YAML aliases repeat them): write them out"
             )
-        if isinstance(value, dict):
-            if not all(isinstance(key, str) for key in value):
-                raise SkillFormatError("its frontmatter holds values JSON cannot carry (keys must be text)")
-            size += sum(map(len, value))
-            pending.extend(value.values())
-        elif isinstance(value, list):
-            pending.extend(value)
-        elif not isinstance(value, str | int | float | None) or (isinstance(value, float) and not isfinite(value)):
-            raise SkillFormatError("its frontmatter holds values JSON cannot carry (keys must be text)")
