@@ -118,3 +118,6 @@ def test_names_are_found_by_path_and_shared_names_must_be_told_apart() -> None:
         find_skill(skills, "refunds")
     with pytest.raises(UnknownSkillError, match="Unknown skill: refund; did you mean s:refunds"):
         find_skill(skills[:1], "refund")
+    # Of several servers' skills (`%mcp skill` with no server named), one path on two servers must be told apart.
+    with pytest.raises(UnknownSkillError, match="say which, as s:acme/billing/refunds or t:acme/billing/refunds"):
+        find_skill([*skills, skill_from_entry(entry(), "t")], "acme/billing/refunds")

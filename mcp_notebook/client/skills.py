@@ -75,22 +75,20 @@ def normalized_path(path: str, *, strict: bool = True) -> str:
 
 
 def find_skill(skills: Sequence[Skill], name: str) -> Skill:
-    """The skill of `skills` (one server's) that `name` means: its path (`acme/billing/refunds`) or its name.
+    """The skill of `skills` (of one server or several) that `name` means: its path (`acme/billing/refunds`),
+    else its name.
 
-    Names need not be unique within a server: several skills of one name raise
-    `UnknownSkillError` whose suggestions are their paths.
+    Names need not be unique within a server, nor paths across servers:
+    several skills raise `UnknownSkillError` whose suggestions are `server:path`.
     """
     from ..exceptions import UnknownSkillError
     from ..naming import suggest_names
 
     wanted = name.strip("/")
-    by_path = [s for s in skills if s.path == wanted]
-    if by_path:
-        return by_path[0]
-    by_name = [s for s in skills if s.name == wanted]
-    if len(by_name) == 1:
-        return by_name[0]
-    if by_name:
-        raise UnknownSkillError(name, [f"{s.server}:{s.path}" for s in by_name], ambiguous=True)
+    for found in ([s for s in skills if s.path == wanted], [s for s in skills if s.name == wanted]):
+        if len(found) > 1:
+            raise UnknownSkillError(name, [f"{s.server}:{s.path}" for s in found], ambiguous=True)
+        if found:
+            return found[0]
     close = set(suggest_names(wanted, [s.name for s in skills]))
     raise UnknownSkillError(name, [s.reference for s in skills if s.name in close])

@@ -25,7 +25,6 @@ from ..exceptions import (
     MCPNotebookError,
     SkillsNotOfferedError,
     UnknownPromptError,
-    UnknownSkillError,
 )
 from ..models import PromptSpec
 from ..naming import suggest_names
@@ -328,31 +327,18 @@ class ServerPool:
         configs = self.configs()
         if not configs:
             raise ConfigError(None, "no MCP servers configured; add one with %mcp connect NAME -- COMMAND")
-        connected = self.connected()
-        searched = [n for n in configs if n in connected]
-        hits, known = self._search_skills(reference, searched)
-        if not hits:
-            rest = [n for n in configs if n not in searched]
-            more_hits, more_known = self._search_skills(reference, rest)
-            hits, known = more_hits, known + more_known
-        if len(hits) > 1:
-            raise UnknownSkillError(reference, [f"{s.server}:{s.path}" for s in hits], ambiguous=True)
-        if not hits:
-            close = set(suggest_names(reference, {s.name for s in known}))
-            raise UnknownSkillError(reference, [s.reference for s in known if s.name in close])
-        return self.connection(hits[0].server), hits[0]
+        from ..client.skills import find_skill
 
-    def _search_skills(self, name: str, servers: Sequence[str]) -> tuple[list[Skill], list[Skill]]:
-        if not servers:
-            return [], []
-        hits: list[Skill] = []
-        known: list[Skill] = []
-        for listing in self.skill_listings(servers).values():
-            if isinstance(listing, MCPNotebookError):
-                continue
-            known += listing
-            hits += [s for s in listing if name in (s.name, s.path)]
-        return hits, known
+        connected = self.connected()
+        known = self._known_skills([n for n in configs if n in connected])
+        if not any(reference.strip("/") in (s.name, s.path) for s in known):
+            known += self._known_skills([n for n in configs if n not in connected])
+        chosen = find_skill(known, reference)
+        return self.connection(chosen.server), chosen
+
+    def _known_skills(self, servers: Sequence[str]) -> list[Skill]:
+        listings = self.skill_listings(servers).values() if servers else ()
+        return [s for listing in listings if not isinstance(listing, MCPNotebookError) for s in listing]
 
 
 def why_no_skills(error: MCPNotebookError) -> str:
