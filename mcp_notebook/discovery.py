@@ -19,8 +19,7 @@ macOS, `%LOCALAPPDATA%\\mcp-notebook` on Windows), under `kernels/`. Listing
 the default directory also follows those pointers, so `mcp-notebook connect
 --latest` and the editor bridge find such kernels from any shell.
 
-Pure standard library (plus `jupyter_core` for the default directory, when it
-is installed).
+Pure standard library, and `jupyter_core` for the runtime directory.
 """
 
 from __future__ import annotations
@@ -82,27 +81,16 @@ class KernelConnection:
 
 
 def runtime_dir() -> Path:
-    """The Jupyter runtime directory, where kernels leave their connection files.
+    """The Jupyter runtime directory, where kernels leave their connection files (`$JUPYTER_RUNTIME_DIR` when set)."""
+    from jupyter_core.paths import jupyter_runtime_dir
 
-    `$JUPYTER_RUNTIME_DIR` when set; otherwise jupyter_core's default when it is
-    installed; otherwise `~/.local/share/jupyter/runtime`.
-    """
-    env = os.environ.get("JUPYTER_RUNTIME_DIR")
-    if env:
-        return Path(env)
-    try:
-        from jupyter_core.paths import jupyter_runtime_dir
-    except ImportError:
-        return Path.home() / ".local" / "share" / "jupyter" / "runtime"
     return Path(jupyter_runtime_dir())
 
 
 def default_runtime_dir() -> Path:
     """The runtime directory of a process without `$JUPYTER_RUNTIME_DIR`: where a client looks by default."""
-    try:
-        from jupyter_core.paths import jupyter_data_dir
-    except ImportError:
-        return Path.home() / ".local" / "share" / "jupyter" / "runtime"
+    from jupyter_core.paths import jupyter_data_dir
+
     return Path(jupyter_data_dir()) / "runtime"
 
 
