@@ -350,7 +350,6 @@ def test_the_public_surfaces_are_pinned() -> None:
         "ClientConfig",
         "client_config",
         "connect_command",
-        "format_client_config",
     ]
     assert sorted(kernel_endpoint.__all__) == ["HttpEndpoint", "start_endpoint", "start_repeating", "start_watch"]
 

@@ -93,13 +93,12 @@ SURFACE = {
     "mcp_notebook.sources.polling": [
         "DEFAULT_POLL_SECONDS",
         "Look",
-        "POLL_ENV",
         "SETTLE_LOOKS",
         "blind_file_system",
         "changes_between",
         "file_system_type",
         "look",
-        "poll_interval_from_env",
+        "mount_table",
         "poll_paths",
     ],
 }
