@@ -28,12 +28,13 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .owned_files import write_json
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -129,15 +130,7 @@ def register_connection_file(path: Path | str) -> Path | None:
         return None
     pointer = _pointer_path(target)
     pointer.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{pointer.name}.", suffix=".tmp", dir=pointer.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"version": _FORMAT_VERSION, "connection_file": str(target)}, handle)
-        os.replace(tmp_name, pointer)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    write_json(pointer, {"version": _FORMAT_VERSION, "connection_file": str(target)})
     return pointer
 
 
@@ -200,20 +193,7 @@ def write_connection_file(
         "pid": os.getpid() if pid is None else pid,
         "created": time.time() if created is None else created,
     }
-    # mkstemp creates the file with mode 0600 in the same directory, so the
-    # final rename is atomic and the token is never readable by others.
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o600)
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    write_json(target, payload)
     return target
 
 
