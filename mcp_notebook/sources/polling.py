@@ -24,6 +24,7 @@ on, and clients are told once, of what is really there.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -94,20 +95,12 @@ def mount_table() -> str | None:
         return None
 
 
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+
+
 def _unescaped(field: str) -> str:
     """A mountinfo field with its octal escapes (`\\040` for a space) undone."""
-    if "\\" not in field:
-        return field
-    out: list[str] = []
-    index = 0
-    while index < len(field):
-        if field[index] == "\\" and field[index + 1 : index + 4].isdigit():
-            out.append(chr(int(field[index + 1 : index + 4], 8)))
-            index += 4
-        else:
-            out.append(field[index])
-            index += 1
-    return "".join(out)
+    return _OCTAL_ESCAPE.sub(lambda escape: chr(int(escape[1], 8)), field)
 
 
 def file_system_type(path: Path, mountinfo: str | None = None) -> str | None:
