@@ -12,7 +12,6 @@ SURFACE = {
         "NOTEBOOK_META_KEY",
         "NotebookPrompts",
         "PublishedCell",
-        "load_notebook",
         "notebook_language",
         "prompts_from_notebook",
     ],
@@ -41,7 +40,7 @@ SURFACE = {
         "parse_skill_md",
         "valid_skill_name",
     ],
-    "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"],
+    "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook"],
     "mcp_notebook.sources.sandbox": ["FileRefusal", "SandboxedFile", "look_inside", "read_inside", "resolve_inside"],
     "mcp_notebook.sources.index": [
         "CACHE_DIR_ENV",
