@@ -21,7 +21,7 @@ import pytest
 from notebook_dicts import markdown, notebook, write
 
 from mcp_notebook.registry import PromptRegistry
-from mcp_notebook.settings import env_value
+from mcp_notebook.settings import from_env
 from mcp_notebook.sources import watch
 from mcp_notebook.sources.folder import NotebookFolderSource
 from mcp_notebook.sources.inotify import Change
@@ -101,14 +101,14 @@ def test_this_machines_temporary_folder_has_a_type(tmp_path: Path) -> None:
 )
 def test_a_bad_poll_interval_in_the_environment_says_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(ValueError) as raised:
-        env_value("poll", {POLL_ENV: text})
+        from_env(["poll"], {POLL_ENV: text})
     assert str(raised.value) == message
 
 
 def test_the_poll_interval_comes_from_the_environment() -> None:
-    assert env_value("poll", {POLL_ENV: "0.5"}) == 0.5
-    assert env_value("poll", {POLL_ENV: " "}) is None
-    assert env_value("poll", {}) is None
+    assert from_env(["poll"], {POLL_ENV: "0.5"}) == {"poll": 0.5}
+    assert from_env(["poll"], {POLL_ENV: " "}) == {}
+    assert from_env(["poll"], {}) == {}
 
 
 def test_a_look_finds_saves_renames_and_deletes_of_wanted_files_only(tmp_path: Path) -> None:
