@@ -69,7 +69,6 @@ PUBLIC = {
         "kernel_server_name",
         "plan_renames",
         "qualify",
-        "resolve_clashes",
         "suggest_names",
     ],
     "mcp_notebook.registry": ["PromptRegistry", "RegistrySnapshot", "digest_of"],
