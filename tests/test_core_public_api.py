@@ -88,7 +88,6 @@ PUBLIC = {
         "ServerConfig",
         "default_config_paths",
         "describe_project_file",
-        "load_config_file",
         "load_server_configs",
         "load_trusted",
         "project_config_paths",
