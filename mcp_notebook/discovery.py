@@ -134,27 +134,26 @@ def register_connection_file(path: Path | str) -> Path | None:
     return pointer
 
 
-def _pointed_files() -> list[tuple[Path, Path]]:
-    """(pointer, connection file) for every pointer in the state directory that names a connection file."""
+def _pointed_files() -> list[Path]:
+    """The connection file of every pointer in the state directory that names one."""
     folder = state_dir() / _POINTERS
     try:
         names = os.listdir(folder)
     except OSError:
         return []
-    found: list[tuple[Path, Path]] = []
+    found: list[Path] = []
     for name in names:
         if not (name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX)):
             continue
-        pointer = folder / name
         try:
-            with open(pointer, encoding="utf-8") as handle:
+            with open(folder / name, encoding="utf-8") as handle:
                 data: Any = json.load(handle)
         except (OSError, ValueError):
             continue
         target = data.get("connection_file") if isinstance(data, dict) else None
         # A pointer names a connection file of the same name, never any other file.
         if isinstance(target, str) and os.path.isabs(target) and Path(target).name == name:
-            found.append((pointer, Path(target)))
+            found.append(Path(target))
     return found
 
 
@@ -286,37 +285,26 @@ def _is_windows_process_alive(pid: int) -> bool:
         kernel32.CloseHandle(handle)
 
 
-def list_kernel_connections(directory: Path | str | None = None, *, prune: bool = False) -> list[KernelConnection]:
+def list_kernel_connections(directory: Path | str | None = None) -> list[KernelConnection]:
     """Every live kernel's connection, newest first.
 
     Without `directory`: the runtime directory, and the kernels in other
     runtime directories that left a pointer in the state directory. Malformed
-    files are skipped; so are stale ones, whose process is gone. With `prune`,
-    stale files are also removed (a crashed kernel cannot clean up after
-    itself), and so are pointers to files that are gone. A missing directory
-    means no kernels.
+    files are skipped; so are stale ones, whose process is gone (a crashed
+    kernel cannot remove its file). A missing directory means no kernels.
     """
     folder = Path(directory) if directory is not None else runtime_dir()
-    candidates: list[tuple[Path, Path | None]] = []
     try:
         names = os.listdir(folder)
     except OSError:
         names = []
-    for name in names:
-        if name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX):
-            candidates.append((folder / name, None))
+    candidates = [folder / name for name in names if name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX)]
     if directory is None:
-        candidates.extend((target, pointer) for pointer, target in _pointed_files())
+        candidates += _pointed_files()
     found: dict[str, KernelConnection] = {}
-    for path, pointer in candidates:
+    for path in candidates:
         connection = read_connection_file(path)
-        if connection is None:
-            if prune and pointer is not None and not path.exists():
-                remove_connection_file(path)  # the pointer of a file that is gone
-            continue
-        if not is_process_alive(connection.pid):
-            if prune:
-                remove_connection_file(path)
+        if connection is None or not is_process_alive(connection.pid):
             continue
         found.setdefault(os.path.abspath(connection.path), connection)
     return sorted(found.values(), key=lambda c: (c.created, c.kernel_id), reverse=True)
