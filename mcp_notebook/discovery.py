@@ -44,6 +44,7 @@ __all__ = [
     "connection_file_name",
     "default_cache_dir",
     "default_runtime_dir",
+    "is_default_runtime_dir",
     "is_process_alive",
     "latest_kernel_connection",
     "list_kernel_connections",
@@ -109,9 +110,10 @@ def state_dir() -> Path:
     return base / "mcp-notebook"
 
 
-def _same_dir(a: Path, b: Path) -> bool:
+def is_default_runtime_dir(folder: Path) -> bool:
+    """Whether `folder` is the runtime directory clients look in by default."""
     try:
-        return a.resolve() == b.resolve()
+        return folder.resolve() == default_runtime_dir().resolve()
     except OSError:
         return False
 
@@ -126,7 +128,7 @@ def register_connection_file(path: Path | str) -> Path | None:
     Nothing is written for a file in the default directory (clients look there anyway).
     """
     target = Path(path).absolute()
-    if _same_dir(target.parent, default_runtime_dir()):
+    if is_default_runtime_dir(target.parent):
         return None
     pointer = _pointer_path(target)
     pointer.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
