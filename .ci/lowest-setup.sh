@@ -11,16 +11,10 @@
 # The report is test-artifacts/lowest.txt: PASS, FAIL (with pytest's last lines) or SKIP (no registry);
 # tests/test_ci_lowest.py fails the suite on FAIL. Bounded in time: install 300 s, suite 600 s, canaries 120 s.
 # MCP_NOTEBOOK_LOWEST_TESTS replaces the pytest arguments (default: every test not marked slow).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-
-report=test-artifacts/lowest.txt
-mkdir -p test-artifacts
-venv=.venv-lowest
+NAME=lowest
+# shellcheck source=venv-report.sh
+source "$(dirname "$0")/venv-report.sh"
 LEFT_OUT="fastmcp"  # the FastMCP server of the typed-form tests (slow) needs starlette>=1.0.1
-
-say() { echo "lowest: $1" | tee -a "$report"; }
-: >"$report"
 
 constraints=test-artifacts/lowest-constraints.txt
 extras=test-artifacts/lowest-test-requirements.txt
@@ -49,7 +43,7 @@ then
     exit 0
 fi
 
-python3 -m venv "$venv" || { say "SKIP: could not create $venv"; exit 0; }
+make_venv
 if ! timeout 300 "$venv/bin/pip" install -q -c "$constraints" -e . -r "$extras" >test-artifacts/lowest-pip.txt 2>&1; then
     if grep -qiE "ResolutionImpossible|conflict|No matching distribution" test-artifacts/lowest-pip.txt; then
         say "FAIL: the lowest allowed versions cannot be installed together; raise the bound pip names:"
@@ -61,14 +55,8 @@ if ! timeout 300 "$venv/bin/pip" install -q -c "$constraints" -e . -r "$extras" 
 fi
 say "testing $(tr '\n' ' ' <"$constraints")"
 # shellcheck disable=SC2086  # the override is a list of pytest arguments
-if timeout 600 "$venv/bin/python" -m pytest -q -p no:cacheprovider -rf \
-    ${MCP_NOTEBOOK_LOWEST_TESTS:--m "not slow" tests} >test-artifacts/lowest-pytest.txt 2>&1; then
-    say "PASS: the fast suite passes at the lowest allowed versions"
-else
-    say "FAIL: at the lowest allowed versions (see test-artifacts/lowest-pytest.txt):"
-    tail -n 15 test-artifacts/lowest-pytest.txt | tee -a "$report"
-    exit 0
-fi
+run_tests lowest-pytest 600 "the fast suite passes at the lowest allowed versions" \
+    "at the lowest allowed versions" ${MCP_NOTEBOOK_LOWEST_TESTS:--m "not slow" tests} || exit 0
 
 uvicorn_spec=$(grep -o '"uvicorn[^"]*"' pyproject.toml | head -n 1 | tr -d '"')
 if ! timeout 120 "$venv/bin/pip" install -q --upgrade "$uvicorn_spec" >>test-artifacts/lowest-pip.txt 2>&1; then
@@ -76,11 +64,6 @@ if ! timeout 120 "$venv/bin/pip" install -q --upgrade "$uvicorn_spec" >>test-art
     exit 0
 fi
 newest=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("uvicorn"))')
-if timeout 120 "$venv/bin/python" -m pytest -q -p no:cacheprovider -rf tests/transports/test_uvicorn_seam.py \
-    >test-artifacts/lowest-uvicorn-newest.txt 2>&1; then
-    say "PASS: uvicorn's seam canaries pass at uvicorn $newest, the highest $uvicorn_spec allows"
-else
-    say "FAIL: uvicorn's seam canaries at uvicorn $newest (see test-artifacts/lowest-uvicorn-newest.txt):"
-    tail -n 15 test-artifacts/lowest-uvicorn-newest.txt | tee -a "$report"
-fi
+run_tests lowest-uvicorn-newest 120 "uvicorn's seam canaries pass at uvicorn $newest, the highest $uvicorn_spec allows" \
+    "uvicorn's seam canaries at uvicorn $newest" tests/transports/test_uvicorn_seam.py
 exit 0

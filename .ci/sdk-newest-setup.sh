@@ -6,17 +6,11 @@
 # e.g. MCP_NOTEBOOK_SDK_SPEC='mcp<3' for the newest 2.x before moving the pin; MCP_NOTEBOOK_SDK_TESTS
 # replaces the pytest arguments (default: the canaries first, then every test not marked slow).
 # The report is test-artifacts/sdk-newest.txt; this script always exits 0.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+NAME=sdk-newest
+# shellcheck source=venv-report.sh
+source "$(dirname "$0")/venv-report.sh"
 
-report=test-artifacts/sdk-newest.txt
-mkdir -p test-artifacts
-venv=.venv-sdk-newest
-
-say() { echo "sdk-newest: $1" | tee -a "$report"; }
-: >"$report"
-
-python3 -m venv "$venv" || { say "SKIP: could not create $venv"; exit 0; }
+make_venv
 if ! "$venv/bin/pip" install -q --upgrade --upgrade-strategy eager -e '.[test]'; then
     say "SKIP: could not install the project (is the package registry reachable?)"
     exit 0
@@ -28,12 +22,6 @@ fi
 version=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')
 say "testing mcp $version"
 # shellcheck disable=SC2086  # the override is a list of pytest arguments
-if timeout 600 "$venv/bin/python" -m pytest -q -p no:cacheprovider -rf \
-    ${MCP_NOTEBOOK_SDK_TESTS:--m "not slow" tests/protocol/test_sdk_seam.py tests} \
-    >test-artifacts/sdk-newest-pytest.txt 2>&1; then
-    say "PASS: the tests pass with mcp $version"
-else
-    say "FAIL: with mcp $version (see test-artifacts/sdk-newest-pytest.txt):"
-    tail -n 15 test-artifacts/sdk-newest-pytest.txt | tee -a "$report"
-fi
+run_tests sdk-newest-pytest 600 "the tests pass with mcp $version" "with mcp $version" \
+    ${MCP_NOTEBOOK_SDK_TESTS:--m "not slow" tests/protocol/test_sdk_seam.py tests}
 exit 0

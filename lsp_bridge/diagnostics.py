@@ -27,7 +27,6 @@ __all__ = [
     "line_diagnostics",
     "missing_arguments",
     "resolve_command",
-    "to_diagnostics",
     "unknown_server",
 ]
 
@@ -172,18 +171,4 @@ def line_diagnostics(
             message = f"More than {MAX_ARGUMENTS} arguments: the rest of the line is not read"
             where = span(command.arguments[-1].start, command.end)
             found.append(_diagnostic(where, message, "too-many-arguments", types.DiagnosticSeverity.Warning))
-    return found
-
-
-def to_diagnostics(
-    lines: Sequence[str], snapshot: CatalogSnapshot, trigger: str, make_range: LineRangeMaker
-) -> list[types.Diagnostic]:
-    """Every problem with the slash commands of a document (at most MAX_DIAGNOSTICS)."""
-    found: list[types.Diagnostic] = []
-    for number, line in enumerate(lines):
-        if trigger not in line:
-            continue  # the common case, and cheap
-        found.extend(line_diagnostics(number, line.rstrip("\r\n"), snapshot, trigger, make_range))
-        if len(found) >= MAX_DIAGNOSTICS:
-            return found[:MAX_DIAGNOSTICS]
     return found

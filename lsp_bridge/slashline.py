@@ -20,6 +20,7 @@ rest of the line is left alone).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -42,6 +43,10 @@ __all__ = [
 ]
 
 _NEEDS_QUOTES = frozenset(" \t\"'\\=")
+# A quoted value: backslash escapes any character (a backslash ending the line is itself); its closing quote, if any.
+_QUOTED = {quote: re.compile(rf"{quote}((?:\\.|\\$|[^\\{quote}])*)({quote}?)") for quote in "\"'"}
+_ESCAPE = re.compile(r"\\(.)")
+_SPACE = re.compile(r"\s")
 
 # A longer line is prose or data, not a command someone typed.
 MAX_LINE_LENGTH = 10_000
@@ -167,25 +172,13 @@ def _is_slash_position(line: str, column: int) -> bool:
 
 def _scan_value(line: str, pos: int) -> tuple[str, int, str | None, bool]:
     """Read a value starting at `pos`: (unquoted value, end column, quote, closed)."""
-    n = len(line)
-    if pos < n and line[pos] in "\"'":
-        quote = line[pos]
-        chars: list[str] = []
-        i = pos + 1
-        while i < n:
-            ch = line[i]
-            if ch == "\\" and i + 1 < n:
-                chars.append(line[i + 1])
-                i += 2
-                continue
-            if ch == quote:
-                return "".join(chars), i + 1, quote, True
-            chars.append(ch)
-            i += 1
-        return "".join(chars), n, quote, False
-    end = pos
-    while end < n and not line[end].isspace():
-        end += 1
+    quote = line[pos : pos + 1]
+    if quote in ('"', "'"):
+        found = _QUOTED[quote].match(line, pos)
+        assert found is not None  # the pattern matches any quoted text, closed or not
+        return _ESCAPE.sub(r"\1", found[1]), found.end(), quote, bool(found[2])
+    space = _SPACE.search(line, pos)
+    end = space.start() if space is not None else len(line)
     return line[pos:end], end, None, True
 
 

@@ -40,14 +40,13 @@ from .config import ServerConfig, default_config_paths, load_server_configs
 from .exceptions import (
     ConfigError,
     MCPNotebookError,
-    MissingArgumentsError,
     ServerError,
-    UnknownArgumentsError,
     UnknownPromptError,
 )
 from .llm import Conversation
 from .models import CompletionResult, PromptSpec
-from .naming import closest_names, suggest_names
+from .naming import suggest_names
+from .rendering import check_arguments
 from .runtime import BackgroundRuntime, get_runtime, run_in_caller
 from .trust import UntrustedConfig
 
@@ -235,18 +234,6 @@ class Connection:
     async def _ask(self, request: InputRequest) -> Mapping[str, Any] | None:
         # The handler may block on the user (input(), a form): run it on the waiting caller's thread.
         return await run_in_caller(self.input_handler, request)
-
-
-def check_arguments(spec: PromptSpec, values: Mapping[str, str]) -> None:
-    """Raise the `PromptError` a server would, before asking it: missing or unknown arguments."""
-    missing = [name for name in spec.required_arguments if name not in values]
-    if missing:
-        raise MissingArgumentsError(spec.name, missing)
-    known = {a.name for a in spec.arguments}
-    unknown = [name for name in values if name not in known]
-    if unknown:
-        declared = [a.name for a in spec.arguments]
-        raise UnknownArgumentsError(spec.name, unknown, declared, closest_names(unknown, declared))
 
 
 def connect(

@@ -47,7 +47,6 @@ __all__ = [
     "ServerConfig",
     "default_config_paths",
     "describe_project_file",
-    "load_config_file",
     "load_server_configs",
     "load_trusted",
     "project_config_paths",
@@ -213,23 +212,6 @@ def untrusted_servers(
 ) -> dict[str, tuple[str, str]]:
     """name → (what it would start, its file) for each server of an untrusted file that no trusted file names."""
     return {name: (what, str(file.path)) for file in untrusted for name, what in file.servers if name not in configs}
-
-
-def load_config_file(
-    path: Path,
-    *,
-    workspace: Path | None = None,
-    on_error: Callable[[ConfigError], None] | None = None,
-) -> dict[str, ServerConfig]:
-    """Read the servers of one configuration file (`mcpServers` or `servers` shape).
-
-    `workspace` is what `${workspaceFolder}` means for user-wide files; for
-    project files it is the project folder. A bad entry raises `ConfigError`
-    naming the file and the entry, unless `on_error` is given (then the entry
-    is reported and skipped). The file is read as named: trust is the caller's.
-    """
-    path = Path(path).expanduser()
-    return _parse_config(path, read_config_bytes(path), workspace=workspace, on_error=on_error)
 
 
 _MAX_CONFIG_BYTES = 16 * 1024 * 1024  # far beyond any configuration file; past it, one line and nothing read

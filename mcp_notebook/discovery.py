@@ -19,8 +19,7 @@ macOS, `%LOCALAPPDATA%\\mcp-notebook` on Windows), under `kernels/`. Listing
 the default directory also follows those pointers, so `mcp-notebook connect
 --latest` and the editor bridge find such kernels from any shell.
 
-Pure standard library (plus `jupyter_core` for the default directory, when it
-is installed).
+Pure standard library, and `jupyter_core` for the runtime directory.
 """
 
 from __future__ import annotations
@@ -29,12 +28,13 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .owned_files import write_json
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -44,6 +44,7 @@ __all__ = [
     "connection_file_name",
     "default_cache_dir",
     "default_runtime_dir",
+    "is_default_runtime_dir",
     "is_process_alive",
     "latest_kernel_connection",
     "list_kernel_connections",
@@ -82,27 +83,16 @@ class KernelConnection:
 
 
 def runtime_dir() -> Path:
-    """The Jupyter runtime directory, where kernels leave their connection files.
+    """The Jupyter runtime directory, where kernels leave their connection files (`$JUPYTER_RUNTIME_DIR` when set)."""
+    from jupyter_core.paths import jupyter_runtime_dir
 
-    `$JUPYTER_RUNTIME_DIR` when set; otherwise jupyter_core's default when it is
-    installed; otherwise `~/.local/share/jupyter/runtime`.
-    """
-    env = os.environ.get("JUPYTER_RUNTIME_DIR")
-    if env:
-        return Path(env)
-    try:
-        from jupyter_core.paths import jupyter_runtime_dir
-    except ImportError:
-        return Path.home() / ".local" / "share" / "jupyter" / "runtime"
     return Path(jupyter_runtime_dir())
 
 
 def default_runtime_dir() -> Path:
     """The runtime directory of a process without `$JUPYTER_RUNTIME_DIR`: where a client looks by default."""
-    try:
-        from jupyter_core.paths import jupyter_data_dir
-    except ImportError:
-        return Path.home() / ".local" / "share" / "jupyter" / "runtime"
+    from jupyter_core.paths import jupyter_data_dir
+
     return Path(jupyter_data_dir()) / "runtime"
 
 
@@ -120,9 +110,10 @@ def state_dir() -> Path:
     return base / "mcp-notebook"
 
 
-def _same_dir(a: Path, b: Path) -> bool:
+def is_default_runtime_dir(folder: Path) -> bool:
+    """Whether `folder` is the runtime directory clients look in by default."""
     try:
-        return a.resolve() == b.resolve()
+        return folder.resolve() == default_runtime_dir().resolve()
     except OSError:
         return False
 
@@ -137,43 +128,34 @@ def register_connection_file(path: Path | str) -> Path | None:
     Nothing is written for a file in the default directory (clients look there anyway).
     """
     target = Path(path).absolute()
-    if _same_dir(target.parent, default_runtime_dir()):
+    if is_default_runtime_dir(target.parent):
         return None
     pointer = _pointer_path(target)
     pointer.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{pointer.name}.", suffix=".tmp", dir=pointer.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"version": _FORMAT_VERSION, "connection_file": str(target)}, handle)
-        os.replace(tmp_name, pointer)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    write_json(pointer, {"version": _FORMAT_VERSION, "connection_file": str(target)})
     return pointer
 
 
-def _pointed_files() -> list[tuple[Path, Path]]:
-    """(pointer, connection file) for every pointer in the state directory that names a connection file."""
+def _pointed_files() -> list[Path]:
+    """The connection file of every pointer in the state directory that names one."""
     folder = state_dir() / _POINTERS
     try:
         names = os.listdir(folder)
     except OSError:
         return []
-    found: list[tuple[Path, Path]] = []
+    found: list[Path] = []
     for name in names:
         if not (name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX)):
             continue
-        pointer = folder / name
         try:
-            with open(pointer, encoding="utf-8") as handle:
+            with open(folder / name, encoding="utf-8") as handle:
                 data: Any = json.load(handle)
         except (OSError, ValueError):
             continue
         target = data.get("connection_file") if isinstance(data, dict) else None
         # A pointer names a connection file of the same name, never any other file.
         if isinstance(target, str) and os.path.isabs(target) and Path(target).name == name:
-            found.append((pointer, Path(target)))
+            found.append(Path(target))
     return found
 
 
@@ -212,20 +194,7 @@ def write_connection_file(
         "pid": os.getpid() if pid is None else pid,
         "created": time.time() if created is None else created,
     }
-    # mkstemp creates the file with mode 0600 in the same directory, so the
-    # final rename is atomic and the token is never readable by others.
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o600)
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    write_json(target, payload)
     return target
 
 
@@ -318,37 +287,26 @@ def _is_windows_process_alive(pid: int) -> bool:
         kernel32.CloseHandle(handle)
 
 
-def list_kernel_connections(directory: Path | str | None = None, *, prune: bool = False) -> list[KernelConnection]:
+def list_kernel_connections(directory: Path | str | None = None) -> list[KernelConnection]:
     """Every live kernel's connection, newest first.
 
     Without `directory`: the runtime directory, and the kernels in other
     runtime directories that left a pointer in the state directory. Malformed
-    files are skipped; so are stale ones, whose process is gone. With `prune`,
-    stale files are also removed (a crashed kernel cannot clean up after
-    itself), and so are pointers to files that are gone. A missing directory
-    means no kernels.
+    files are skipped; so are stale ones, whose process is gone (a crashed
+    kernel cannot remove its file). A missing directory means no kernels.
     """
     folder = Path(directory) if directory is not None else runtime_dir()
-    candidates: list[tuple[Path, Path | None]] = []
     try:
         names = os.listdir(folder)
     except OSError:
         names = []
-    for name in names:
-        if name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX):
-            candidates.append((folder / name, None))
+    candidates = [folder / name for name in names if name.startswith(CONNECTION_FILE_PREFIX) and name.endswith(_SUFFIX)]
     if directory is None:
-        candidates.extend((target, pointer) for pointer, target in _pointed_files())
+        candidates += _pointed_files()
     found: dict[str, KernelConnection] = {}
-    for path, pointer in candidates:
+    for path in candidates:
         connection = read_connection_file(path)
-        if connection is None:
-            if prune and pointer is not None and not path.exists():
-                remove_connection_file(path)  # the pointer of a file that is gone
-            continue
-        if not is_process_alive(connection.pid):
-            if prune:
-                remove_connection_file(path)
+        if connection is None or not is_process_alive(connection.pid):
             continue
         found.setdefault(os.path.abspath(connection.path), connection)
     return sorted(found.values(), key=lambda c: (c.created, c.kernel_id), reverse=True)

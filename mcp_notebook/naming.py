@@ -5,13 +5,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import PurePath
 from typing import TypeVar
-
-from .models import PromptSpec
 
 __all__ = [
     "NAME_PATTERN",
@@ -22,7 +18,6 @@ __all__ = [
     "kernel_server_name",
     "plan_renames",
     "qualify",
-    "resolve_clashes",
     "suggest_names",
 ]
 
@@ -117,30 +112,6 @@ def plan_renames(
         listing = ", ".join(f"{candidates[k]} ({k})" for k in keys)
         warnings.append(f"prompt name {name!r} is published by {len(keys)} notebooks; served as {listing}")
     return renamed, tuple(warnings)
-
-
-def resolve_clashes(groups: Mapping[str, Sequence[PromptSpec]]) -> tuple[tuple[PromptSpec, ...], tuple[str, ...]]:
-    """Merge prompts from several sources; rename clashing names deterministically.
-
-    `groups` maps a source key (a notebook path) to its prompts. A name that
-    only one source publishes is kept. A name published by several sources is
-    replaced, in each of them, by `<notebook-stem>.<name>` (with more of the
-    path when stems clash too). Returns the merged prompts, sorted by source
-    key then notebook order, and a warning per clash.
-    """
-    owners: dict[str, list[str]] = defaultdict(list)
-    for key in sorted(groups):
-        for spec in groups[key]:
-            if key not in owners[spec.name]:
-                owners[spec.name].append(key)
-    clashing = {name: keys for name, keys in owners.items() if len(keys) > 1}
-    renamed, warnings = plan_renames(clashing, lambda name: len(owners.get(name, ())) == 1)
-    merged: list[PromptSpec] = []
-    for key in sorted(groups):
-        for spec in groups[key]:
-            new = renamed.get((key, spec.name))
-            merged.append(replace(spec, name=new) if new else spec)
-    return tuple(merged), warnings
 
 
 def suggest_names(name: str, known: Iterable[str], limit: int = 3) -> tuple[str, ...]:

@@ -77,7 +77,7 @@ class PromptRegistry:
 
     A group's key is its origin (a notebook path, "kernel", "magics"). A name
     published by several groups is served under a qualified name in each
-    (`naming.resolve_clashes`) and reported in the snapshot's warnings.
+    (`naming.plan_renames`) and reported in the snapshot's warnings.
     """
 
     def __init__(self) -> None:

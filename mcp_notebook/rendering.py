@@ -113,12 +113,8 @@ def is_textual_mime_type(mime_type: str | None) -> bool:
     )
 
 
-def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_argument_bytes: int) -> dict[str, str]:
-    """The value of each of `spec`'s arguments for `arguments`: the one given, or its default, or "".
-
-    Raises as `render_prompt` does (unknown, missing, too large).
-    """
-    given = dict(arguments or {})
+def check_arguments(spec: PromptSpec, given: Mapping[str, str]) -> None:
+    """Raise the `PromptError` for names `spec` does not declare, then for required ones `given` lacks."""
     declared = [arg.name for arg in spec.arguments]
     unknown = [name for name in given if name not in declared]
     if unknown:
@@ -126,6 +122,15 @@ def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_a
     missing = [arg.name for arg in spec.arguments if arg.required and arg.name not in given]
     if missing:
         raise MissingArgumentsError(spec.name, missing)
+
+
+def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_argument_bytes: int) -> dict[str, str]:
+    """The value of each of `spec`'s arguments for `arguments`: the one given, or its default, or "".
+
+    Raises as `render_prompt` does (unknown, missing, too large).
+    """
+    given = dict(arguments or {})
+    check_arguments(spec, given)
     values: dict[str, str] = {}
     for arg in spec.arguments:
         if arg.name in given:

@@ -615,11 +615,6 @@ def from_env(names: Iterable[str], environ: Mapping[str, str] | None = None) -> 
     return values
 
 
-def env_value(name: str, environ: Mapping[str, str] | None = None) -> Any:
-    """One option's value from `environ`, else its default there."""
-    return from_env([name], environ).get(name, _BY_NAME[name].default_on(ENV))
-
-
 def to_env(values: Mapping[str, Any]) -> dict[str, str]:
     """The variables `from_env` reads back into `values` (an option left None is left out)."""
     return {_BY_NAME[name].env: _BY_NAME[name].kind.write(value) for name, value in values.items() if value is not None}

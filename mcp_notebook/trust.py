@@ -18,12 +18,10 @@ given on the command line or to `%mcp servers --config`) are theirs, and trusted
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .exceptions import ConfigError
+from .owned_files import write_json
 
 __all__ = [
     "TRUST_FILE_ENV",
@@ -140,17 +139,7 @@ class TrustStore:
             "about": "Project MCP configuration files trusted by mcp-notebook (see `mcp-notebook trust --help`).",
             "files": {path: {"sha256": digest, "trusted": stamp} for path, digest in sorted(entries.items())},
         }
-        handle, temporary = tempfile.mkstemp(prefix=".trust-", suffix=".json", dir=folder)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(document, file, indent=2)
-                file.write("\n")
-            os.chmod(temporary, 0o600)
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_json(self.path, document, indent=2)
 
 
 def _key(path: Path) -> Path:

@@ -1,35 +1,22 @@
 """.ci/lowest-setup.sh: the fast suite at the lowest allowed versions, and what its report does to the build.
 
-The script runs for real, from a copy of `.ci/` and pyproject.toml in a scratch folder (so this checkout's
-`test-artifacts/` and `.venv-lowest/` are left alone); only the venv it makes is a stand-in, whose `pip` and
-`python` answer as the test says and record what they were asked. The last test reads this checkout's report:
-when the script found a lower bound that does not work, the suite fails, so CI does.
+The script runs for real (`ci_scripts`). The last test reads this checkout's report: when the script found a
+lower bound that does not work, the suite fails, so CI does.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from ci_scripts import REPO, run_script, scratch_checkout
 
-REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / ".ci" / "lowest-setup.sh"
+SCRIPT = "lowest-setup.sh"
 REPORT = REPO / "test-artifacts" / "lowest.txt"
 
-# `python3 -m venv DIR` makes DIR/bin/{pip,python}, stand-ins driven by FAKE_* variables; any other use of
-# python3 (the script reads pyproject.toml with it) is the real interpreter.
-PYTHON3 = f"""#!/bin/sh
-if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
-    mkdir -p "$3/bin" && cp "$FAKE_BIN/pip" "$FAKE_BIN/python" "$3/bin/" && exit 0
-fi
-exec {sys.executable} "$@"
-"""
 PIP = """#!/bin/sh
 echo "pip $*" >>"$FAKE_LOG"
 case "$*" in *--upgrade*) exit 0;; esac
@@ -47,34 +34,11 @@ esac
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
-    root = tmp_path / "checkout"
-    (root / ".ci").mkdir(parents=True)
-    shutil.copy2(SCRIPT, root / ".ci" / SCRIPT.name)
-    shutil.copy2(REPO / "pyproject.toml", root / "pyproject.toml")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in (("python3", PYTHON3), ("pip", PIP), ("python", PYTHON)):
-        (bin_dir / name).write_text(text, encoding="utf-8")
-        (bin_dir / name).chmod(0o755)
-    return root
+    return scratch_checkout(tmp_path, pip=PIP, python=PYTHON)
 
 
 def run_setup(root: Path, **fake: str) -> tuple[subprocess.CompletedProcess[str], str, list[str]]:
-    bin_dir = root.parent / "bin"
-    log = root.parent / "calls.log"
-    log.touch()
-    env = {
-        **{key: value for key, value in os.environ.items() if not key.startswith("MCP_NOTEBOOK_LOWEST_")},
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "FAKE_BIN": str(bin_dir),
-        "FAKE_LOG": str(log),
-        **fake,
-    }
-    done = subprocess.run(
-        ["bash", str(root / ".ci" / SCRIPT.name)], capture_output=True, text=True, env=env, timeout=120
-    )
-    report = root / "test-artifacts" / "lowest.txt"
-    return done, report.read_text(encoding="utf-8") if report.exists() else "", log.read_text().splitlines()
+    return run_script(root, SCRIPT, "lowest", unset="MCP_NOTEBOOK_LOWEST_", **fake)
 
 
 def _declared() -> list[str]:

@@ -1,34 +1,22 @@
 """`.ci/sdk-newest-setup.sh`: the suite against the newest SDK, reported as PASS, FAIL (in the canaries' words), SKIP.
 
-The script runs for real, from a copy of `.ci/` in a scratch folder (so this
-checkout's `test-artifacts/` and `.venv-sdk-newest/` are left alone); only the
-interpreter it starts is a stand-in, whose `venv`, `pip` and `pytest` answer
-as the test says, and which records what it was asked to run.
+The script runs for real (`ci_scripts`).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from ci_scripts import run_script, scratch_checkout
 
-REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / ".ci" / "sdk-newest-setup.sh"
+SCRIPT = "sdk-newest-setup.sh"
 CANARY_FAILURE = (
     "FAILED tests/protocol/test_sdk_seam.py::test_context_streams_carry_the_senders_context - AssertionError: "
     "mcp 2.9.1 (tested: 2.3): the SDK touchpoint mcp.shared._context_streams changed: no last_context"
 )
 
-# `python3 -m venv DIR` makes DIR/bin/{pip,python}: stand-ins driven by FAKE_* variables, logging their arguments.
-PYTHON3 = """#!/bin/sh
-if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
-    mkdir -p "$3/bin" && cp "$FAKE_BIN/pip" "$FAKE_BIN/python" "$3/bin/" && exit 0
-fi
-exit 1
-"""
 PIP = """#!/bin/sh
 echo "pip $*" >>"$FAKE_LOG"
 case "$*" in *mcp*) exit "${FAKE_SPEC_RC:-0}";; esac
@@ -45,34 +33,11 @@ esac
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
-    root = tmp_path / "checkout"
-    (root / ".ci").mkdir(parents=True)
-    shutil.copy2(SCRIPT, root / ".ci" / SCRIPT.name)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in (("python3", PYTHON3), ("pip", PIP), ("python", PYTHON)):
-        (bin_dir / name).write_text(text, encoding="utf-8")
-        (bin_dir / name).chmod(0o755)
-    return root
+    return scratch_checkout(tmp_path, pip=PIP, python=PYTHON)
 
 
 def run_setup(root: Path, **fake: str) -> tuple[subprocess.CompletedProcess[str], str, list[str]]:
-    bin_dir = root.parent / "bin"
-    log = root.parent / "calls.log"
-    log.touch()
-    env = {
-        **{key: value for key, value in os.environ.items() if not key.startswith("MCP_NOTEBOOK_SDK_")},
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "FAKE_BIN": str(bin_dir),
-        "FAKE_LOG": str(log),
-        "FAKE_MCP_VERSION": "2.9.1",
-        **fake,
-    }
-    done = subprocess.run(
-        ["bash", str(root / ".ci" / SCRIPT.name)], capture_output=True, text=True, env=env, timeout=120
-    )
-    report = root / "test-artifacts" / "sdk-newest.txt"
-    return done, report.read_text(encoding="utf-8") if report.exists() else "", log.read_text().splitlines()
+    return run_script(root, SCRIPT, "sdk-newest", unset="MCP_NOTEBOOK_SDK_", FAKE_MCP_VERSION="2.9.1", **fake)
 
 
 def test_a_passing_run_reports_pass_with_the_version_it_tested(scratch: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.config import ServerConfig, default_config_paths, load_config_file, load_server_configs
+from mcp_notebook.config import ServerConfig, default_config_paths, load_server_configs
 from mcp_notebook.exceptions import ConfigError
 from mcp_notebook.trust import TrustStore, content_digest
 
@@ -107,7 +107,7 @@ def test_unset_shell_variable_is_an_error_naming_file_entry_and_variable(
     path = write(project / ".mcp.json", {"mcpServers": {"docs": {"command": "x", "env": {"T": "${NOPE_TOKEN}"}}}})
 
     with pytest.raises(ConfigError) as caught:
-        load_config_file(path)
+        load_server_configs([path], include_defaults=False)
 
     message = str(caught.value)
     assert str(path) in message and "'docs'" in message and "NOPE_TOKEN" in message
@@ -116,7 +116,7 @@ def test_unset_shell_variable_is_an_error_naming_file_entry_and_variable(
 def test_claude_desktop_leaves_variables_alone(home: Path) -> None:
     path = write(home / "claude_desktop_config.json", {"mcpServers": {"a": {"command": "x", "args": ["${HOME}"]}}})
 
-    assert load_config_file(path)["a"].args == ("${HOME}",)
+    assert load_server_configs([path], include_defaults=False)["a"].args == ("${HOME}",)
 
 
 def test_later_files_override_earlier_and_explicit_paths_come_last(home: Path, project: Path) -> None:
@@ -157,7 +157,7 @@ def test_invalid_json_is_an_error_with_its_position(project: Path) -> None:
     path.write_text('{"mcpServers": {', encoding="utf-8")
 
     with pytest.raises(ConfigError, match=r"not valid JSON \(line 1"):
-        load_config_file(path)
+        load_server_configs([path], include_defaults=False)
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,7 @@ def test_bad_entries_are_errors_that_say_what_is_wrong(project: Path, entry: dic
     path = write(project / "mcp.json", {"mcpServers": {"bad": entry}})
 
     with pytest.raises(ConfigError, match=complaint):
-        load_config_file(path)
+        load_server_configs([path], include_defaults=False)
 
 
 def test_on_error_reports_bad_entries_and_keeps_good_ones(project: Path) -> None:
@@ -191,13 +191,13 @@ def test_on_error_reports_bad_entries_and_keeps_good_ones(project: Path) -> None
 def test_disabled_entries_are_skipped(project: Path) -> None:
     path = write(project / "mcp.json", {"mcpServers": {"off": {"command": "x", "disabled": True}}})
 
-    assert load_config_file(path) == {}
+    assert load_server_configs([path], include_defaults=False) == {}
 
 
 def test_relative_cwd_is_resolved_against_the_project(project: Path) -> None:
     path = write(project / "mcp.json", {"mcpServers": {"a": {"command": "x", "cwd": "sub"}}})
 
-    assert load_config_file(path)["a"].cwd == os.path.join(project, "sub")
+    assert load_server_configs([path], include_defaults=False)["a"].cwd == os.path.join(project, "sub")
 
 
 def test_describe_shows_the_command_line_or_url() -> None:

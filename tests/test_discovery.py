@@ -109,14 +109,6 @@ def test_list_skips_stale_files_of_dead_processes(tmp_path: Path, dead_pid: int)
     assert stale.exists()  # listing alone never deletes
 
 
-def test_list_with_prune_removes_stale_files(tmp_path: Path, dead_pid: int) -> None:
-    stale = write_connection_file(
-        url="http://127.0.0.1/b", token=None, kernel_id="dead", pid=dead_pid, directory=tmp_path
-    )
-    assert list_kernel_connections(tmp_path, prune=True) == []
-    assert not stale.exists()
-
-
 @pytest.mark.parametrize(
     "content",
     [

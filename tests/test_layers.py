@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "settings",
             "rendering",
             "argument_types",
+            "owned_files",
             "discovery",
             "resources",
             "transcript",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mcp_notebook.models import PromptSpec
-from mcp_notebook.naming import is_valid_name, qualify, resolve_clashes, suggest_names
+from mcp_notebook.naming import is_valid_name, qualify, suggest_names
+from mcp_notebook.registry import PromptRegistry, RegistrySnapshot
 
 
 @pytest.mark.parametrize("name", ["review", "code_review", "magic.cell.bash", "a-b", "A" * 64, "0"])
@@ -30,11 +31,17 @@ def test_a_qualified_name_is_made_valid_and_short() -> None:
     assert qualify("my notebooks/Ünïcode stuff!.ipynb", "p" * 60) == name  # deterministic
 
 
+def _served(groups: dict[str, list[PromptSpec]]) -> RegistrySnapshot:
+    registry = PromptRegistry()
+    for key, prompts in groups.items():
+        registry.set_group(key, prompts)
+    return registry.snapshot()
+
+
 def test_names_published_once_are_never_rewritten() -> None:
-    groups = {"a.ipynb": [PromptSpec(name="one", origin="a.ipynb")], "b.ipynb": [PromptSpec(name="two")]}
-    merged, warnings = resolve_clashes(groups)
-    assert [p.name for p in merged] == ["one", "two"]
-    assert warnings == ()
+    snapshot = _served({"a.ipynb": [PromptSpec(name="one", origin="a.ipynb")], "b.ipynb": [PromptSpec(name="two")]})
+    assert [p.name for p in snapshot.prompts] == ["one", "two"]
+    assert snapshot.warnings == ()
 
 
 def test_a_qualified_name_never_takes_a_name_another_notebook_publishes() -> None:
@@ -43,8 +50,7 @@ def test_a_qualified_name_never_takes_a_name_another_notebook_publishes() -> Non
         "b.ipynb": [PromptSpec(name="x")],
         "c.ipynb": [PromptSpec(name="a.x")],  # already owns what would be a's qualified name
     }
-    merged, _ = resolve_clashes(groups)
-    names = [p.name for p in merged]
+    names = [p.name for p in _served(groups).prompts]
     assert len(set(names)) == 3
     assert "a.x" in names and names.count("a.x") == 1
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 import threading
+from dataclasses import replace
 
 from mcp_notebook.models import PromptSpec
-from mcp_notebook.naming import resolve_clashes
+from mcp_notebook.naming import plan_renames
 from mcp_notebook.registry import PromptRegistry, RegistrySnapshot
 
 
@@ -170,7 +171,16 @@ def test_concurrent_writers_never_lose_a_group() -> None:
 
 def _reference(groups: dict[str, tuple[PromptSpec, ...]]) -> tuple[list[PromptSpec], list[str]]:
     """The whole set rebuilt from scratch with the clash rule, first of a repeated name winning."""
-    merged, warnings = resolve_clashes(groups)
+    owners: dict[str, list[str]] = {}
+    for key in sorted(groups):
+        for item in groups[key]:
+            if key not in owners.setdefault(item.name, []):
+                owners[item.name].append(key)
+    clashing = {name: keys for name, keys in owners.items() if len(keys) > 1}
+    renamed, warnings = plan_renames(clashing, lambda name: len(owners.get(name, ())) == 1)
+    merged = [
+        replace(item, name=renamed.get((key, item.name), item.name)) for key in sorted(groups) for item in groups[key]
+    ]
     kept: dict[str, PromptSpec] = {}
     hidden: list[str] = []
     for item in merged:

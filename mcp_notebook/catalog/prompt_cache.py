@@ -15,20 +15,18 @@ A file that cannot be read or does not parse counts as no file.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import logging
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..config import ServerConfig
 from ..discovery import default_cache_dir
 from ..models import PromptArgument, PromptSpec
+from ..owned_files import write_json
 
 __all__ = ["PromptListCache"]
 
@@ -72,15 +70,7 @@ class PromptListCache:
         target = self.path(name, config)
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    json.dump(data, out)
-                os.replace(temporary, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
+            write_json(target, data)
         except (OSError, TypeError, ValueError) as error:
             log.info("could not store the prompt list of %s: %s", name, error)
 

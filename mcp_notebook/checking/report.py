@@ -11,7 +11,6 @@ The `Report` is grouped by notebook, worst first, and written for people
 from __future__ import annotations
 
 import gc
-import logging
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -283,23 +282,18 @@ def check_paths(
     """Check the notebooks at `paths` (files or folders). Raises `FileNotFoundError` / `ValueError` for bad paths
     and `ValueError` for an unknown client."""
     from ..registry import PromptRegistry
-    from ..sources.folder import NotebookFolderSource
+    from ..sources.folder import NotebookFolderSource, sources_unlogged
 
     started = time.perf_counter()
     rules = client_rules(clients)  # an unknown client fails before anything is read
     registry = PromptRegistry()
-    quiet = logging.getLogger("mcp_notebook.sources")  # every problem is in the report, once
-    propagate, quiet.propagate = quiet.propagate, False
-    silent = logging.NullHandler()  # without a handler, logging's last resort would print them anyway
-    quiet.addHandler(silent)
     collecting = gc.isenabled()
     gc.disable()  # a scan makes millions of objects and hardly a cycle (see `first_scan`); nothing is frozen here
     try:
-        source = NotebookFolderSource(list(paths), registry)
-        source.scan(workers=None)  # shared with forked children when large, as a server's first scan
+        with sources_unlogged():  # every problem is in the report, once
+            source = NotebookFolderSource(list(paths), registry)
+            source.scan(workers=None)  # shared with forked children when large, as a server's first scan
     finally:
-        quiet.removeHandler(silent)
-        quiet.propagate = propagate
         if collecting:
             gc.enable()
     try:

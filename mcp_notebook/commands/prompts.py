@@ -65,13 +65,9 @@ def add_render_arguments(render: argparse.ArgumentParser) -> None:
 def _load_quietly(paths: Sequence[str], *, skills: bool = False) -> tuple[PromptRegistry, NotebookFolderSource]:
     """`load` for one-shot commands, which report every notebook error themselves, once; with `skills`, the
     skills of the folders too."""
-    import logging
+    from ..sources.folder import sources_unlogged
 
-    sources = logging.getLogger("mcp_notebook.sources")
-    propagate, sources.propagate = sources.propagate, False
-    silent = logging.NullHandler()
-    sources.addHandler(silent)
-    try:
+    with sources_unlogged():
         registry, source = load(paths)
         if skills:
             from ..sources.skills import SkillCatalog
@@ -80,9 +76,6 @@ def _load_quietly(paths: Sequence[str], *, skills: bool = False) -> tuple[Prompt
                 registry, lambda: source.served_folders, lambda: source.root, lambda: source.served_files
             ).scan()
         return registry, source
-    finally:
-        sources.removeHandler(silent)
-        sources.propagate = propagate
 
 
 def load(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:

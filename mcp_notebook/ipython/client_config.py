@@ -27,7 +27,6 @@ __all__ = [
     "ClientConfig",
     "client_config",
     "connect_command",
-    "format_client_config",
 ]
 
 TOKEN_VARIABLE = "MCP_NOTEBOOK_KERNEL_TOKEN"  # Cursor's configuration reads the token from this variable
@@ -148,11 +147,6 @@ def client_config(
             (STDIO_HEADING, shlex.join(connect)),
         ),
     )
-
-
-def format_client_config(**options: Any) -> str:
-    """What `%mcp serve` prints in a terminal: the endpoint, then each client's configuration (`client_config`)."""
-    return client_config(**options).text()
 
 
 def _indent(text: str) -> str:

@@ -17,7 +17,6 @@ Nothing here imports IPython: the objects follow its display protocol
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -55,10 +54,8 @@ __all__ = [
     "ServeReport",
     "ServerRow",
     "ServerTable",
-    "conversation_json",
     "conversation_markdown",
     "conversation_text",
-    "conversation_turns",
 ]
 
 _TEXT_PREVIEW = 4000
@@ -78,11 +75,6 @@ class PromptConversation(Conversation):
 
     def _repr_markdown_(self) -> str:
         return conversation_markdown(self)
-
-
-def conversation_turns(rendered: RenderedPrompt) -> list[tuple[str, list[ContentBlock]]]:
-    """The messages as turns: consecutive messages of one role are one turn, in order."""
-    return turns(rendered.messages)
 
 
 # For terminals: the name, the count and the description, then each turn under its role, long texts cut.
@@ -135,7 +127,7 @@ def conversation_markdown(rendered: RenderedPrompt) -> str:
     if rendered.name or rendered.description:
         name = code_span(rendered.name) if rendered.name else ""
         parts.append(" — ".join(x for x in (name, escape_markdown(rendered.description or "")) if x))
-    for role, blocks in conversation_turns(rendered):
+    for role, blocks in turns(rendered.messages):
         body = "\n\n".join(_block_markdown(block) for block in blocks)
         parts.append(f"{_turn_open(role)}\n\n{body}\n\n</div>")
     return "\n\n".join(parts) + "\n"
@@ -303,11 +295,6 @@ class ServerTable:
         rows = [[f"<code>{row[0]}</code>", *row[1:]] for row in rows]
         notes = "".join(f"<div>{html.escape(note)}</div>" for note in self.notes)
         return _table_html(("server", "transport", "status", "target", "from"), rows) + notes
-
-
-def conversation_json(rendered: RenderedPrompt) -> str:
-    """The messages as JSON text (role and content fields), e.g. to copy into another tool."""
-    return json.dumps(PromptConversation.of(rendered).to_dicts(), indent=2)
 
 
 # Adds a Copy button above each block to paste, where the front end runs the output's script (JupyterLab and

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ..discovery import (
-    default_runtime_dir,
+    is_default_runtime_dir,
     read_connection_file,
     register_connection_file,
     remove_connection_file,
@@ -144,13 +144,6 @@ def _kernel_notebook(shell: Any, requested: str | None, session: SessionLookup) 
             if path.is_file():
                 return path.resolve()
     return None
-
-
-def _same_dir(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
 
 
 def _close_client(client: PromptClient) -> None:
@@ -507,7 +500,7 @@ class KernelServer:
     def custom_runtime_dir(self) -> str | None:
         """The connection file's folder when clients would not look there by default (`--runtime-dir`), else None."""
         folder = self.connection_file.parent if self.connection_file is not None else None
-        return str(folder) if folder is not None and not _same_dir(folder, default_runtime_dir()) else None
+        return str(folder) if folder is not None and not is_default_runtime_dir(folder) else None
 
     def describe(self) -> ServeReport:
         """What `%mcp serve` shows: what is served, the endpoint and client configurations, never the token."""

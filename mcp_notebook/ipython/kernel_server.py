@@ -34,8 +34,8 @@ __all__ = [
     "PromptMagics",
     "ServeOptions",
     "kernel_prompt_state",
-    "parse_serve_options",
     "published_cell_names",
+    "read_serve_options",
     "register_kernel_server",
     "serve_command",
     "stop_command",
@@ -104,15 +104,7 @@ def unload_kernel_server(shell: Any) -> None:
 # --- the %mcp subcommands and %%prompt ------------------------------------------------------------------------------
 
 
-def parse_serve_options(argv: Sequence[str]) -> ServeOptions:
-    """`%mcp serve [--port N] [--no-token] [--live MAGIC,...] [--notebook PATH] [--stdio-proxy] …` as options."""
-    options = _read_serve_options(argv)
-    if options is None:
-        raise UsageError("%mcp serve: --help asks for the help, not for options")
-    return options
-
-
-def _read_serve_options(argv: Sequence[str]) -> ServeOptions | None:
+def read_serve_options(argv: Sequence[str]) -> ServeOptions | None:
     """The options of `%mcp serve`; None when `argv` asked for `--help` (then printed)."""
     parser = serve_parser()
     options = parser.parse(argv)
@@ -144,7 +136,7 @@ def serve_command(shell: Any, argv: Sequence[str], *, scheduler: MainThreadSched
     `%mcp serve --help` (see `subcommands.serve_parser`) tells the user what
     is served, to whom, and what `--live` allows.
     """
-    options = _read_serve_options(argv)
+    options = read_serve_options(argv)
     if options is None:
         return
     state = kernel_prompt_state(shell)

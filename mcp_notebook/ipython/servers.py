@@ -269,7 +269,6 @@ class ServerPool:
         An unknown prompt raises `UnknownPromptError` whose suggestions are
         `server:prompt` references, ready to show.
         """
-        configs = self.configs()
         server, _, prompt = reference.partition(":")
         if prompt:
             self.config(server)  # an unknown server is an error naming the known ones
@@ -279,16 +278,9 @@ class ServerPool:
             except UnknownPromptError as error:
                 raise UnknownPromptError(reference, [f"{server}:{s}" for s in error.suggestions]) from None
         name = reference
-        if not configs:
-            raise ConfigError(None, "no MCP servers configured; add one with %mcp connect NAME -- COMMAND")
-        # Connected servers first; the others are started only when the name is not found there.
-        connected = self.connected()
-        searched = [n for n in configs if n in connected]
-        hits, known = self._search(name, searched)
-        if not hits:
-            rest = [n for n in configs if n not in searched]
-            more_hits, more_known = self._search(name, rest)
-            hits, known = more_hits, known + more_known
+        found, listed = self._connected_first(self.listings, lambda spec: spec.name == name)
+        hits = list(dict.fromkeys(server for server, _ in found))
+        known = [f"{server}:{spec.name}" for server, spec in listed]
         if len(hits) > 1:
             raise AmbiguousPromptError(name, [f"{server}:{name}" for server in hits])
         if not hits:
@@ -297,17 +289,26 @@ class ServerPool:
         connection = self.connection(hits[0])
         return connection, connection.prompt(name)
 
-    def _search(self, name: str, servers: Sequence[str]) -> tuple[list[str], list[str]]:
-        if not servers:
-            return [], []
-        hits: list[str] = []
-        known: list[str] = []
-        for server, listing in self.listings(servers).items():
-            if isinstance(listing, MCPNotebookError):
-                continue
-            known += [f"{server}:{spec.name}" for spec in listing]
-            if any(spec.name == name for spec in listing):
-                hits.append(server)
+    def _connected_first(
+        self,
+        listings: Callable[[Sequence[str]], Mapping[str, Sequence[_T] | MCPNotebookError]],
+        wanted: Callable[[_T], bool],
+    ) -> tuple[list[tuple[str, _T]], list[tuple[str, _T]]]:
+        """(server, item) for what the connected servers list that is `wanted`, and for all they list; the
+        others are asked (started) only when the connected ones have nothing wanted."""
+        configs = self.configs()
+        if not configs:
+            raise ConfigError(None, "no MCP servers configured; add one with %mcp connect NAME -- COMMAND")
+        connected = self.connected()
+        hits: list[tuple[str, _T]] = []
+        known: list[tuple[str, _T]] = []
+        for servers in ([n for n in configs if n in connected], [n for n in configs if n not in connected]):
+            for server, listing in (listings(servers) if servers else {}).items():
+                if not isinstance(listing, MCPNotebookError):
+                    known += [(server, item) for item in listing]
+                    hits += [(server, item) for item in listing if wanted(item)]
+            if hits:
+                break
         return hits, known
 
     # -- skills ------------------------------------------------------------------------------------
@@ -324,21 +325,12 @@ class ServerPool:
         if found and server in self.configs():
             connection = self.connection(server)
             return connection, connection.skill(skill)
-        configs = self.configs()
-        if not configs:
-            raise ConfigError(None, "no MCP servers configured; add one with %mcp connect NAME -- COMMAND")
         from ..client.skills import find_skill
 
-        connected = self.connected()
-        known = self._known_skills([n for n in configs if n in connected])
-        if not any(reference.strip("/") in (s.name, s.path) for s in known):
-            known += self._known_skills([n for n in configs if n not in connected])
-        chosen = find_skill(known, reference)
+        wanted = reference.strip("/")
+        hits, known = self._connected_first(self.skill_listings, lambda each: wanted in (each.name, each.path))
+        chosen = find_skill([each for _, each in hits or known], reference)
         return self.connection(chosen.server), chosen
-
-    def _known_skills(self, servers: Sequence[str]) -> list[Skill]:
-        listings = self.skill_listings(servers).values() if servers else ()
-        return [s for listing in listings if not isinstance(listing, MCPNotebookError) for s in listing]
 
 
 def why_no_skills(error: MCPNotebookError) -> str:

@@ -57,15 +57,12 @@ __all__ = [
     "from_mcp_prompt",
     "from_mcp_prompt_argument",
     "from_mcp_prompt_message",
-    "from_mcp_resource",
-    "from_mcp_resource_contents",
     "to_mcp_annotations",
     "to_mcp_completion",
     "to_mcp_content",
     "to_mcp_get_prompt_result",
     "to_mcp_icon",
     "to_mcp_prompt",
-    "to_mcp_prompt_argument",
     "to_mcp_prompt_entry",
     "to_mcp_prompt_message",
     "to_mcp_resource",
@@ -143,16 +140,6 @@ def _described_default(description: str | None, default: str | None) -> str | No
     if default is None:
         return description
     return f"{description} {_default_words(default)}" if description else _default_words(default, alone=True)
-
-
-def to_mcp_prompt_argument(argument: PromptArgument, revision: str = LATEST_REVISION) -> types.PromptArgument:
-    """One argument; its default, which MCP has no field for, is told in words in the description."""
-    return types.PromptArgument(
-        name=argument.name,
-        title=_title(argument.title, revision),
-        description=_described_default(argument.description, argument.default),
-        required=argument.required,
-    )
 
 
 def _prompt_meta(meta: Mapping[str, Any] | None, defaults: Mapping[str, str], revision: str) -> dict[str, Any] | None:
@@ -383,13 +370,6 @@ def from_mcp_prompt(prompt: types.Prompt, *, origin: str | None = None) -> Promp
     )
 
 
-def from_mcp_resource_contents(contents: types.TextResourceContents | types.BlobResourceContents) -> EmbeddedResource:
-    meta = dict(contents.meta) if contents.meta else None
-    if isinstance(contents, types.BlobResourceContents):
-        return EmbeddedResource(uri=contents.uri, mime_type=contents.mime_type, blob=contents.blob, meta=meta)
-    return EmbeddedResource(uri=contents.uri, mime_type=contents.mime_type, text=contents.text, meta=meta)
-
-
 def from_mcp_content(block: types.ContentBlock) -> ContentBlock:
     annotations = from_mcp_annotations(block.annotations)
     meta = dict(block.meta) if block.meta else None
@@ -434,14 +414,3 @@ def from_mcp_get_prompt_result(result: types.GetPromptResult, *, name: str | Non
 
 def from_mcp_completion(completion: types.Completion) -> CompletionResult:
     return CompletionResult(values=tuple(completion.values), total=completion.total, has_more=bool(completion.has_more))
-
-
-def from_mcp_resource(resource: types.Resource) -> ResourceInfo:
-    return ResourceInfo(
-        uri=resource.uri,
-        name=resource.name,
-        title=resource.title,
-        description=resource.description,
-        mime_type=resource.mime_type,
-        size=resource.size,
-    )

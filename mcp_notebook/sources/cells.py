@@ -14,8 +14,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TypeGuard
 
 from ..models import ContentBlock, EmbeddedResource, MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
@@ -36,7 +34,6 @@ from .fields import (
     to_text,
 )
 from .outputs import text_of, to_attachment_blocks, to_output_blocks
-from .reader import read_notebook
 from .summaries import DESCRIPTION_LIMIT, to_description, to_title
 from .test_cells import PromptTest, is_test_cell, read_test_cell
 from .uris import to_file_uri_template
@@ -46,7 +43,6 @@ __all__ = [
     "NOTEBOOK_META_KEY",
     "NotebookPrompts",
     "PublishedCell",
-    "load_notebook",
     "notebook_language",
     "prompts_from_notebook",
 ]
@@ -415,21 +411,3 @@ def prompts_from_notebook(
         tests=tuple(tests),
         media=tuple(media.items()),
     )
-
-
-def load_notebook(path: Path, *, origin: str, root: str | None) -> NotebookPrompts:
-    """Read a notebook file and return what it publishes.
-
-    Raises `NotebookFormatError`, with a message saying what is wrong, for a
-    file that cannot be read or is not a notebook (empty, half-written,
-    corrupt JSON, another JSON document). Older nbformat versions are
-    upgraded to 4 first.
-    """
-    data = read_notebook(path)
-    try:
-        mtime = path.stat().st_mtime
-    except OSError:
-        stamp = None
-    else:
-        stamp = datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    return prompts_from_notebook(data, origin=origin, root=root, last_modified=stamp)

@@ -24,7 +24,8 @@ import logging
 import os
 import pickle
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -53,6 +54,21 @@ from .test_cells import PromptTest
 __all__ = ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"]
 
 log = logging.getLogger(__name__)
+
+
+@contextmanager
+def sources_unlogged() -> Iterator[None]:
+    """The sources log nothing meanwhile (nor logging's last resort): for one-shot commands, which report every
+    notebook's problem themselves, once."""
+    sources = logging.getLogger("mcp_notebook.sources")
+    propagate, sources.propagate = sources.propagate, False
+    silent = logging.NullHandler()
+    sources.addHandler(silent)
+    try:
+        yield
+    finally:
+        sources.removeHandler(silent)
+        sources.propagate = propagate
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:

@@ -51,7 +51,6 @@ __all__ = [
     "PromptCell",
     "PromptCellError",
     "VariableReference",
-    "parse_argument_spec",
     "parse_prompt_cell",
     "variable_references",
     "variable_types",
@@ -185,20 +184,6 @@ def _to_argument(declarations: Sequence[_Declaration]) -> PromptArgument:
             f"%%prompt: argument {name!r} cannot be both --optional and --ask: only a required argument is asked for"
         )
     raise PromptCellError(f"%%prompt: argument {name!r} is declared twice")
-
-
-def parse_argument_spec(spec: str, *, required: bool, ask: bool = False) -> PromptArgument:
-    """An `--arg`/`--ask`/`--optional` value as a `PromptArgument`.
-
-    `--arg NAME[:var[Types]][=description]` declares a required argument;
-    `--ask NAME[:var[Types]][=question]` (`ask=True`) a required one the server
-    asks the user for when a client leaves it out ("Value for NAME" without a
-    question); `--optional NAME[:var[Types]][=default]` an optional one.
-    """
-    if ask and not required:
-        raise ValueError("only a required argument can be asked for")
-    flag = "--ask" if ask else "--arg" if required else "--optional"
-    return _to_argument([_read_declaration(flag, spec)])
 
 
 def variable_types(argument: PromptArgument) -> tuple[str, ...] | None:

@@ -48,10 +48,6 @@ class MagicInvocation:
         return head if self.kind == "line" else f"{head}\n{self.body or ''}"
 
 
-def _quote(value: str) -> str:
-    return shlex.quote(value) if value else "''"
-
-
 def _words_of(option: MagicOption, value: str) -> list[str]:
     """The words of one value: several, split the shell way, for an argument that takes several; else one."""
     if not option.multiple:
@@ -67,7 +63,7 @@ def _value_words(prompt: str, option: MagicOption, value: str) -> list[str]:
     words = _words_of(option, value)
     for word in words:
         check_parser_word(prompt, option, word.lstrip())
-    return [_quote(word) for word in words]
+    return [shlex.quote(word) for word in words]
 
 
 def build_invocation(info: MagicInfo, values: Mapping[str, str], prompt: str | None = None) -> MagicInvocation:

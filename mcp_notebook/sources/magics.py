@@ -308,12 +308,6 @@ class MagicPromptSource:
         """The magics allowed to run live, as the user named them."""
         return self._live
 
-    def set_live(self, live: Sequence[str]) -> None:
-        """Change the allow-list; takes effect at the next `refresh`."""
-        with self._lock:
-            self._live = tuple(live)
-            self._catalog = replace(self._catalog, key=())  # force a rebuild
-
     def refresh(self, table: Mapping[str, Mapping[str, object]]) -> bool:
         """Re-read the magics table; republish only when it changed. True when it did."""
         # Identity of every callable: cheap to compare, and a changed magic is a new object.

@@ -24,32 +24,29 @@ on, and clients are told once, of what is really there.
 from __future__ import annotations
 
 import os
+import re
 import stat
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
 import anyio
 import anyio.to_thread
 
-from ..settings import env_value
 from .inotify import Change
 
 __all__ = [
     "DEFAULT_POLL_SECONDS",
-    "POLL_ENV",
     "SETTLE_LOOKS",
     "Look",
     "blind_file_system",
     "changes_between",
     "file_system_type",
     "look",
-    "poll_interval_from_env",
+    "mount_table",
     "poll_paths",
 ]
 
-POLL_ENV: Final = "MCP_NOTEBOOK_POLL"
 DEFAULT_POLL_SECONDS: Final = 2.0
 """How often a folder on a network file system is looked at, unless `--poll` says otherwise."""
 SETTLE_LOOKS: Final = 4
@@ -89,29 +86,21 @@ Stamp = tuple[int, int, int, int, int]
 Look = dict[str, Stamp]
 
 
-def poll_interval_from_env(environ: Mapping[str, str] | None = None) -> float | None:
-    """`$MCP_NOTEBOOK_POLL` in seconds, or None when unset; ValueError saying what is wrong with it.
+def mount_table() -> str | None:
+    """This process's mount table (Linux), or None where there is none."""
+    try:
+        with open(_MOUNTINFO, encoding="utf-8", errors="surrogateescape") as file:
+            return file.read()
+    except OSError:
+        return None
 
-    The option is declared, with its check, in `mcp_notebook/settings.py`.
-    """
-    value: float | None = env_value("poll", environ)
-    return value
+
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
 def _unescaped(field: str) -> str:
     """A mountinfo field with its octal escapes (`\\040` for a space) undone."""
-    if "\\" not in field:
-        return field
-    out: list[str] = []
-    index = 0
-    while index < len(field):
-        if field[index] == "\\" and field[index + 1 : index + 4].isdigit():
-            out.append(chr(int(field[index + 1 : index + 4], 8)))
-            index += 4
-        else:
-            out.append(field[index])
-            index += 1
-    return "".join(out)
+    return _OCTAL_ESCAPE.sub(lambda escape: chr(int(escape[1], 8)), field)
 
 
 def file_system_type(path: Path, mountinfo: str | None = None) -> str | None:
@@ -122,12 +111,8 @@ def file_system_type(path: Path, mountinfo: str | None = None) -> str | None:
     one where two share a mount point (it hides the earlier).
     """
     if mountinfo is None:
-        if not sys.platform.startswith("linux"):
-            return None
-        try:
-            with open(_MOUNTINFO, encoding="utf-8", errors="surrogateescape") as file:
-                mountinfo = file.read()
-        except OSError:
+        mountinfo = mount_table()
+        if mountinfo is None:
             return None
     real = os.path.realpath(path)
     best: tuple[int, str] | None = None

@@ -1,4 +1,4 @@
-"""Reading a notebook file into an nbformat v4 dict, with clear errors for anything else.
+"""Reading a notebook file's bytes into an nbformat v4 dict, with clear errors for anything else.
 
 JSON nested deeper than `MAX_NESTING` is refused: no notebook needs it, and
 deep input would make recursive code (comparisons, serializers, converters)
@@ -8,16 +8,13 @@ fail with `RecursionError` far from here. The depth is measured iteratively.
 from __future__ import annotations
 
 import json
-import os
-import stat
 import warnings as pywarnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ..exceptions import NotebookFormatError
 
-__all__ = ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"]
+__all__ = ["MAX_NESTING", "exceeds_nesting", "parse_notebook"]
 
 MAX_NESTING = 100  # objects and arrays inside one another; notebooks with deep JSON outputs use about 20
 
@@ -39,25 +36,6 @@ def exceeds_nesting(value: object, limit: int) -> bool:
         level = below
         depth += 1
     return False
-
-
-def _read_regular_file(path: Path) -> bytes:
-    """The bytes of `path`, refusing a FIFO, socket or device (looked at first, so a FIFO never blocks us)."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise NotebookFormatError(str(path), "is not a regular file (a FIFO, socket or device), so it is skipped")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with open(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # swapped since it was looked at
-            raise NotebookFormatError(str(path), "is not a regular file (a FIFO, socket or device), so it is skipped")
-        return file.read()
-
-
-def _read_notebook_json(path: Path) -> dict[str, Any]:
-    try:
-        raw = _read_regular_file(path)
-    except OSError as error:
-        raise NotebookFormatError(str(path), f"cannot be read: {error.strerror or error}") from error
-    return _parse_json(raw, str(path))
 
 
 def _parse_json(raw: bytes, path: str) -> dict[str, Any]:
@@ -82,7 +60,7 @@ def _parse_json(raw: bytes, path: str) -> dict[str, Any]:
     return data
 
 
-def _upgraded(data: dict[str, Any], path: Path | str) -> dict[str, Any]:
+def _upgraded(data: dict[str, Any], path: str) -> dict[str, Any]:
     version = data["nbformat"]
     if version == 4:
         if not isinstance(data.get("cells"), list):
@@ -108,20 +86,11 @@ def _upgraded(data: dict[str, Any], path: Path | str) -> dict[str, Any]:
     return result
 
 
-def read_notebook(path: Path) -> dict[str, Any]:
-    """The notebook at `path` as an nbformat v4 dict (older versions upgraded).
-
-    Raises `NotebookFormatError` saying what is wrong for a file that cannot be
-    read or is not a notebook: empty, half-written, corrupt JSON, or another
-    JSON document. The notebook is not validated against the nbformat schema:
-    the prompt reader skips and reports malformed cells itself.
-    """
-    return _upgraded(_read_notebook_json(path), path)
-
-
 def parse_notebook(raw: bytes, name: str) -> dict[str, Any]:
     """The notebook in `raw` (a file's bytes) as an nbformat v4 dict; `name` says which file in errors.
 
-    Raises `NotebookFormatError` as `read_notebook` does.
+    Raises `NotebookFormatError` saying what is wrong for bytes that are not a notebook: empty, half-written,
+    corrupt JSON, or another JSON document. The notebook is not validated against the nbformat schema: the
+    prompt reader skips and reports malformed cells itself.
     """
     return _upgraded(_parse_json(raw, name), name)

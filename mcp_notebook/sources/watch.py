@@ -38,7 +38,7 @@ import anyio.from_thread
 from .finding import Seen
 from .inotify import Change, inotify_supported
 from .inotify import changes as inotify_changes
-from .polling import DEFAULT_POLL_SECONDS, Look, blind_file_system, poll_paths
+from .polling import DEFAULT_POLL_SECONDS, Look, blind_file_system, mount_table, poll_paths
 
 __all__ = ["DEBOUNCE_MS", "STEP_MS", "FolderWatch", "ReadySignal", "symlinks_on_the_way", "watch_paths"]
 
@@ -419,7 +419,7 @@ def _split_polled(
     watched: list[tuple[Path, bool]] = []
     polled: list[tuple[Path, bool]] = []
     blind: list[tuple[Path, str]] = []
-    mountinfo = _mountinfo()
+    mountinfo = mount_table()
     for path, deep in folders:
         fs_type = blind_file_system(path, mountinfo) if mountinfo is not None else None
         if fs_type is None:
@@ -428,12 +428,3 @@ def _split_polled(
             polled.append((path, deep))
             blind.append((path, fs_type))
     return watched, polled, blind
-
-
-def _mountinfo() -> str | None:
-    """This process's mount table (Linux), read once per watch; None where there is none."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as file:
-            return file.read()
-    except OSError:
-        return None

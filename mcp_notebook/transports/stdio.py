@@ -25,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from ..protocol.screening import UnreadableMessage
+from ..protocol.screening import UnreadableMessage, readable_id
 from ..protocol.sdk_seam import ReadStream, WriteStream, is_json_invalid
 from ..protocol.server import PromptServer
 from .pipes import pipe_streams, pipes_supported
@@ -38,14 +38,6 @@ BackgroundTask = Callable[[], Coroutine[Any, Any, None]]
 """Something to run next to the server (a folder watcher); cancelled when the server stops."""
 
 
-def _request_id(value: Any) -> types.RequestId | None:
-    if isinstance(value, dict):
-        candidate = value.get("id")
-        if isinstance(candidate, str) or (isinstance(candidate, int) and not isinstance(candidate, bool)):
-            return candidate
-    return None
-
-
 def error_reply_for(problem: ValidationError) -> types.JSONRPCError | None:
     """The JSON-RPC error for a line the SDK could not read as a message; None for a blank line."""
     details = problem.errors()
@@ -55,7 +47,7 @@ def error_reply_for(problem: ValidationError) -> types.JSONRPCError | None:
             return None
         error = types.ErrorData(code=types.PARSE_ERROR, message="Parse error: the line is not valid JSON")
         return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
-    request_id = next((rid for rid in (_request_id(d.get("input")) for d in details) if rid is not None), None)
+    request_id = next((rid for rid in (readable_id(d.get("input")) for d in details) if rid is not None), None)
     error = types.ErrorData(
         code=types.INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 request, notification or response"
     )

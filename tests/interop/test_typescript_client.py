@@ -20,7 +20,7 @@ from mcp.types import PromptReference
 from mcp_notebook.client import PromptClient
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerError
-from mcp_notebook.protocol.convert import to_mcp_prompt_argument
+from mcp_notebook.protocol.convert import to_mcp_prompt_entry
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
@@ -164,7 +164,7 @@ async def test_typescript_client_and_our_prompt_client_agree_across_eras(
             p.name,
             p.title,
             p.description,
-            [(a.name, a.required, to_mcp_prompt_argument(a).description) for a in p.arguments],
+            [(a["name"], a["required"], a.get("description")) for a in to_mcp_prompt_entry(p).get("arguments", [])],
         )
         for p in prompts
     ]

@@ -24,7 +24,7 @@ from mcp_notebook.ipython.client_config import connect_command
 from mcp_notebook.ipython.kernel_server import (
     ServeOptions,
     kernel_prompt_state,
-    parse_serve_options,
+    read_serve_options,
     serve_command,
     unload_kernel_server,
     unpublish_command,
@@ -46,13 +46,13 @@ def kernel(runtime_dir: Path) -> Iterator[Kernel]:
 
 
 def test_serve_options_read_port_token_live_list_notebook_and_proxy_flag() -> None:
-    options = parse_serve_options(["--port", "8123", "--no-token", "--live", "%who, %%bash", "--live", "who_ls"])
+    options = read_serve_options(["--port", "8123", "--no-token", "--live", "%who, %%bash", "--live", "who_ls"])
     assert options == ServeOptions(port=8123, token=False, live=("%who", "%%bash", "who_ls"))
-    assert parse_serve_options(["--notebook", "a.ipynb", "--stdio-proxy"]).stdio_proxy is True
+    assert read_serve_options(["--notebook", "a.ipynb", "--stdio-proxy"]).stdio_proxy is True
     with pytest.raises(UsageError, match="--port 70000 is not a port number"):
-        parse_serve_options(["--port", "70000"])
+        read_serve_options(["--port", "70000"])
     with pytest.raises(UsageError, match="unrecognized arguments: --bogus"):
-        parse_serve_options(["--bogus"])
+        read_serve_options(["--bogus"])
 
 
 def test_serving_writes_an_owner_only_connection_file_and_stop_removes_it_and_closes_the_port(
@@ -336,8 +336,8 @@ def test_the_public_surfaces_are_pinned() -> None:
         "PromptMagics",
         "ServeOptions",
         "kernel_prompt_state",
-        "parse_serve_options",
         "published_cell_names",
+        "read_serve_options",
         "register_kernel_server",
         "serve_command",
         "stop_command",
@@ -350,7 +350,6 @@ def test_the_public_surfaces_are_pinned() -> None:
         "ClientConfig",
         "client_config",
         "connect_command",
-        "format_client_config",
     ]
     assert sorted(kernel_endpoint.__all__) == ["HttpEndpoint", "start_endpoint", "start_repeating", "start_watch"]
 

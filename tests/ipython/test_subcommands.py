@@ -159,11 +159,11 @@ def test_bad_words_give_one_line_that_names_the_subcommand_and_its_help(
 
 def test_the_serve_help_states_the_live_timeout_the_server_uses() -> None:
     from mcp_notebook.ipython.kernel_host import LIVE_MAGIC_TIMEOUT
-    from mcp_notebook.ipython.kernel_server import parse_serve_options
+    from mcp_notebook.ipython.kernel_server import read_serve_options
 
     help_text = SUBCOMMANDS["serve"].parser().format_help()
     assert f"(default: {LIVE_MAGIC_TIMEOUT:g})" in help_text
-    assert parse_serve_options([]).live_timeout == LIVE_MAGIC_TIMEOUT
+    assert read_serve_options([]).live_timeout == LIVE_MAGIC_TIMEOUT
 
 
 # -- one parser class, one table ---------------------------------------------------------------------

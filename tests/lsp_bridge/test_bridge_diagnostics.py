@@ -6,7 +6,7 @@ from types import MappingProxyType
 
 from lsprotocol import types
 
-from lsp_bridge.diagnostics import resolve_command, to_diagnostics
+from lsp_bridge.diagnostics import line_diagnostics, resolve_command
 from lsp_bridge.slashline import find_commands
 from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState, ServerStatus
 from mcp_notebook.models import PromptArgument, PromptSpec
@@ -29,7 +29,7 @@ def _codes(*lines: str, trigger: str = "/") -> list[tuple[int, str]]:
     def make_range(line: int, start: int, end: int) -> types.Range:
         return types.Range(types.Position(line, start), types.Position(line, end))
 
-    found = to_diagnostics([f"{line}\n" for line in lines], SNAPSHOT, trigger, make_range)
+    found = [d for n, line in enumerate(lines) for d in line_diagnostics(n, line, SNAPSHOT, trigger, make_range)]
     return [(d.range.start.line, str(d.code)) for d in found]
 
 
@@ -65,8 +65,9 @@ def test_each_problem_has_its_code() -> None:
 
 
 def test_a_misspelled_argument_name_is_told_which_was_meant() -> None:
-    (found,) = to_diagnostics(
-        ["/nb:greet name=Ada nmae=Bob\n"],
+    (found,) = line_diagnostics(
+        0,
+        "/nb:greet name=Ada nmae=Bob",
         SNAPSHOT,
         "/",
         lambda *_: types.Range(types.Position(0, 0), types.Position(0, 0)),

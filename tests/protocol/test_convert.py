@@ -28,8 +28,6 @@ from mcp_notebook.protocol.convert import (
     from_mcp_content,
     from_mcp_get_prompt_result,
     from_mcp_prompt,
-    from_mcp_resource,
-    from_mcp_resource_contents,
     to_mcp_completion,
     to_mcp_content,
     to_mcp_get_prompt_result,
@@ -184,12 +182,24 @@ def test_a_completion_survives_the_round_trip() -> None:
     assert from_mcp_completion(to_mcp_completion(result)) == result
 
 
-def test_a_resource_survives_the_round_trip_and_loses_its_title_before_2025_06_18() -> None:
+def test_a_resource_is_listed_with_every_field_and_loses_its_title_before_2025_06_18() -> None:
     info = ResourceInfo("notebook://a#cell=1", "cell 1", title="First", description="d", mime_type="text/plain", size=3)
-    assert from_mcp_resource(to_mcp_resource(info)) == info
+    assert wire(to_mcp_resource(info)) == {
+        "uri": "notebook://a#cell=1",
+        "name": "cell 1",
+        "title": "First",
+        "description": "d",
+        "mimeType": "text/plain",
+        "size": 3,
+    }
     assert "title" not in wire(to_mcp_resource(info, "2025-03-26"))
 
 
 def test_resource_contents_keep_their_meta_and_blob() -> None:
     contents = EmbeddedResource("notebook://a#cell=2", "image/png", blob=PNG, meta=META)
-    assert from_mcp_resource_contents(to_mcp_resource_contents(contents)) == contents
+    assert wire(to_mcp_resource_contents(contents)) == {
+        "uri": "notebook://a#cell=2",
+        "mimeType": "image/png",
+        "blob": PNG,
+        "_meta": META,
+    }

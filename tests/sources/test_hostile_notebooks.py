@@ -18,9 +18,7 @@ from typing import Any
 import pytest
 from notebook_dicts import code, display, markdown, notebook, write
 
-from mcp_notebook.exceptions import NotebookFormatError
 from mcp_notebook.registry import PromptRegistry
-from mcp_notebook.sources.cells import load_notebook
 from mcp_notebook.sources.folder import NotebookFolderSource
 
 DEPTHS = [101, 254, 300, 1_000, 10_000, 100_000]
@@ -216,20 +214,3 @@ def test_a_bad_file_never_swallows_a_good_change_in_the_same_batch(
     source.reload([target, folder / "good.ipynb"])
     assert _names(registry) == ["changed"]
     assert "bad.ipynb" in source.errors
-
-
-def test_reading_a_fifo_as_a_notebook_is_refused_at_once(tmp_path: Path) -> None:
-    os.mkfifo(tmp_path / "pipe.ipynb")
-    failure: list[BaseException] = []
-
-    def load() -> None:
-        try:
-            load_notebook(tmp_path / "pipe.ipynb", origin="pipe.ipynb", root=None)
-        except NotebookFormatError as error:
-            failure.append(error)
-
-    worker = threading.Thread(target=load, daemon=True)
-    worker.start()
-    worker.join(FINISHES)
-    assert not worker.is_alive(), "reading the FIFO hung"
-    assert "not a regular file" in str(failure[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 import pytest
 
@@ -15,10 +16,16 @@ from mcp_notebook.sources.kernel import (
     KernelPromptSource,
     PromptCell,
     PromptCellError,
-    parse_argument_spec,
     parse_prompt_cell,
     variable_types,
 )
+
+
+def parse_argument_spec(spec: str, *, required: bool) -> PromptArgument:
+    """One `--arg` (required) or `--optional` declaration, as a `%%prompt` line reads it."""
+    flag = "--arg" if required else "--optional"
+    (argument,) = parse_prompt_cell(f"p {flag} {shlex.quote(spec)}", "x").arguments
+    return argument
 
 
 def _texts(spec_name: str, registry: PromptRegistry, **arguments: str) -> list[str]:
@@ -138,12 +145,6 @@ def test_ask_declares_a_required_argument_with_the_question_put_to_the_user(
     line: str, expected: PromptArgument
 ) -> None:
     assert parse_prompt_cell(line, "{{code}}").arguments == (expected,)
-
-
-def test_ask_alone_is_read_by_the_argument_spec_parser_too() -> None:
-    assert parse_argument_spec("code=Paste it", required=True, ask=True) == PromptArgument(name="code", ask="Paste it")
-    with pytest.raises(ValueError, match="only a required argument"):
-        parse_argument_spec("code", required=False, ask=True)
 
 
 def test_required_arguments_keep_the_order_of_the_line_and_optional_ones_follow() -> None:
@@ -302,7 +303,6 @@ def test_the_public_surface_is_pinned() -> None:
         "PromptCell",
         "PromptCellError",
         "VariableReference",
-        "parse_argument_spec",
         "parse_prompt_cell",
         "variable_references",
         "variable_types",

@@ -205,13 +205,10 @@ def test_allowed_names_that_match_no_magic_are_reported() -> None:
     assert source.unknown_live() == ("%nothing", "%%greet")
 
 
-def test_changing_the_allow_list_takes_effect_on_the_next_refresh() -> None:
+def test_an_allowed_magic_is_live_and_clearing_unpublishes_the_magics() -> None:
     registry = PromptRegistry()
-    source = MagicPromptSource(registry)
-    table = _table()
-    source.refresh(table)
-    source.set_live(["%greet"])
-    source.refresh(table)
+    source = MagicPromptSource(registry, live=["%greet"])
+    source.refresh(_table())
     greet = registry.snapshot().get("magic.greet")
     assert greet is not None
     assert source.magic_for(greet) == (_info("greet"), True)

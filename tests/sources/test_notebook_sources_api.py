@@ -12,7 +12,6 @@ SURFACE = {
         "NOTEBOOK_META_KEY",
         "NotebookPrompts",
         "PublishedCell",
-        "load_notebook",
         "notebook_language",
         "prompts_from_notebook",
     ],
@@ -42,7 +41,7 @@ SURFACE = {
         "split_frontmatter",
         "valid_skill_name",
     ],
-    "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook", "read_notebook"],
+    "mcp_notebook.sources.reader": ["MAX_NESTING", "exceeds_nesting", "parse_notebook"],
     "mcp_notebook.sources.sandbox": ["FileRefusal", "SandboxedFile", "look_inside", "read_inside", "resolve_inside"],
     "mcp_notebook.sources.index": [
         "CACHE_DIR_ENV",
@@ -94,13 +93,12 @@ SURFACE = {
     "mcp_notebook.sources.polling": [
         "DEFAULT_POLL_SECONDS",
         "Look",
-        "POLL_ENV",
         "SETTLE_LOOKS",
         "blind_file_system",
         "changes_between",
         "file_system_type",
         "look",
-        "poll_interval_from_env",
+        "mount_table",
         "poll_paths",
     ],
 }

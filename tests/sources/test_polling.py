@@ -21,22 +21,22 @@ import pytest
 from notebook_dicts import markdown, notebook, write
 
 from mcp_notebook.registry import PromptRegistry
+from mcp_notebook.settings import from_env
 from mcp_notebook.sources import watch
 from mcp_notebook.sources.folder import NotebookFolderSource
 from mcp_notebook.sources.inotify import Change
 from mcp_notebook.sources.polling import (
-    POLL_ENV,
     SETTLE_LOOKS,
     Look,
     blind_file_system,
     changes_between,
     file_system_type,
     look,
-    poll_interval_from_env,
     poll_paths,
 )
 
 DEADLINE = 5.0
+POLL_ENV = "MCP_NOTEBOOK_POLL"
 
 
 def _mountinfo(*mounts: tuple[str, str]) -> str:
@@ -101,14 +101,14 @@ def test_this_machines_temporary_folder_has_a_type(tmp_path: Path) -> None:
 )
 def test_a_bad_poll_interval_in_the_environment_says_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(ValueError) as raised:
-        poll_interval_from_env({POLL_ENV: text})
+        from_env(["poll"], {POLL_ENV: text})
     assert str(raised.value) == message
 
 
 def test_the_poll_interval_comes_from_the_environment() -> None:
-    assert poll_interval_from_env({POLL_ENV: "0.5"}) == 0.5
-    assert poll_interval_from_env({POLL_ENV: " "}) is None
-    assert poll_interval_from_env({}) is None
+    assert from_env(["poll"], {POLL_ENV: "0.5"}) == {"poll": 0.5}
+    assert from_env(["poll"], {POLL_ENV: " "}) == {}
+    assert from_env(["poll"], {}) == {}
 
 
 def test_a_look_finds_saves_renames_and_deletes_of_wanted_files_only(tmp_path: Path) -> None:
@@ -301,7 +301,7 @@ async def test_a_folder_on_nfs_is_polled_and_one_line_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     table = _mountinfo(("/", "ext4"), (str(tmp_path), "nfs4"))
-    monkeypatch.setattr(watch, "_mountinfo", lambda: table)
+    monkeypatch.setattr(watch, "mount_table", lambda: table)
     monkeypatch.setattr(watch, "DEFAULT_POLL_SECONDS", 0.2)
     monkeypatch.setattr(watch, "inotify_changes", None)  # were inotify asked, the watch would fail
     _prompts(tmp_path / "a.ipynb", "alpha")

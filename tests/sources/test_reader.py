@@ -1,4 +1,4 @@
-"""Loading notebook files: clear errors for what is not a notebook, old versions upgraded."""
+"""Loading notebook files as a served folder does: clear errors for what is not a notebook, old versions upgraded."""
 
 from __future__ import annotations
 
@@ -12,12 +12,18 @@ from notebook_dicts import markdown, notebook, write
 
 from mcp_notebook.exceptions import NotebookFormatError
 from mcp_notebook.models import Annotations, TextContent
-from mcp_notebook.sources.cells import load_notebook
+from mcp_notebook.sources.cells import NotebookPrompts
+from mcp_notebook.sources.loading import build
+
+
+def load(path: Path) -> NotebookPrompts:
+    """The notebook at `path` read and built as the folder holding it serves it."""
+    return build(path.parent, path.name)[1]
 
 
 def test_a_notebook_file_loads_with_its_origin_and_root(tmp_path: Path) -> None:
     path = write(tmp_path / "nb.ipynb", notebook(markdown("Hi {{who}}", {"prompt": "greet"})))
-    result = load_notebook(path, origin="nb.ipynb", root=str(tmp_path))
+    result = load(path)
     spec = result.prompts[0]
     assert (spec.name, spec.origin, spec.root) == ("greet", "nb.ipynb", str(tmp_path))
     assert [a.name for a in spec.arguments] == ["who"]
@@ -29,7 +35,7 @@ def test_a_notebook_written_by_nbformat_loads(tmp_path: Path) -> None:
     nb.cells.append(cell)
     path = tmp_path / "nb.ipynb"
     nbformat.write(nb, str(path))
-    result = load_notebook(path, origin="nb.ipynb", root=None)
+    result = load(path)
     assert [c.key for c in result.cells] == [cell.id]
 
 
@@ -55,20 +61,20 @@ def test_a_file_that_is_not_a_notebook_raises_a_format_error_saying_why(
 ) -> None:
     notebook_file.write_bytes(content)
     with pytest.raises(NotebookFormatError) as caught:
-        load_notebook(notebook_file, origin="broken.ipynb", root=None)
-    assert caught.value.path == str(notebook_file)
+        load(notebook_file)
+    assert caught.value.path == "broken.ipynb"  # the notebook's key in its folder
     assert message in str(caught.value)
 
 
 def test_a_missing_file_is_a_format_error(tmp_path: Path) -> None:
     with pytest.raises(NotebookFormatError, match="cannot be read"):
-        load_notebook(tmp_path / "gone.ipynb", origin="gone.ipynb", root=None)
+        load(tmp_path / "gone.ipynb")
 
 
 def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "bom.ipynb"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(notebook(markdown("x", {"prompt": "p"}))).encode())
-    assert [p.name for p in load_notebook(path, origin="bom.ipynb", root=None).prompts] == ["p"]
+    assert [p.name for p in load(path).prompts] == ["p"]
 
 
 def test_an_nbformat_3_notebook_is_upgraded_and_keyed_by_position(tmp_path: Path) -> None:
@@ -87,7 +93,7 @@ def test_an_nbformat_3_notebook_is_upgraded_and_keyed_by_position(tmp_path: Path
     }
     path = tmp_path / "old.ipynb"
     path.write_text(json.dumps(v3))
-    result = load_notebook(path, origin="old.ipynb", root=None)
+    result = load(path)
     assert result.prompts[0].messages[0].content == TextContent(text="From 2014.")
     assert [c.key for c in result.cells] == ["2"]
 
@@ -95,5 +101,5 @@ def test_an_nbformat_3_notebook_is_upgraded_and_keyed_by_position(tmp_path: Path
 def test_last_modified_of_annotated_cells_comes_from_the_file_time(tmp_path: Path) -> None:
     path = write(tmp_path / "nb.ipynb", notebook(markdown("x", {"prompt": "p", "annotations": {"priority": 1}})))
     os.utime(path, (1_700_000_000, 1_700_000_000))
-    spec = load_notebook(path, origin="nb.ipynb", root=None).prompts[0]
+    spec = load(path).prompts[0]
     assert spec.messages[0].content.annotations == Annotations(priority=1.0, last_modified="2023-11-14T22:13:20Z")
