@@ -58,6 +58,7 @@ PUBLIC = {
         "connection_file_name",
         "default_cache_dir",
         "default_runtime_dir",
+        "is_default_runtime_dir",
         "is_process_alive",
         "latest_kernel_connection",
         "list_kernel_connections",
