@@ -224,6 +224,7 @@ class NotebookService:
         self._end_report()
         if self.skills is not None:  # a host that serves another folder next (a kernel's renamed notebook)
             self.registry.set_skills(())
+            self.skills.close(timeout)
         self.source.close(timeout)
 
     def describe(self) -> str:

@@ -48,10 +48,13 @@ SURFACE = {
         "Entry",
         "FILE_NAME",
         "NotebookIndex",
+        "SkillEntry",
         "Stamp",
         "body_bytes",
         "default_cache_dir",
         "format_tag",
+        "settled",
+        "stored_value",
     ],
     "mcp_notebook.sources.loading": [
         "MAX_NOTEBOOK_BYTES",
