@@ -30,6 +30,7 @@ at again, the new listing announced, and the client told to list again.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -57,6 +58,8 @@ from .skill_format import (
 )
 
 __all__ = ["SkillCatalog"]
+
+_mime_type_of = functools.lru_cache(maxsize=4096)(mime_type_of)  # the same few paths in skill after skill
 
 # The folder's logger: a server's start summary says each of these once (`start_report.py`).
 log = logging.getLogger(__name__.rpartition(".")[0] + ".folder")
@@ -112,7 +115,7 @@ class SkillCatalog:
         self._reads: dict[str, _Read] = {}  # digests kept while the file is unchanged (by its resolved path)
         self._notebooks: dict[str, _NotebookSkills] = {}  # every served notebook's skills, kept by its stamp
         self._folder_skills: tuple[tuple[SkillSpec, ...], tuple[str, ...]] = ((), ())
-        self._skill_folders: tuple[Path, ...] = ()
+        self._skill_folders: tuple[str, ...] = ()  # the folders of the skills, as the walk spelled them
         self.warnings: tuple[str, ...] = ()
 
     # --- finding and publishing ---------------------------------------------------------------------------
@@ -122,29 +125,28 @@ class SkillCatalog:
         with self._lock:
             root = self._root()
             warnings: list[str] = []
-            folders: list[Path] = []
+            folders: list[str] = []  # those holding a SKILL.md, as the walk spells them
             notebooks: list[tuple[str, Stamp | None]] = []
             tree: dict[str, list[os.DirEntry[str]]] = {}
             self._look_up(root)
             for served in self._folders():
                 tree.update(_listed_below(str(served)))
             for directory, entries in sorted(tree.items()):
-                if any(entry.name == SKILL_FILE for entry in entries):
-                    folders.append(Path(directory))
                 for entry in entries:
-                    if is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False):
-                        notebooks.append((os.path.relpath(entry.path, root).replace(os.sep, "/"), _stamp_of(entry)))
+                    if entry.name == SKILL_FILE:
+                        folders.append(directory)
+                    elif is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False):
+                        notebooks.append((_relative(root, entry.path), _stamp_of(entry)))
             notebooks.extend(
-                (os.path.relpath(file, root).replace(os.sep, "/"), None)
-                for file in self._files()
-                if is_notebook_name(file.name)
+                (_relative(root, str(file)), None) for file in self._files() if is_notebook_name(file.name)
             )
             skills: list[SkillSpec] = []
             for folder in folders:
                 try:
                     skills.append(self._folder_skill(root, folder, tree, warnings))
                 except SkillFormatError as problem:
-                    warnings.append(f"skill {_shown(root, folder)}/{SKILL_FILE} is not served: {problem}")
+                    shown = _relative(root, folder) or root.name
+                    warnings.append(f"skill {shown}/{SKILL_FILE} is not served: {problem}")
             self._folder_skills = (tuple(skills), tuple(warnings))
             self._skill_folders = tuple(folders)
             seen: dict[str, _NotebookSkills] = {}
@@ -212,7 +214,8 @@ class SkillCatalog:
         for path in changed:
             if path.name == SKILL_FILE or path.suffix == "":
                 return True
-            if any(path.is_relative_to(folder) for folder in self._skill_folders):
+            text = str(path)
+            if any(text == folder or text.startswith(os.path.join(folder, "")) for folder in self._skill_folders):
                 return True
         return False
 
@@ -272,9 +275,9 @@ class SkillCatalog:
     # --- folders ------------------------------------------------------------------------------------------
 
     def _folder_skill(
-        self, root: Path, folder: Path, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
+        self, root: Path, folder: str, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
     ) -> SkillSpec:
-        relative = folder.relative_to(root).as_posix() if folder != root else ""
+        relative = _relative(root, folder)
         path = relative or root.name
         segments = path.split("/")
         if not all(SEGMENT.match(segment) for segment in segments):
@@ -314,7 +317,7 @@ class SkillCatalog:
             self._reads[resolved] = read
             if inside == SKILL_FILE:
                 frontmatter = read.frontmatter or {}
-            files.append(SkillFile(inside, read.digest, read.size, mime_type_of(inside)))
+            files.append(SkillFile(inside, read.digest, read.size, _mime_type_of(inside)))
         if not files or files[0].path != SKILL_FILE:
             raise SkillFormatError("its SKILL.md cannot be read")
         name = frontmatter["name"]
@@ -339,13 +342,13 @@ class SkillCatalog:
 
     @staticmethod
     def _files_below(
-        root: Path, folder: Path, relative: str, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
+        root: Path, folder: str, relative: str, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
     ) -> list[tuple[str, str, Stamp | None]]:
         """(path in the skill, resolved path in the served folder, its file's stamp when known) of every file
         below `folder`, SKILL.md first. A file that is no link is where the walk found it (no link was followed
         to reach it), so only links are resolved, and only they need another look."""
         found: list[tuple[str, str, Stamp | None]] = []
-        pending = [(str(folder), "")]
+        pending = [(folder, "")]
         while pending:
             directory, prefix = pending.pop()
             for entry in tree.get(directory, ()):
@@ -471,5 +474,9 @@ def _frontmatter_of(data: bytes) -> dict[str, Any]:
     return parse_skill_md(text)
 
 
-def _shown(root: Path, folder: Path) -> str:
-    return folder.relative_to(root).as_posix() if folder != root else root.name
+def _relative(root: Path, path: str) -> str:
+    """`path` (below the served folder `root`, no link followed on the way) relative to it, posix; "" for itself."""
+    inside = os.path.join(root, "")
+    if path.startswith(inside):
+        return path[len(inside) :].replace(os.sep, "/")
+    return "" if path == str(root) else os.path.relpath(path, root).replace(os.sep, "/")
