@@ -5,8 +5,10 @@ skill folders (a `SKILL.md` of about a kilobyte, a reference and a script each: 
 digested). Each server is spawned, asked `initialize`, then its whole listing, page by page (`prompts/list`
 against `skills/list`); the two take turns, after one unmeasured start each. Measured: spawn to the first page,
 a whole listing after it (every page), and the server's CPU from spawn to the end of that listing.
-Both start with the notebook index off (`--no-cache`) and again with it on (the prompts' index warm, as after
-any earlier start: skills have no index, they are read each time).
+Both start with the notebook index off (`--no-cache`: every notebook and every skill file read, parsed and
+digested at every start) and again with it on, warm as after any earlier start (the prompts' listings and the
+skill files' digests and frontmatter taken from it: a file that is as it was is neither read nor digested).
+A start as a user sees it is the second: only the first start after a change reads what changed.
 
 Target: skills / prompts <= 1.0 for the start and for the listing.
 Example: `python -m benchmarks.bench_skills --count 1000 --repeats 5`.
