@@ -42,7 +42,7 @@ from typing import Any
 from ..models import SKILL_FILE, SkillFile, SkillSpec
 from ..registry import PromptRegistry
 from .embeds import is_hidden_part
-from .finding import is_notebook_name
+from .finding import Listed, is_notebook_name
 from .index import NotebookIndex, SkillEntry, Stamp, settled, stored_value
 from .notebook_skills import MAX_NOTEBOOK_BYTES, skills_of_notebook
 from .sandbox import FileRefusal, look_inside, read_inside, resolve_inside
@@ -120,17 +120,24 @@ class SkillCatalog:
 
     # --- finding and publishing ---------------------------------------------------------------------------
 
-    def scan(self) -> None:
-        """Find every skill of the served folders now and publish them as one change."""
+    def listing(self) -> Listed:
+        """The served folders' tree as it is now: what `scan` looks in (and the folder source finds notebooks in,
+        at a start, rather than walking the tree again)."""
+        tree: dict[str, list[os.DirEntry[str]]] = {}
+        for served in self._folders():
+            tree.update(_listed_below(str(served)))
+        return tree
+
+    def scan(self, listed: Listed | None = None) -> None:
+        """Find every skill of the served folders now (in `listed`, a `listing` just made) and publish them as
+        one change."""
         with self._lock:
             root = self._root()
             warnings: list[str] = []
             folders: list[str] = []  # those holding a SKILL.md, as the walk spells them
             notebooks: list[tuple[str, Stamp | None]] = []
-            tree: dict[str, list[os.DirEntry[str]]] = {}
+            tree = listed if listed is not None else self.listing()
             self._look_up(root)
-            for served in self._folders():
-                tree.update(_listed_below(str(served)))
             for directory, entries in sorted(tree.items()):
                 for entry in entries:
                     if entry.name == SKILL_FILE:
@@ -274,9 +281,7 @@ class SkillCatalog:
 
     # --- folders ------------------------------------------------------------------------------------------
 
-    def _folder_skill(
-        self, root: Path, folder: str, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
-    ) -> SkillSpec:
+    def _folder_skill(self, root: Path, folder: str, tree: Listed, warnings: list[str]) -> SkillSpec:
         relative = _relative(root, folder)
         path = relative or root.name
         segments = path.split("/")
@@ -342,7 +347,7 @@ class SkillCatalog:
 
     @staticmethod
     def _files_below(
-        root: Path, folder: str, relative: str, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
+        root: Path, folder: str, relative: str, tree: Listed, warnings: list[str]
     ) -> list[tuple[str, str, Stamp | None]]:
         """(path in the skill, resolved path in the served folder, its file's stamp when known) of every file
         below `folder`, SKILL.md first. A file that is no link is where the walk found it (no link was followed

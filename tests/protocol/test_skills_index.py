@@ -294,3 +294,39 @@ def test_hostile_skills_are_refused_again_on_a_restart_with_the_index(tmp_path: 
     assert any("bare/SKILL.md is not served" in w for w in warnings), warnings
     assert not any("data.bin" in key or "notes.txt" in key for _, key in stored_keys(cache))
     json.dumps(warnings)
+
+
+def test_a_start_finds_the_notebooks_in_the_one_listing_of_the_tree_as_a_walk_finds_them(tmp_path: Path) -> None:
+    from mcp_notebook.registry import PromptRegistry
+    from mcp_notebook.sources.finding import ServedPaths
+    from mcp_notebook.sources.skills import SkillCatalog
+
+    root = tmp_path / "served"
+    for key in ["z.ipynb", "a/n.ipynb", "a-c/n.ipynb", "a/b/n.ipynb", "a/b/c/n.ipynb", "b/m.ipynb", "b/a.ipynb"]:
+        write_notebook(root / key, [("markdown", "Text.", {})])
+    for hidden in [".hidden/n.ipynb", "a/.ipynb_checkpoints/n-checkpoint.ipynb", "node_modules/n.ipynb"]:
+        write_notebook(root / hidden, [("markdown", "Text.", {})])
+    (root / "a" / ".dot.ipynb").write_text("{}", encoding="utf-8")
+    outside = tmp_path / "outside"
+    write_notebook(outside / "o.ipynb", [("markdown", "Text.", {})])
+    os.symlink(outside, root / "linked-folder")
+    os.symlink(root / "z.ipynb", root / "b" / "link.ipynb")
+    os.symlink(tmp_path / "nowhere.ipynb", root / "b" / "dangling.ipynb")
+    served = ServedPaths.at((root.resolve(),))
+    catalog = SkillCatalog(PromptRegistry(), lambda: served.folders, lambda: served.root)
+
+    walked = served.discover()
+    listed = served.discover(listed=catalog.listing())
+
+    assert list(listed.items()) == list(walked.items())
+    assert list(walked) == [
+        "z.ipynb",
+        "a/n.ipynb",
+        "a/b/n.ipynb",
+        "a/b/c/n.ipynb",
+        "a-c/n.ipynb",
+        "b/a.ipynb",
+        "b/dangling.ipynb",
+        "b/link.ipynb",
+        "b/m.ipynb",
+    ]

@@ -19,6 +19,7 @@ SURFACE = {
     "mcp_notebook.sources.embeds": ["EmbedRule", "is_hidden_part"],
     "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"],
     "mcp_notebook.sources.finding": [
+        "Listed",
         "Seen",
         "ServedPaths",
         "SwapBounds",
