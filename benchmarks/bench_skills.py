@@ -98,12 +98,16 @@ def run(prompts: Path, skills: Path, count: int, repeats: int, cache: Path | Non
     for name in kinds:
         first, rest, cpu = (summarize([r[i] for r in runs[name]]).median for i in range(3))
         medians[name] = (first, rest, cpu)
-        table.add(f"{count} {name}: spawn to the first page", first)
-        table.add(f"{count} {name}: a whole listing, every page", rest)
-        table.add(f"{count} {name}: server CPU, spawn to the end of the listing", cpu)
+        ms = [[figure * 1000.0 for figure in r] for r in runs[name]]
+        table.add_runs(f"{count} {name}: spawn to the first page", [r[0] for r in ms])
+        table.add_runs(f"{count} {name}: a whole listing, every page", [r[1] for r in ms])
+        table.add_runs(f"{count} {name}: server CPU, spawn to the end of the listing", [r[2] for r in ms])
     for index, what in enumerate(("start (spawn to the first page)", "listing (every page)", "CPU")):
         prompts_figure = max(medians["prompts"][index], 1e-9)
         table.add(f"skills / prompts, {what}", medians["skills"][index] / prompts_figure, unit="x", target=1.0)
+        # The two servers of one turn ran side by side: how far that ratio moves from turn to turn.
+        turns = [s[index] / max(p[index], 1e-9) for s, p in zip(runs["skills"], runs["prompts"], strict=True)]
+        table.add_runs(f"skills / prompts, {what}, turn by turn", turns, unit="x")
     return table
 
 
