@@ -134,7 +134,7 @@ class NotebookService:
                 lambda: source.served_folders,
                 lambda: source.root,
                 lambda: source.served_files,
-                index_folder=settings.index_folder,
+                index=lambda: source.index,
             )
             source.skills = self.skills
         self._cache = cache

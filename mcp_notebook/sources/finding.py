@@ -152,8 +152,7 @@ def _listed_notebooks(top: str, root: str, listed: Listed) -> dict[str, Path]:
     pending = [top]
     while pending:
         dirpath = pending.pop()
-        folder_key = Path(os.path.relpath(dirpath, root)).as_posix()
-        prefix = "" if folder_key == "." else folder_key + "/"
+        prefix: str | None = None  # the folder's key, once it holds a notebook (most folders of a tree hold none)
         folders: list[str] = []
         for entry in listed.get(dirpath, ()):
             try:
@@ -164,6 +163,9 @@ def _listed_notebooks(top: str, root: str, listed: Listed) -> dict[str, Path]:
                 if not entry.is_symlink():
                     folders.append(entry.path)
             elif is_notebook_name(entry.name):
+                if prefix is None:
+                    folder_key = Path(os.path.relpath(dirpath, root)).as_posix()
+                    prefix = "" if folder_key == "." else folder_key + "/"
                 found[prefix + entry.name] = Path(dirpath, entry.name)
         pending.extend(reversed(folders))
     return found

@@ -116,6 +116,11 @@ class NotebookFolderSource:
         self._skills = catalog
 
     @property
+    def index(self) -> NotebookIndex | None:
+        """The persistent index of this folder (the skills keep what they read in it too), or None."""
+        return self._index
+
+    @property
     def given_paths(self) -> tuple[Path, ...]:
         """The served paths as given (absolute), symlinks on the way unresolved: what a swap is looked for on."""
         return self._given

@@ -100,15 +100,16 @@ class SkillCatalog:
         root: Callable[[], Path],
         files: Callable[[], tuple[Path, ...]] = tuple,
         *,
-        index_folder: Path | None = None,
+        index: Callable[[], NotebookIndex | None] = lambda: None,
     ) -> None:
         self._registry = registry
         self._folders = folders
         self._root = root
         self._files = files  # notebooks served one by one (a kernel's own notebook)
-        # What reading files found, kept in the notebook index for the next start (None: no index).
-        self._index_folder = index_folder
+        # What reading files found, kept in the folder source's notebook index for the next start (None: none).
+        self._index_of = index
         self._index: NotebookIndex | None = None
+        self._looked_up: NotebookIndex | None = None
         self._stored: dict[tuple[str, str], SkillEntry] = {}  # the index's entries, looked up by a first scan
         self._writers: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -245,13 +246,13 @@ class SkillCatalog:
     # --- the index ----------------------------------------------------------------------------------------
 
     def _look_up(self, root: Path) -> None:
-        """At the first scan of `root` (at start, or after a swap), what the index holds for it, in one query."""
-        if self._index_folder is None or (self._index is not None and self._index.root == str(root)):
-            return
-        if self._index is not None:
-            self.close()
-        self._index = NotebookIndex(self._index_folder, root)
-        self._stored = self._index.skill_entries()
+        """The index of `root` (the folder source's); at its first scan (at start, or after a swap), what the
+        index holds for it, in one query."""
+        index = self._index_of()
+        self._index = index if index is not None and index.root == str(root) else None
+        if self._index is not None and self._index is not self._looked_up:
+            self._looked_up = self._index
+            self._stored = self._index.skill_entries()
 
     def _stored_read(self, key: str, stamp: Stamp, skill_md: bool) -> _Read | None:
         """What the index holds for the skill file `key` if its file is exactly the one it was read from."""
@@ -273,11 +274,10 @@ class SkillCatalog:
             writer.start()
 
     def close(self, timeout: float | None = 10.0) -> None:
-        """When serving ends: what was read is written to the index (waiting at most `timeout`), then closed."""
+        """When serving ends: what was read is written to the index (waiting at most `timeout`; the folder source
+        closes the index)."""
         for writer in list(self._writers):
             writer.join(timeout)
-        if self._index is not None:
-            self._index.close()
 
     # --- folders ------------------------------------------------------------------------------------------
 
