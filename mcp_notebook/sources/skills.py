@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -59,6 +60,7 @@ from .skill_format import (
 
 __all__ = ["SkillCatalog"]
 
+_NAME = operator.attrgetter("name")
 _mime_type_of = functools.lru_cache(maxsize=4096)(mime_type_of)  # the same few paths in skill after skill
 
 # The folder's logger: a server's start summary says each of these once (`start_report.py`).
@@ -456,14 +458,16 @@ def _stamp_of(entry: os.DirEntry[str]) -> Stamp | None:
 def _listed_below(top: str) -> dict[str, list[os.DirEntry[str]]]:
     """Every folder below `top` (links to folders not followed) with its entries, hidden ones left out, by name.
 
-    One listing of the tree serves both looks: which folders hold a SKILL.md, and each skill's files."""
+    One listing of the tree serves every look at a start: which folders hold a SKILL.md, each skill's files, and
+    the folder source's notebooks."""
     tree: dict[str, list[os.DirEntry[str]]] = {}
     pending = [top]
     while pending:
         directory = pending.pop()
         try:
             with os.scandir(directory) as listing:
-                entries = sorted((e for e in listing if not is_hidden_part(e.name)), key=lambda e: e.name)
+                entries = [entry for entry in listing if not is_hidden_part(entry.name)]
+            entries.sort(key=_NAME)
         except OSError:
             continue  # gone meanwhile, or not ours to read: nothing of it is served
         tree[directory] = entries
