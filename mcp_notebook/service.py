@@ -134,7 +134,7 @@ class NotebookService:
                 lambda: source.served_folders,
                 lambda: source.root,
                 lambda: source.served_files,
-                index_folder=settings.index_folder,
+                index=lambda: source.index,
             )
             source.skills = self.skills
         self._cache = cache
@@ -172,16 +172,18 @@ class NotebookService:
 
         self._report = StartReport()  # each problem of the first scan said once, in the summary
         skills = self.skills
+        # One listing of the served tree: the notebooks are found in it, and the skills.
+        listed = skills.listing() if skills is not None else None
 
         def meanwhile_too() -> None:
             # The skills are looked for while forked children build the notebooks (the host's own work after).
             if skills is not None:
-                skills.scan()
+                skills.scan(listed)
             if meanwhile is not None:
                 meanwhile()
 
         try:
-            self.source.first_scan(meanwhile_too)
+            self.source.first_scan(meanwhile_too, listed=listed)
         except BaseException:
             self._end_report()
             raise
@@ -224,6 +226,7 @@ class NotebookService:
         self._end_report()
         if self.skills is not None:  # a host that serves another folder next (a kernel's renamed notebook)
             self.registry.set_skills(())
+            self.skills.close(timeout)
         self.source.close(timeout)
 
     def describe(self) -> str:

@@ -12,13 +12,17 @@ two would be served by the walk, and no later look would ever report it gone.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .embeds import is_hidden_part
 
-__all__ = ["Seen", "ServedPaths", "SwapBounds", "exists", "is_hidden", "is_notebook_name", "present"]
+__all__ = ["Listed", "Seen", "ServedPaths", "SwapBounds", "exists", "is_hidden", "is_notebook_name", "present"]
+
+Listed = Mapping[str, Sequence[os.DirEntry[str]]]
+"""Every folder below a served folder (links to folders not followed) with its entries, hidden ones left out,
+sorted by name: one listing of the tree that the skills (`skills.py`) and the notebooks are both found in."""
 
 
 def is_hidden(parts: Iterable[str]) -> bool:
@@ -91,10 +95,13 @@ class ServedPaths:
             path.is_relative_to(folder) and not is_hidden(path.relative_to(folder).parts) for folder in self.folders
         )
 
-    def discover(self, under: Path | None = None, *, seen: Seen | None = None) -> dict[str, Path]:
+    def discover(
+        self, under: Path | None = None, *, seen: Seen | None = None, listed: Listed | None = None
+    ) -> dict[str, Path]:
         """Every served notebook on disk now (only those below `under`, when given), by key.
 
-        Inside the folders `seen` covers, those its look found (a file given by name, if it is still there too).
+        Inside the folders `seen` covers, those its look found (a file given by name, if it is still there too);
+        inside those `listed` holds, those it lists (the tree is not walked again).
         """
         found: dict[str, Path] = {}
         for file in self.files:
@@ -113,6 +120,9 @@ class ServedPaths:
                 found.update(self._seen_below(start, folder, seen))
                 continue
             root = str(self.root)
+            if listed is not None and str(start) in listed:
+                found.update(_listed_notebooks(str(start), root, listed))
+                continue
             for dirpath, dirnames, filenames in os.walk(start):
                 dirnames[:] = sorted(d for d in dirnames if not is_hidden([d]))
                 # Keys made from strings: pathlib per file is most of a large folder's walk.
@@ -133,6 +143,32 @@ class ServedPaths:
                 if is_notebook_name(path.name) and not is_hidden(path.relative_to(folder).parent.parts):
                     found[path.relative_to(self.root).as_posix()] = path
         return dict(sorted(found.items()))
+
+
+def _listed_notebooks(top: str, root: str, listed: Listed) -> dict[str, Path]:
+    """The notebooks below `top` that `listed` holds, by key, in the order `os.walk` finds them (a folder's
+    files, then each subfolder in name order; a link to a folder is not followed)."""
+    found: dict[str, Path] = {}
+    pending = [top]
+    while pending:
+        dirpath = pending.pop()
+        prefix: str | None = None  # the folder's key, once it holds a notebook (most folders of a tree hold none)
+        folders: list[str] = []
+        for entry in listed.get(dirpath, ()):
+            try:
+                is_folder = entry.is_dir()
+            except OSError:
+                is_folder = False
+            if is_folder:
+                if not entry.is_symlink():
+                    folders.append(entry.path)
+            elif is_notebook_name(entry.name):
+                if prefix is None:
+                    folder_key = Path(os.path.relpath(dirpath, root)).as_posix()
+                    prefix = "" if folder_key == "." else folder_key + "/"
+                found[prefix + entry.name] = Path(dirpath, entry.name)
+        pending.extend(reversed(folders))
+    return found
 
 
 @dataclass(frozen=True, slots=True)

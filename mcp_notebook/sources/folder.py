@@ -38,7 +38,7 @@ from ..models import EmbeddedResource, PromptSpec
 from ..registry import PromptRegistry
 from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts
-from .finding import Seen, ServedPaths, SwapBounds, present
+from .finding import Listed, Seen, ServedPaths, SwapBounds, present
 from .folder_resources import MAX_FILE_BYTES, FolderResources
 from .index import Entry, NotebookIndex, Stamp
 from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason
@@ -132,6 +132,11 @@ class NotebookFolderSource:
         self._skills = catalog
 
     @property
+    def index(self) -> NotebookIndex | None:
+        """The persistent index of this folder (the skills keep what they read in it too), or None."""
+        return self._index
+
+    @property
     def given_paths(self) -> tuple[Path, ...]:
         """The served paths as given (absolute), symlinks on the way unresolved: what a swap is looked for on."""
         return self._given
@@ -198,9 +203,12 @@ class NotebookFolderSource:
         """The key of a served notebook path, or None when this source does not serve it."""
         return self._served.key(path)
 
-    def _discover(self, under: Path | None = None, seen: Seen | None = None) -> dict[str, Path]:
-        """Every served notebook on disk now (only those below `under`), as `seen` found it where the watch polls."""
-        return self._served.discover(under, seen=seen)
+    def _discover(
+        self, under: Path | None = None, seen: Seen | None = None, listed: Listed | None = None
+    ) -> dict[str, Path]:
+        """Every served notebook on disk now (only those below `under`), as `seen` found it where the watch polls,
+        or as `listed` lists it (a listing of the tree already made)."""
+        return self._served.discover(under, seen=seen, listed=listed)
 
     def _look(self, key: str) -> Stamp | None:
         """The identity of the file of notebook `key`, found as reading it would find it; None if it is refused."""
@@ -420,15 +428,18 @@ class NotebookFolderSource:
         """Whether `path` is still the very file `state` was loaded from, untouched since."""
         return state.error is None and state.path == path and state.stamp is not None and state.stamp == _stamp(path)
 
-    def scan(self, *, workers: int | None = 0, meanwhile: Callable[[], object] | None = None) -> None:
+    def scan(
+        self, *, workers: int | None = 0, meanwhile: Callable[[], object] | None = None, listed: Listed | None = None
+    ) -> None:
         """Load every served notebook and publish them all as one registry change.
 
         With `workers`, that many forked children build a share each of the notebooks the
         index does not have (`parallel.py`; None: as many as pay off here); the result is the same.
         `meanwhile` is other work of this process (a server's imports), done while children build.
+        `listed`: the served folders' tree as listed just before (by the skills), not walked again.
         """
         with self._lock:
-            found = self._discover()
+            found = self._discover(listed=listed)
             stored = self._index.entries() if self._index is not None else None
             shared = None
             if workers != 0:
@@ -448,7 +459,7 @@ class NotebookFolderSource:
         # After a whole scan the index also forgets notebooks that are gone.
         self._store_index(keep=set(found))
 
-    def first_scan(self, meanwhile: Callable[[], object] | None = None) -> None:
+    def first_scan(self, meanwhile: Callable[[], object] | None = None, *, listed: Listed | None = None) -> None:
         """`scan` for a server's start, whichever way it serves (stdio, HTTP, each worker), doing `meanwhile` too.
 
         The first scan makes millions of objects and hardly a cycle: collecting during it only
@@ -459,7 +470,7 @@ class NotebookFolderSource:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            self.scan(workers=None, meanwhile=meanwhile)
+            self.scan(workers=None, meanwhile=meanwhile, listed=listed)
         finally:
             gc.freeze()
             if enabled:

@@ -1,4 +1,4 @@
-"""A persistent index of loaded notebooks, so that a server started again reads only what changed.
+"""A persistent index of loaded notebooks and skills, so that a server started again reads only what changed.
 
 Each notebook's prompts are stored as they were built (`stored.py`: a compact
 listing, and the messages and cells apart, read when first used), keyed by the
@@ -9,6 +9,12 @@ is taken from the index only when its file still has exactly that identity;
 anything else (an edit, a save that replaced the file, a touch) loads it anew.
 Files changed in the last two seconds are not stored, since a second write
 within one timestamp tick could keep the same identity.
+
+Skills (`skills.py`) keep what reading a file found in the same index, by the
+same identity: each file of a skill folder with its SHA-256 digest (and a
+`SKILL.md` with its frontmatter), and each notebook with the skills it
+declares (none, mostly). A restart neither reads nor digests a skill's file
+that is exactly as it was.
 
 The store is SQLite (in the standard library; its locking makes one index safe
 to share between servers and workers). Entries are pickles of the prompt
@@ -56,10 +62,13 @@ __all__ = [
     "FILE_NAME",
     "Entry",
     "NotebookIndex",
+    "SkillEntry",
     "Stamp",
     "body_bytes",
     "default_cache_dir",
     "format_tag",
+    "settled",
+    "stored_value",
 ]
 
 log = logging.getLogger(__name__)
@@ -68,11 +77,14 @@ FILE_NAME = "notebook-index.sqlite3"
 RACY_SECONDS = 2.0  # a file changed more recently than this is not stored
 Stamp = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns) of the file the prompts were built from
 Entry = tuple[Stamp, bytes, bytes]  # a stored notebook: its file's stamp, its file's digest, its listing
+# What a file read for skills found: its stamp, its digest ("" for a notebook), what it held (pickled; b"": nothing).
+SkillEntry = tuple[Stamp, str, bytes]
 
 # The layout of the table; a file with another one (an older release's) is emptied and laid out anew.
-# Since 3 the file gives freed space back (incremental auto-vacuum).
-_SCHEMA_VERSION = 3
+# Since 3 the file gives freed space back (incremental auto-vacuum); since 4 it holds the skills' files too.
+_SCHEMA_VERSION = 4
 _WAL_LIMIT = 16 << 20  # bytes the write-ahead log is cut back to after a checkpoint
+_TABLES = ("notebooks", "skill_files")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notebooks (
     root TEXT NOT NULL,
@@ -86,6 +98,23 @@ CREATE TABLE IF NOT EXISTS notebooks (
     prompts BLOB NOT NULL,
     body BLOB NOT NULL,
     PRIMARY KEY (root, key)
+)
+"""
+# kind "file": a file of a skill folder (key: its resolved path), its digest, a SKILL.md's frontmatter in `found`;
+# kind "notebook": a notebook (key: its key), the skills and warnings it declares in `found`.
+_SKILL_SCHEMA = """
+CREATE TABLE IF NOT EXISTS skill_files (
+    root TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    format TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    found BLOB NOT NULL,
+    PRIMARY KEY (root, kind, key)
 )
 """
 
@@ -138,6 +167,24 @@ def body_bytes(loaded: NotebookPrompts) -> bytes:
     return _dumps(body_of(loaded))
 
 
+def settled(stamp: Stamp) -> bool:
+    """Whether a file of `stamp` last changed long enough ago (`RACY_SECONDS`) that any later write changes
+    its stamp: what was read from it may be kept by its stamp (a second write within the same timestamp tick
+    could keep this identity)."""
+    return time.time_ns() - max(stamp[0], stamp[3]) >= RACY_SECONDS * 1e9
+
+
+def stored_value(found: bytes) -> tuple[bool, Any]:
+    """(True, the value) of what `put_skill` stored as `found`, (False, None) when it is damaged (a miss)."""
+    if not found:
+        return True, None
+    try:
+        return True, pickle.loads(found)
+    except Exception:
+        log.debug("a skill entry of the notebook index is unreadable", exc_info=True)
+        return False, None
+
+
 def _private(path: Path, *, folder: bool) -> bool:
     """Whether `path` belongs to this user and nobody else may write to it (where ownership exists)."""
     try:
@@ -162,13 +209,13 @@ def _give_space_back(connection: sqlite3.Connection) -> None:
         log.info("notebook index keeps its freed space for now: %s", error)
 
 
-def _roots(connection: sqlite3.Connection) -> list[str]:
-    """The served folders the index holds entries of (one step down the primary key's index per folder)."""
+def _roots(connection: sqlite3.Connection, table: str) -> list[str]:
+    """The served folders `table` holds entries of (one step down the primary key's index per folder)."""
     roots: list[str] = []
-    row = connection.execute("SELECT min(root) FROM notebooks").fetchone()
+    row = connection.execute(f"SELECT min(root) FROM {table}").fetchone()
     while row is not None and row[0] is not None:
         roots.append(row[0])
-        row = connection.execute("SELECT min(root) FROM notebooks WHERE root > ?", (row[0],)).fetchone()
+        row = connection.execute(f"SELECT min(root) FROM {table} WHERE root > ?", (row[0],)).fetchone()
     return roots
 
 
@@ -198,12 +245,18 @@ class NotebookIndex:
         self._writing = threading.Lock()  # one write at a time from this process
         # Immutable; pickled by `flush` (or already in stored form: a listing and a body).
         self._pending: dict[str, tuple[Stamp, bytes, NotebookPrompts | tuple[bytes, bytes]]] = {}
+        self._pending_skills: dict[tuple[str, str], tuple[Stamp, str, object]] = {}  # (kind, key): what was found
         self._connection: sqlite3.Connection | None = None
         self._disabled = False
 
     @property
     def path(self) -> Path:
         return self._folder / FILE_NAME
+
+    @property
+    def root(self) -> str:
+        """The served folder whose entries this reads and writes."""
+        return self._root
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._connection is not None or self._disabled:
@@ -235,8 +288,10 @@ class NotebookIndex:
                 with connection:
                     connection.execute("BEGIN IMMEDIATE")  # one server lays it out; the others see it done
                     if connection.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
-                        connection.execute("DROP TABLE IF EXISTS notebooks")
+                        for table in _TABLES:
+                            connection.execute(f"DROP TABLE IF EXISTS {table}")
                         connection.execute(_SCHEMA)
+                        connection.execute(_SKILL_SCHEMA)
                         connection.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
                         laid_out = True
                 if laid_out:
@@ -320,13 +375,31 @@ class NotebookIndex:
         self._keep(key, stamp, digest, (listing, body))
 
     def _keep(self, key: str, stamp: Stamp, digest: bytes, loaded: NotebookPrompts | tuple[bytes, bytes]) -> None:
-        if time.time_ns() - max(stamp[0], stamp[3]) < RACY_SECONDS * 1e9:
-            return  # a second write within the same timestamp tick could keep this identity
+        if not settled(stamp):
+            return
         with self._lock:
             self._pending[key] = (stamp, digest, loaded)
 
-    def flush(self, *, keep: set[str] | None = None) -> None:
-        """Write what was kept; with `keep`, also forget this folder's entries for every other notebook.
+    def skill_entries(self) -> dict[tuple[str, str], SkillEntry]:
+        """What files of this folder read for skills found, by (kind, key), in one query: what a start looks up."""
+        rows = self._query(
+            "SELECT kind, key, mtime_ns, size, inode, ctime_ns, digest, found FROM skill_files"
+            " WHERE root = ? AND format = ?",
+            (self._root, self._format),
+        )
+        return {(row[0], row[1]): ((row[2], row[3], row[4], row[5]), row[6], row[7]) for row in rows or ()}
+
+    def put_skill(self, kind: str, key: str, stamp: Stamp, digest: str, found: object) -> None:
+        """Keep what reading file `key` of `stamp` for skills found (`kind` "file": a skill's file, its digest and a
+        SKILL.md's frontmatter or None; "notebook": the skills and warnings it declares) for the next `flush`."""
+        if not settled(stamp):
+            return
+        with self._lock:
+            self._pending_skills[(kind, key)] = (stamp, digest, found)
+
+    def flush(self, *, keep: set[str] | None = None, keep_skills: set[tuple[str, str]] | None = None) -> None:
+        """Write what was kept; with `keep`, also forget this folder's entries for every other notebook, with
+        `keep_skills` for every other file read for skills (by kind and key).
 
         Pickling and writing happen outside the lock `get` takes, on a connection of their own
         (SQLite's write-ahead log lets readers go on meanwhile), so a reload is never kept waiting.
@@ -337,6 +410,7 @@ class NotebookIndex:
         """
         with self._lock:
             pending, self._pending = self._pending, {}
+            pending_skills, self._pending_skills = self._pending_skills, {}
             if self._connect() is None:
                 return
         rows = []
@@ -351,6 +425,13 @@ class NotebookIndex:
                 time.sleep(0)  # gives way to any thread waiting for the interpreter lock (see above)
             except Exception:  # something that does not pickle is simply not stored
                 log.debug("notebook %s cannot be stored in the index", key, exc_info=True)
+        skill_rows = []
+        for (kind, key), (stamp, file_digest, found) in pending_skills.items():
+            try:
+                blob = _dumps(found) if found is not None else b""
+                skill_rows.append((self._root, kind, key, self._format, *stamp, file_digest, blob))
+            except Exception:
+                log.debug("%s %s cannot be stored in the index", kind, key, exc_info=True)
         with self._writing:
             try:
                 connection = self._open()
@@ -363,13 +444,24 @@ class NotebookIndex:
                     connection.executemany(
                         "INSERT OR REPLACE INTO notebooks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
                     )
+                    connection.executemany(
+                        "INSERT OR REPLACE INTO skill_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", skill_rows
+                    )
                     if keep is not None:
                         stored = connection.execute("SELECT key FROM notebooks WHERE root = ?", (self._root,))
                         stale = [(self._root, key) for (key,) in stored.fetchall() if key not in keep]
                         connection.executemany("DELETE FROM notebooks WHERE root = ? AND key = ?", stale)
-                        gone = [(root,) for root in _roots(connection) if root != self._root and _gone(root)]
-                        connection.executemany("DELETE FROM notebooks WHERE root = ?", gone)
-                if keep is not None:
+                    if keep_skills is not None:
+                        stored = connection.execute("SELECT kind, key FROM skill_files WHERE root = ?", (self._root,))
+                        dropped = [(self._root, *row) for row in stored.fetchall() if row not in keep_skills]
+                        connection.executemany(
+                            "DELETE FROM skill_files WHERE root = ? AND kind = ? AND key = ?", dropped
+                        )
+                    if keep is not None or keep_skills is not None:
+                        for table in _TABLES:
+                            gone = [(root,) for root in _roots(connection, table) if root != self._root and _gone(root)]
+                            connection.executemany(f"DELETE FROM {table} WHERE root = ?", gone)
+                if keep is not None or keep_skills is not None:
                     connection.executescript("PRAGMA incremental_vacuum;")  # run to the end (`execute` frees one page)
             except sqlite3.OperationalError as error:  # another server holds the lock for long: skip this write
                 log.info("notebook index not written this time: %s", error)

@@ -16,14 +16,23 @@ rules and is its folder's name, and it keeps to the extension's limits (512
 files, 16 MiB in all). Otherwise a warning says what to change, and the
 rest is served. Digests and sizes are of the bytes read; a file read again
 is read again (a save announces a new manifest).
+
+What reading a file found (a skill file's digest and a `SKILL.md`'s
+frontmatter; a notebook's skills) is kept while the file keeps its identity
+(modification and status-change times, size, inode), in this process and in
+the persistent notebook index (`index.py`, where the prompts are kept), so
+that neither a rescan nor a restart reads or digests a file that is as it
+was. A file changed in the last two seconds is not trusted by its identity
+(the index's rule). A file read for a client is digested again, and bytes
+that no longer match the digest listed are never served: the skill is looked
+at again, the new listing announced, and the client told to list again.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
+import functools
 import logging
+import operator
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -34,7 +43,8 @@ from typing import Any
 from ..models import SKILL_FILE, Skill, SkillFile
 from ..registry import PromptRegistry
 from .embeds import is_hidden_part
-from .finding import is_notebook_name
+from .finding import Listed, is_notebook_name
+from .index import NotebookIndex, SkillEntry, Stamp, settled, stored_value
 from .notebook_skills import MAX_NOTEBOOK_BYTES, skills_of_notebook
 from .sandbox import FileRefusal, look_inside, read_inside, resolve_inside
 from .skill_format import (
@@ -50,22 +60,31 @@ from .skill_format import (
 
 __all__ = ["SkillCatalog"]
 
+_NAME = operator.attrgetter("name")
+_mime_type_of = functools.lru_cache(maxsize=4096)(mime_type_of)  # the same few paths in skill after skill
+
 # The folder's logger: a server's start summary says each of these once (`start_report.py`).
 log = logging.getLogger(__name__.rpartition(".")[0] + ".folder")
 
 
-_NotebookSkills = tuple[tuple[int, int, int], tuple[Skill, ...], tuple[str, ...]]
+_NotebookSkills = tuple[Stamp, tuple[Skill, ...], tuple[str, ...]]
 """A notebook's stamp when read, the skills it declares, the warnings about them."""
+_UNSETTLED: Stamp = (-1, -1, -1, -1)  # the stamp of a notebook read too soon after it changed: no file has it
 
 
 @dataclass(frozen=True, slots=True)
 class _Read:
-    """A file read for a skill: its bytes' digest and size, and the stamp they were read at."""
+    """A file read for a skill: its bytes' digest and size, and the stamp of the file they were read from."""
 
-    stamp: tuple[int, int, int]
+    stamp: Stamp
     digest: str
     size: int
     frontmatter: dict[str, Any] | None = None  # of a SKILL.md
+    settled: bool = True  # the file had not changed for a while when read: its stamp says it is unchanged
+
+    def holds(self, stamp: Stamp) -> bool:
+        """Whether this is what the file of `stamp` holds, known without reading it."""
+        return self.settled and self.stamp == stamp
 
 
 class SkillCatalog:
@@ -83,59 +102,67 @@ class SkillCatalog:
         root: Callable[[], Path],
         files: Callable[[], tuple[Path, ...]] = tuple,
         *,
-        index_folder: Path | None = None,
+        index: Callable[[], NotebookIndex | None] = lambda: None,
     ) -> None:
         self._registry = registry
         self._folders = folders
         self._root = root
         self._files = files  # notebooks served one by one (a kernel's own notebook)
-        # Which notebooks held no skill when last read, kept beside the notebook index so that a restart reads
-        # only the notebooks that changed (`_Clean`); None: no index.
-        self._clean = _Clean(index_folder, root) if index_folder is not None else None
+        # What reading files found, kept in the folder source's notebook index for the next start (None: none).
+        self._index_of = index
+        self._index: NotebookIndex | None = None
+        self._looked_up: NotebookIndex | None = None
+        self._stored: dict[tuple[str, str], SkillEntry] = {}  # the index's entries, looked up by a first scan
+        self._writers: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._reads: dict[str, _Read] = {}  # digests kept while the file is unchanged (by its resolved path)
         self._notebooks: dict[str, _NotebookSkills] = {}  # every served notebook's skills, kept by its stamp
         self._folder_skills: tuple[tuple[Skill, ...], tuple[str, ...]] = ((), ())
-        self._skill_folders: tuple[Path, ...] = ()
+        self._skill_folders: tuple[str, ...] = ()  # the folders of the skills, as the walk spelled them
         self.warnings: tuple[str, ...] = ()
 
     # --- finding and publishing ---------------------------------------------------------------------------
 
-    def scan(self) -> None:
-        """Find every skill of the served folders now and publish them as one change."""
+    def listing(self) -> Listed:
+        """The served folders' tree as it is now: what `scan` looks in (and the folder source finds notebooks in,
+        at a start, rather than walking the tree again)."""
+        tree: dict[str, list[os.DirEntry[str]]] = {}
+        for served in self._folders():
+            tree.update(_listed_below(str(served)))
+        return tree
+
+    def scan(self, listed: Listed | None = None) -> None:
+        """Find every skill of the served folders now (in `listed`, a `listing` just made) and publish them as
+        one change."""
         with self._lock:
             root = self._root()
             warnings: list[str] = []
-            folders: list[Path] = []
-            notebooks: list[tuple[str, tuple[int, int, int] | None]] = []
-            tree: dict[str, list[os.DirEntry[str]]] = {}
-            for served in self._folders():
-                tree.update(_listed_below(str(served)))
+            folders: list[str] = []  # those holding a SKILL.md, as the walk spells them
+            notebooks: list[tuple[str, Stamp | None]] = []
+            tree = listed if listed is not None else self.listing()
+            self._look_up(root)
             for directory, entries in sorted(tree.items()):
-                if any(entry.name == SKILL_FILE for entry in entries):
-                    folders.append(Path(directory))
                 for entry in entries:
-                    if is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False):
-                        notebooks.append((os.path.relpath(entry.path, root).replace(os.sep, "/"), _stamp_of(entry)))
+                    if entry.name == SKILL_FILE:
+                        folders.append(directory)
+                    elif is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False):
+                        notebooks.append((_relative(root, entry.path), _stamp_of(entry)))
             notebooks.extend(
-                (os.path.relpath(file, root).replace(os.sep, "/"), None)
-                for file in self._files()
-                if is_notebook_name(file.name)
+                (_relative(root, str(file)), None) for file in self._files() if is_notebook_name(file.name)
             )
             skills: list[Skill] = []
             for folder in folders:
                 try:
                     skills.append(self._folder_skill(root, folder, tree, warnings))
                 except SkillFormatError as problem:
-                    warnings.append(f"skill {_shown(root, folder)}/{SKILL_FILE} is not served: {problem}")
+                    shown = _relative(root, folder) or root.name
+                    warnings.append(f"skill {shown}/{SKILL_FILE} is not served: {problem}")
             self._folder_skills = (tuple(skills), tuple(warnings))
             self._skill_folders = tuple(folders)
             seen: dict[str, _NotebookSkills] = {}
             for key, stamp in notebooks:
                 self._notebook_skills(root, key, seen, stamp)
             self._notebooks = seen
-            if self._clean is not None:
-                self._clean.keep({key: kept[0] for key, kept in seen.items() if not kept[1] and not kept[2]})
             live = {
                 f"{s.folder}/{f.path}" if s.folder else f.path
                 for s in skills
@@ -143,7 +170,9 @@ class SkillCatalog:
                 for f in s.files or ()
             }
             self._reads = {path: read for path, read in self._reads.items() if path in live}
+            self._stored = {}
             self._publish()
+            self._store({*(("file", path) for path in self._reads), *(("notebook", key) for key in seen)})
 
     def _reread_notebooks(self, changed: Iterable[Path]) -> None:
         """After saves of notebooks only: their skills read again, the folders' kept as they are."""
@@ -157,6 +186,7 @@ class SkillCatalog:
                     self._notebook_skills(root, key, seen)
             self._notebooks = seen
             self._publish()
+            self._store(None)
 
     def _publish(self) -> None:
         """The folders' skills, then the notebooks' (a URI a folder has is theirs), and every warning: one change."""
@@ -197,7 +227,8 @@ class SkillCatalog:
         for path in changed:
             if path.name == SKILL_FILE or path.suffix == "":
                 return True
-            if any(path.is_relative_to(folder) for folder in self._skill_folders):
+            text = str(path)
+            if any(text == folder or text.startswith(os.path.join(folder, "")) for folder in self._skill_folders):
                 return True
         return False
 
@@ -217,12 +248,46 @@ class SkillCatalog:
         if notebooks:
             self._reread_notebooks(notebooks)
 
+    # --- the index ----------------------------------------------------------------------------------------
+
+    def _look_up(self, root: Path) -> None:
+        """The index of `root` (the folder source's); at its first scan (at start, or after a swap), what the
+        index holds for it, in one query."""
+        index = self._index_of()
+        self._index = index if index is not None and index.root == str(root) else None
+        if self._index is not None and self._index is not self._looked_up:
+            self._looked_up = self._index
+            self._stored = self._index.skill_entries()
+
+    def _stored_read(self, key: str, stamp: Stamp, skill_md: bool) -> _Read | None:
+        """What the index holds for the skill file `key` if its file is exactly the one it was read from."""
+        entry = self._stored.get(("file", key))
+        if entry is None or entry[0] != stamp:
+            return None
+        whole, frontmatter = stored_value(entry[2])
+        if not whole or (skill_md and not isinstance(frontmatter, dict)):
+            return None
+        return _Read(stamp, entry[1], stamp[1], frontmatter if skill_md else None)
+
+    def _store(self, keep: set[tuple[str, str]] | None) -> None:
+        """Write what was read since the last write to the index, off the caller's thread; with `keep` (after a
+        whole scan) the index forgets every other file of this folder read for skills."""
+        index = self._index
+        if index is not None:
+            writer = threading.Thread(target=index.flush, kwargs={"keep_skills": keep}, name="skill-index", daemon=True)
+            self._writers = [*(w for w in self._writers if w.is_alive()), writer]
+            writer.start()
+
+    def close(self, timeout: float | None = 10.0) -> None:
+        """When serving ends: what was read is written to the index (waiting at most `timeout`; the folder source
+        closes the index)."""
+        for writer in list(self._writers):
+            writer.join(timeout)
+
     # --- folders ------------------------------------------------------------------------------------------
 
-    def _folder_skill(
-        self, root: Path, folder: Path, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
-    ) -> Skill:
-        relative = folder.relative_to(root).as_posix() if folder != root else ""
+    def _folder_skill(self, root: Path, folder: str, tree: Listed, warnings: list[str]) -> Skill:
+        relative = _relative(root, folder)
         path = relative or root.name
         segments = path.split("/")
         if not all(SEGMENT.match(segment) for segment in segments):
@@ -230,39 +295,39 @@ class SkillCatalog:
                 f"its path {path!r} has characters a skill:// URI cannot hold as they are: use letters, digits, "
                 "'-', '_', '.' and '~' in folder names"
             )
-        resolved_folder = resolve_inside(root, relative) if relative else ""
+        resolved_folder = relative  # the walk followed no link to reach it: it is its own resolution
         files: list[SkillFile] = []
         total = 0
         found = self._files_below(root, folder, relative, tree, warnings)
         if len(found) > MAX_SKILL_FILES:
             raise SkillFormatError(f"it has {len(found)} files, over the limit of {MAX_SKILL_FILES} per skill")
-        for inside, resolved, stamp in found:
+        for inside, resolved, looked in found:
             try:
-                mtime, size, inode = stamp if stamp is not None else look_inside(root, resolved)[:3]
+                stamp = looked if looked is not None else look_inside(root, resolved)
             except FileRefusal as refusal:
                 warnings.append(f"{path}/{inside} is left out of skill {segments[-1]!r}: {refusal}")
                 continue
-            total += size
+            total += stamp[1]
             if total > MAX_SKILL_BYTES:
                 raise SkillFormatError(
                     f"its files pass the limit of {MAX_SKILL_BYTES // (1024 * 1024)} MiB per skill "
-                    f"({path}/{inside} is {size} bytes); move large data out of the skill folder"
+                    f"({path}/{inside} is {stamp[1]} bytes); move large data out of the skill folder"
                 )
             read = self._reads.get(resolved)
-            if read is None or read.stamp != (mtime, size, inode):
+            if read is None or not read.holds(stamp):
+                read = self._stored_read(resolved, stamp, inside == SKILL_FILE)
+            if read is None:
                 try:
-                    data = read_inside(root, resolved, limit=MAX_SKILL_BYTES).data
+                    read = self._read(root, resolved, inside == SKILL_FILE)
                 except FileRefusal as refusal:
                     if inside == SKILL_FILE:
                         raise SkillFormatError(str(refusal)) from None
                     warnings.append(f"{path}/{inside} is left out of skill {segments[-1]!r}: {refusal}")
                     continue
-                parsed = parse_skill_md(data) if inside == SKILL_FILE else None
-                read = _Read((mtime, len(data), inode), digest_of_bytes(data), len(data), parsed)
-                self._reads[resolved] = read
+            self._reads[resolved] = read
             if inside == SKILL_FILE:
                 frontmatter = read.frontmatter or {}
-            files.append(SkillFile(inside, read.digest, read.size, mime_type_of(inside)))
+            files.append(SkillFile(inside, read.digest, read.size, _mime_type_of(inside)))
         if not files or files[0].path != SKILL_FILE:
             raise SkillFormatError("its SKILL.md cannot be read")
         name = frontmatter["name"]
@@ -275,15 +340,25 @@ class SkillCatalog:
             raise SkillFormatError(f"its name {name!r} is not its folder's name {segments[-1]!r}: rename one")
         return Skill(Skill.uri_at(path), frontmatter, tuple(files), origin=path, folder=resolved_folder)
 
+    def _read(self, root: Path, resolved: str, skill_md: bool) -> _Read:
+        """Skill file `resolved` read and digested (and parsed, a SKILL.md), kept in the index for the next start."""
+        file = read_inside(root, resolved, limit=MAX_SKILL_BYTES)
+        stamp = (*file.stamp, file.ctime_ns)
+        frontmatter = parse_skill_md(file.data) if skill_md else None
+        read = _Read(stamp, digest_of_bytes(file.data), len(file.data), frontmatter, settled(stamp))
+        if self._index is not None:
+            self._index.put_skill("file", resolved, stamp, read.digest, frontmatter)
+        return read
+
     @staticmethod
     def _files_below(
-        root: Path, folder: Path, relative: str, tree: dict[str, list[os.DirEntry[str]]], warnings: list[str]
-    ) -> list[tuple[str, str, tuple[int, int, int] | None]]:
-        """(path in the skill, resolved path in the served folder, (mtime, size, inode) when known) of every file
+        root: Path, folder: str, relative: str, tree: Listed, warnings: list[str]
+    ) -> list[tuple[str, str, Stamp | None]]:
+        """(path in the skill, resolved path in the served folder, its file's stamp when known) of every file
         below `folder`, SKILL.md first. A file that is no link is where the walk found it (no link was followed
         to reach it), so only links are resolved, and only they need another look."""
-        found: list[tuple[str, str, tuple[int, int, int] | None]] = []
-        pending = [(str(folder), "")]
+        found: list[tuple[str, str, Stamp | None]] = []
+        pending = [(folder, "")]
         while pending:
             directory, prefix = pending.pop()
             for entry in tree.get(directory, ()):
@@ -299,7 +374,8 @@ class SkillCatalog:
                         pending.append((entry.path, inside + "/"))
                     else:
                         looked = entry.stat(follow_symlinks=False)
-                        found.append((inside, in_root, (looked.st_mtime_ns, looked.st_size, looked.st_ino)))
+                        stamp = (looked.st_mtime_ns, looked.st_size, looked.st_ino, looked.st_ctime_ns)
+                        found.append((inside, in_root, stamp))
                 except FileRefusal as refusal:
                     warnings.append(f"{in_root} is left out of its skill: {refusal}")
                 except OSError as error:
@@ -314,117 +390,87 @@ class SkillCatalog:
         root: Path,
         key: str,
         seen: dict[str, _NotebookSkills],
-        stamp: tuple[int, int, int] | None = None,
+        stamp: Stamp | None = None,
     ) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
         """The skills of the notebook at `key`, kept in `seen`; `stamp`: it is where the walk found it (no link)."""
         key = key.replace(os.sep, "/")
         try:
             resolved = resolve_inside(root, key) if stamp is None else key
-            mtime, size, inode = look_inside(root, resolved)[:3] if stamp is None else stamp
+            stamp = look_inside(root, resolved) if stamp is None else stamp
         except FileRefusal:
             return (), ()  # the folder source says why it does not serve this notebook
         kept = self._notebooks.get(key)
-        if kept is not None and kept[0] == (mtime, size, inode):
+        if kept is None or kept[0] != stamp:
+            entry = self._stored.get(("notebook", key))
+            whole, found = stored_value(entry[2]) if entry is not None and entry[0] == stamp else (False, None)
+            kept = (stamp, *found) if whole and isinstance(found, tuple) and len(found) == 2 else None
+        if kept is not None and kept[0] == stamp:  # unchanged since it was read
             seen[key] = kept
             return kept[1], kept[2]
-        if self._clean is not None and self._clean.holds(key, (mtime, size, inode)):
-            seen[key] = ((mtime, size, inode), (), ())  # unchanged since it was read and held no skill
-            return (), ()
         try:
-            data = read_inside(root, resolved, limit=MAX_NOTEBOOK_BYTES).data
+            file = read_inside(root, resolved, limit=MAX_NOTEBOOK_BYTES)
         except FileRefusal:
             return (), ()
-        made, said = skills_of_notebook(data, key) if b'"skill' in data else ((), ())
-        seen[key] = ((mtime, size, inode), made, said)
+        made, said = skills_of_notebook(file.data, key) if b'"skill' in file.data else ((), ())
+        read_at = (*file.stamp, file.ctime_ns)
+        # Kept by its stamp only when that tells a later write apart (read again otherwise).
+        seen[key] = (read_at if settled(read_at) else _UNSETTLED, made, said)
+        if self._index is not None:
+            self._index.put_skill("notebook", key, read_at, "", (made, said))
         return made, said
 
     # --- reading ------------------------------------------------------------------------------------------
 
     def read_bytes(self, skill: Skill, path: str) -> bytes:
-        """The bytes of the file at `path` of `skill` as it is now; raises `FileRefusal` when it cannot be read."""
+        """The bytes of the file at `path` of `skill`, which are those its listed digest covers; raises
+        `FileRefusal` when it cannot be read, or no longer holds those bytes (then the skills are looked at
+        again, and the new listing announced)."""
         if skill.contents is not None:
             try:
                 return skill.contents[path]
             except KeyError:
                 raise FileRefusal("missing", "no such file in this skill") from None
+        listed = next((file.digest for file in skill.files or () if file.path == path), None)
+        if listed is None:
+            raise FileRefusal("missing", "no such file in this skill")
         root = self._root()
         in_root = f"{skill.folder}/{path}" if skill.folder else path
-        return read_inside(root, resolve_inside(root, in_root), limit=MAX_SKILL_BYTES).data
+        resolved = resolve_inside(root, in_root)
+        data = read_inside(root, resolved, limit=MAX_SKILL_BYTES).data
+        if digest_of_bytes(data) == listed:
+            return data
+        with self._lock:
+            self._reads.pop(resolved, None)  # whatever said it was unchanged: it is read again
+        self.scan()
+        raise FileRefusal(
+            "changed", "it changed since the skills were listed: list them again (the new listing is announced)"
+        )
 
 
-class _Clean:
-    """The notebooks that held no skill when last read, by key and stamp, in a file beside the notebook index.
-
-    Written by this user only (0600, in the index's own folder), read only when it is theirs and no one
-    else may write it; a file that does not parse is as good as none. At worst a notebook is read again."""
-
-    def __init__(self, folder: Path, root: Callable[[], Path]) -> None:
-        self._folder = folder
-        self._root = root
-        self._known: dict[str, list[int]] | None = None
-
-    def _path(self) -> Path:
-        digest = hashlib.blake2b(str(self._root()).encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
-        return self._folder / f"skill-free-notebooks-{digest}.json"
-
-    def _load(self) -> dict[str, list[int]]:
-        if self._known is None:
-            self._known = {}
-            try:
-                path = self._path()
-                looked = path.stat()
-                if looked.st_uid == os.getuid() and not looked.st_mode & 0o022:
-                    loaded = json.loads(path.read_text(encoding="utf-8"))
-                    if isinstance(loaded, dict) and all(isinstance(v, list) for v in loaded.values()):
-                        self._known = loaded
-            except (OSError, ValueError):
-                pass
-        return self._known
-
-    def holds(self, key: str, stamp: tuple[int, int, int]) -> bool:
-        return self._load().get(key) == list(stamp)
-
-    def keep(self, clean: dict[str, tuple[int, int, int]]) -> None:
-        known = {key: list(stamp) for key, stamp in clean.items()}
-        if known == self._load():
-            return
-        self._known = known
-        path = self._path()
-        partial = path.with_name(path.name + f".{os.getpid()}.tmp")
-        try:
-            self._folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                json.dump(known, file, separators=(",", ":"))
-            os.replace(partial, path)
-        except OSError:
-            log.debug("the list of notebooks without skills could not be written to %s", self._folder)
-            with contextlib.suppress(OSError):
-                partial.unlink()
-
-
-def _stamp_of(entry: os.DirEntry[str]) -> tuple[int, int, int] | None:
-    """(mtime, size, inode) of a regular file the walk found, as `look_inside` gives them; None: look again."""
+def _stamp_of(entry: os.DirEntry[str]) -> Stamp | None:
+    """The stamp of a regular file the walk found, as `look_inside` gives it; None: look again."""
     try:
         if entry.is_symlink():
             return None
         looked = entry.stat(follow_symlinks=False)
     except OSError:
         return None
-    return (looked.st_mtime_ns, looked.st_size, looked.st_ino)
+    return (looked.st_mtime_ns, looked.st_size, looked.st_ino, looked.st_ctime_ns)
 
 
 def _listed_below(top: str) -> dict[str, list[os.DirEntry[str]]]:
     """Every folder below `top` (links to folders not followed) with its entries, hidden ones left out, by name.
 
-    One listing of the tree serves both looks: which folders hold a SKILL.md, and each skill's files."""
+    One listing of the tree serves every look at a start: which folders hold a SKILL.md, each skill's files, and
+    the folder source's notebooks."""
     tree: dict[str, list[os.DirEntry[str]]] = {}
     pending = [top]
     while pending:
         directory = pending.pop()
         try:
             with os.scandir(directory) as listing:
-                entries = sorted((e for e in listing if not is_hidden_part(e.name)), key=lambda e: e.name)
+                entries = [entry for entry in listing if not is_hidden_part(entry.name)]
+            entries.sort(key=_NAME)
         except OSError:
             continue  # gone meanwhile, or not ours to read: nothing of it is served
         tree[directory] = entries
@@ -432,5 +478,9 @@ def _listed_below(top: str) -> dict[str, list[os.DirEntry[str]]]:
     return tree
 
 
-def _shown(root: Path, folder: Path) -> str:
-    return folder.relative_to(root).as_posix() if folder != root else root.name
+def _relative(root: Path, path: str) -> str:
+    """`path` (below the served folder `root`, no link followed on the way) relative to it, posix; "" for itself."""
+    inside = os.path.join(root, "")
+    if path.startswith(inside):
+        return path[len(inside) :].replace(os.sep, "/")
+    return "" if path == str(root) else os.path.relpath(path, root).replace(os.sep, "/")

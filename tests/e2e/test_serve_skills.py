@@ -7,7 +7,10 @@ must; a file saved in a skill folder is announced as a resource list change and 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import sqlite3
+import time
 from pathlib import Path
 
 import httpx2
@@ -67,6 +70,49 @@ def test_over_stdio_a_saved_skill_file_is_announced_and_the_next_entry_has_its_d
     assert {"uri": "skill://code-review/references/style.md", "digest": sha(added), "size": len(added)} in after[
         "resources"
     ]
+
+
+def _aged(folder: Path) -> None:
+    """Wait until every file below `folder` last changed over two seconds ago: the index stores no file changed
+    more recently (a second write within one timestamp tick could keep its identity)."""
+    newest = max(path.stat().st_ctime_ns for path in folder.rglob("*"))
+    deadline = time.monotonic() + 10
+    while time.time_ns() < newest + 2_100_000_000:
+        assert time.monotonic() < deadline, "the clock did not pass the files' change time"
+        time.sleep(0.1)
+
+
+def test_over_stdio_a_restart_with_the_index_lists_a_file_changed_in_place_with_its_new_digest(
+    folder: Path, tmp_path: Path
+) -> None:
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--no-watch"]
+    _aged(folder)
+    with StdioServer([str(folder), *cache]) as first:
+        first.initialize("2025-11-25")
+        before = first.request("skills/list")["result"]["skills"]
+    with sqlite3.connect(tmp_path / "cache" / "notebook-index.sqlite3") as db:
+        stored = {key for (key,) in db.execute("SELECT key FROM skill_files WHERE kind = 'file'")}
+    assert "code-review/SKILL.md" in stored
+    target = folder / "code-review" / "SKILL.md"
+    status = target.stat()
+    text = target.read_bytes()
+    changed = text.replace(b"# Code review", b"# Code REVIEW")
+    assert changed != text and len(changed) == len(text)
+    target.write_bytes(changed)  # in place, the same size, the modification time put back
+    os.utime(target, ns=(status.st_atime_ns, status.st_mtime_ns))
+    with StdioServer([str(folder), *cache]) as second:
+        second.initialize("2025-11-25")
+        after = second.request("skills/list")["result"]["skills"]
+        for entry in after:
+            for item in entry["resources"]:
+                data = second.request("resources/read", {"uri": item["uri"]})["result"]["contents"][0]["text"]
+                assert (sha(data.encode()), len(data.encode())) == (item["digest"], item["size"]), item["uri"]
+    digests = {item["uri"]: item["digest"] for entry in after for item in entry["resources"]}
+    assert digests["skill://code-review/SKILL.md"] == sha(changed)
+    assert [entry["uri"] for entry in after] == [entry["uri"] for entry in before]
+    unchanged = {item["uri"]: item["digest"] for entry in before for item in entry["resources"]}
+    del unchanged["skill://code-review/SKILL.md"]
+    assert all(digests[uri] == digest for uri, digest in unchanged.items())
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", MODERN])

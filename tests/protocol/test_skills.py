@@ -418,20 +418,3 @@ def test_a_saved_notebook_alone_is_read_again_for_its_skills(folder: Path) -> No
     notebook.unlink()
     service.skills.refresh([notebook])
     assert [s.name for s in service.registry.snapshot().skills] == ["code-review", "deploy"]
-
-
-def test_a_restart_reads_again_only_the_notebooks_that_changed_and_finds_their_new_skills(tmp_path: Path) -> None:
-    root = tmp_path / "served"
-    cache = tmp_path / "cache"
-    write_notebook(root / "plain.ipynb", [("markdown", "Nothing here.", {})])
-    first = NotebookService(ServiceSettings(paths=(str(root),), cache_dir=str(cache), watch=False))
-    first.start(report=False)
-    first.close()
-    (kept,) = cache.glob("skill-free-notebooks-*.json")
-    assert "plain.ipynb" in json.loads(kept.read_text(encoding="utf-8"))
-    assert kept.stat().st_mode & 0o077 == 0
-    write_notebook(root / "plain.ipynb", [("markdown", "Now a skill.", {"tags": ["skill:now-one"]})])
-    again = NotebookService(ServiceSettings(paths=(str(root),), cache_dir=str(cache), watch=False))
-    again.start(report=False)
-    assert [s.name for s in again.registry.snapshot().skills] == ["now-one"]
-    again.close()

@@ -18,6 +18,7 @@ SURFACE = {
     "mcp_notebook.sources.embeds": ["EmbedRule", "is_hidden_part"],
     "mcp_notebook.sources.folder": ["MAX_FILE_BYTES", "MAX_NOTEBOOK_BYTES", "NotebookFolderSource"],
     "mcp_notebook.sources.finding": [
+        "Listed",
         "Seen",
         "ServedPaths",
         "SwapBounds",
@@ -48,10 +49,13 @@ SURFACE = {
         "Entry",
         "FILE_NAME",
         "NotebookIndex",
+        "SkillEntry",
         "Stamp",
         "body_bytes",
         "default_cache_dir",
         "format_tag",
+        "settled",
+        "stored_value",
     ],
     "mcp_notebook.sources.loading": [
         "MAX_NOTEBOOK_BYTES",
