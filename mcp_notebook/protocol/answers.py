@@ -50,6 +50,7 @@ from ..models import (
     PromptSpec,
     RenderedPrompt,
     ResourceInfo,
+    TextContent,
 )
 from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
@@ -154,7 +155,8 @@ class Answers:
         self.max_argument_bytes = max_argument_bytes
         self._shape = shape
         self._stamp = server_info  # the server's `serverInfo`, as the SDK stamps a 2026-07-28 result; only serialized
-        self._stamp_json = to_json({SERVER_INFO_META_KEY: server_info})
+        self._meta_stamp = {SERVER_INFO_META_KEY: server_info}
+        self._stamp_json = to_json(self._meta_stamp)
         self._capabilities = capabilities
         self._instructions = instructions
         self._render_hook = render
@@ -194,6 +196,20 @@ class Answers:
 
         `capabilities` are the client's: the session's, or a 2026-07-28 envelope's as sent (read only when
         there is something to ask)."""
+        rendered = await self.rendered_prompt(revision, params, capabilities, ask)
+        if isinstance(rendered, RenderedPrompt):
+            return to_mcp_get_prompt_result(rendered, revision)
+        return rendered
+
+    async def rendered_prompt(
+        self,
+        revision: str,
+        params: types.GetPromptRequestParams | _Plain,
+        capabilities: types.ClientCapabilities | Mapping[str, Any] | None,
+        ask: Ask | None = None,
+    ) -> RenderedPrompt | types.InputRequiredResult:
+        """The one implementation of `prompts/get`: the prompt rendered (or the questions to ask first), before the
+        wire's models; `get_prompt` makes them for the SDK's handlers, `answer` writes its JSON."""
         spec = self.find(self.registry.snapshot(), params.name)
         arguments = dict(params.arguments or {})
         questions = arguments_to_ask(spec, arguments)
@@ -207,8 +223,7 @@ class Answers:
                 arguments.update(answers)
             elif ask is not None:
                 arguments.update(await ask(spec, questions))
-        rendered = await self._render(spec, arguments)
-        return to_mcp_get_prompt_result(rendered, revision)
+        return await self._render(spec, arguments)
 
     async def _render(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt:
         if self._render_hook is not None:
@@ -321,14 +336,15 @@ class Answers:
             if method == LIST_PROMPTS:
                 page = self.list_prompts(revision, typed.cursor)
                 return prepared_json(page) or to_json(plain_result(page))
-            result: BaseModel
             if method == "prompts/get":
-                result = await self.get_prompt(revision, typed, capabilities)
-                if isinstance(result, types.GetPromptResult):
-                    return self._stamped(result)
-            elif method == "completion/complete":
+                rendered = await self.rendered_prompt(revision, typed, capabilities)
+                if not isinstance(rendered, RenderedPrompt):
+                    return to_json(self._shape(method, revision, rendered))
+                return self._text_only(rendered) or self._stamped(to_mcp_get_prompt_result(rendered, revision))
+            if method == "completion/complete":
                 return self._stamped(await self.complete(typed))
-            elif method == "resources/list":
+            result: BaseModel
+            if method == "resources/list":
                 result = await self.list_resources(revision, typed.cursor)
             elif method == "server/discover":
                 result = self.discover(revision)
@@ -374,6 +390,23 @@ class Answers:
             raise MCPError(METHOD_NOT_FOUND, "Method not found", method) from None
         except ValidationError as problem:
             raise invalid_params(method, problem) from None
+
+    def _text_only(self, rendered: RenderedPrompt) -> bytes | None:
+        """`_stamped(to_mcp_get_prompt_result(rendered))`, made without the wire's models, when every message is
+        plain text (no annotations, no `_meta`) and the prompt has no `_meta` of its own (the usual prompt);
+        else None. The same bytes: the models of such a result hold nothing but these members, in this order."""
+        if rendered.meta:
+            return None
+        messages = []
+        for message in rendered.messages:
+            content = message.content
+            if type(content) is not TextContent or content.annotations is not None or content.meta:
+                return None
+            messages.append({"role": message.role, "content": {"type": "text", "text": content.text}})
+        if rendered.description is None:
+            return to_json({"messages": messages, "resultType": "complete", "_meta": self._meta_stamp})
+        result = {"description": rendered.description, "messages": messages, "resultType": "complete"}
+        return to_json({**result, "_meta": self._meta_stamp})
 
     def _stamped(self, model: BaseModel) -> bytes:
         """A `prompts/get` or `completion/complete` result's JSON as the SDK's shaping writes it at 2026-07-28:
