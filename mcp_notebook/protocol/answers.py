@@ -230,16 +230,21 @@ class Answers:
             rendered = await self._render_hook(spec, arguments)
             if rendered is not None:
                 return rendered
-        render = partial(
-            render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
-        )
         messages = spec.messages
-        if isinstance(messages, Deferred) and not messages.made:
-            # The first use of a prompt restored from the index reads its body (the index, or the notebook).
+        # The first use of a prompt restored from the index reads its body (the index, or the notebook), and a
+        # prompt embedding files reads them: off the loop. Anything else renders here and now.
+        off_loop = isinstance(messages, Deferred) and not messages.made
+        if not off_loop:
+            for template in messages:
+                if template.path is not None:
+                    off_loop = True
+                    break
+        if off_loop:
+            render = partial(
+                render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
+            )
             return await anyio.to_thread.run_sync(render)
-        if any(template.path is not None for template in messages):
-            return await anyio.to_thread.run_sync(render)  # reads files: keep the loop free
-        return render()
+        return render_prompt(spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes)
 
     async def complete(self, params: types.CompleteRequestParams) -> types.CompleteResult:
         if not isinstance(params.ref, types.PromptReference):
