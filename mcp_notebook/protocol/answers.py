@@ -29,9 +29,8 @@ stays inside: `answer` returns bytes, the handlers return results.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import anyio.to_thread
 import mcp_types as types
@@ -112,9 +111,9 @@ _PLAIN: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Plain:
-    """The params of a stateless `prompts/get` or `prompts/list` with nothing to parse (`_PLAIN`)."""
+class _Plain(NamedTuple):
+    """The params of a stateless `prompts/get` or `prompts/list` with nothing to parse (`_PLAIN`); a named tuple,
+    made per request (a frozen dataclass costs several times more to make)."""
 
     name: str
     arguments: Mapping[str, str] | None

@@ -101,7 +101,7 @@ class StatelessRequests:
         status = 200
         try:
             result = await self.answers.answer(value["method"], params, revision, capabilities)
-            reply = b'{"jsonrpc":"2.0","id":' + to_json(value["id"]) + b',"result":' + result + b"}"
+            reply = b"".join((b'{"jsonrpc":"2.0","id":', to_json(value["id"]), b',"result":', result, b"}"))
         except MCPError as error:
             status = ERROR_CODE_HTTP_STATUS.get(error.error.code, 200)
             data = error.error.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -261,6 +261,7 @@ class AccessGate:
         # allow list is then built for the port the request arrived on.
         self.hosts_for_port: Callable[[int], HostAllowList] | None = None
         self._hosts_by_port: dict[int, HostAllowList] = {}
+        self._ready_seen = False
         self._clock: _BodyClock | None = None  # the body timeout of the requests of the running loop
         # The verdict on header sets that passed every check, as many as `KEPT_HEADER_SETS` of at most
         # `KEPT_HEADER_BYTES` (`_header_key`); a set that failed is judged afresh each time.
@@ -289,10 +290,17 @@ class AccessGate:
             await _respond(_nosniff(send), status, body, extra)
             return
         assert passed is not None
-        if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
+        if scope["path"] == READY_PATH or not self._is_ready():
             await self._answer_readiness(scope, _nosniff(send))
             return
         await self._read_body_then_forward(scope, passed, declared, receive, send)
+
+    def _is_ready(self) -> bool:
+        """Whether the prompts are indexed; once they are, without asking the event again."""
+        if self._ready_seen:
+            return True
+        self._ready_seen = self.ready is None or self.ready.is_set()
+        return self._ready_seen
 
     def _judge(self, headers: Headers) -> _PassedHeaders:
         """What the rest of a request's way reads of headers that passed the checks."""
