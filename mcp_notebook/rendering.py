@@ -144,7 +144,25 @@ def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_a
 
     Raises as `render_prompt` does (unknown, missing, too large).
     """
-    given = dict(arguments or {})
+    given = arguments or {}
+    values: dict[str, str] = {}
+    taken = 0
+    for arg in spec.arguments:  # the usual request, in one pass: every name known, every value small enough
+        if arg.name in given:
+            value = given[arg.name]
+            # At most 4 bytes a character in UTF-8 (3 for a lone surrogate): only a long value is measured.
+            if len(value) * 4 > max_argument_bytes:
+                break
+            values[arg.name] = value
+            taken += 1
+        elif arg.required:
+            break
+        else:
+            values[arg.name] = arg.default if arg.default is not None else ""
+    else:
+        if taken == len(given) and len(values) == len(spec.arguments):  # (a name declared twice: the checks below)
+            return values
+    # Something to refuse, or to measure: the checks in their order.
     declared = [arg.name for arg in spec.arguments]
     unknown = [name for name in given if name not in declared]
     if unknown:
@@ -152,7 +170,7 @@ def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_a
     missing = [arg.name for arg in spec.arguments if arg.required and arg.name not in given]
     if missing:
         raise MissingArgumentsError(spec.name, missing)
-    values: dict[str, str] = {}
+    values = {}
     for arg in spec.arguments:
         if arg.name in given:
             value = given[arg.name]

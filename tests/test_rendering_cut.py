@@ -49,3 +49,33 @@ def test_short_and_long_texts_alike(size: int) -> None:
 
 def test_a_value_is_never_filled_again() -> None:
     assert substitute("{{a}}{{b}}", {"a": "{{b}}", "b": "B"}) == "{{b}}B"
+
+
+def test_argument_values_as_the_checks_in_their_order_give_them() -> None:
+    from mcp_notebook.exceptions import ArgumentTooLargeError, MissingArgumentsError, UnknownArgumentsError
+    from mcp_notebook.models import MessageTemplate, PromptArgument, PromptSpec, TextContent
+    from mcp_notebook.rendering import argument_values
+
+    def spec(*arguments: PromptArgument) -> PromptSpec:
+        return PromptSpec(name="p", arguments=arguments, messages=(MessageTemplate("user", TextContent("t")),))
+
+    two = spec(
+        PromptArgument("a", required=True),
+        PromptArgument("b", required=False, default="B"),
+        PromptArgument("c", required=False),
+    )
+    assert argument_values(two, {"a": "1"}, 100) == {"a": "1", "b": "B", "c": ""}
+    assert argument_values(two, {"a": "1", "c": "3"}, 100) == {"a": "1", "b": "B", "c": "3"}
+    with pytest.raises(UnknownArgumentsError):  # unknown first, before missing and too large
+        argument_values(two, {"x": "1", "c": "é" * 100}, 100)
+    with pytest.raises(MissingArgumentsError):  # missing before too large
+        argument_values(two, {"c": "é" * 100}, 100)
+    with pytest.raises(ArgumentTooLargeError):
+        argument_values(two, {"a": "é" * 51}, 100)  # 102 bytes
+    assert argument_values(two, {"a": "é" * 50}, 100)["a"] == "é" * 50  # 100 bytes: long enough to be measured
+    assert argument_values(two, {"a": "\ud800" * 33}, 100)["a"] == "\ud800" * 33  # 99 bytes
+    twice = spec(
+        PromptArgument("a", required=False), PromptArgument("a", required=False)
+    )  # a name declared twice still refuses an unknown one
+    with pytest.raises(UnknownArgumentsError):
+        argument_values(twice, {"a": "1", "x": "2"}, 100)
