@@ -384,8 +384,8 @@ class Answers:
         if method not in self.methods:
             raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
         try:
-            # The SDK's `validate_client_request` (tests/protocol/test_answers_schema_check.py holds to it): the revision's schema of the
-            # request, without that function's checks of its own arguments, which a served revision passes.
+            # The SDK's `validate_client_request` (tests/protocol/test_answers_schema_check.py holds to it):
+            # the revision's schema of the request, without that function's checks of its own arguments.
             surface = sdk_methods.CLIENT_REQUESTS[(method, revision)]  # KeyError: not at this revision
             if params is None:
                 surface.model_validate({"jsonrpc": "2.0", "id": 0, "method": method}, by_name=False)
