@@ -154,8 +154,8 @@ class Answers:
         self.max_argument_bytes = max_argument_bytes
         self._shape = shape
         self._stamp = server_info  # the server's `serverInfo`, as the SDK stamps a 2026-07-28 result; only serialized
-        self._meta_stamp = {SERVER_INFO_META_KEY: server_info}
-        self._stamp_json = to_json(self._meta_stamp)
+        self._stamp_json = to_json({SERVER_INFO_META_KEY: server_info})
+        self._complete_tail = b',"resultType":"complete","_meta":' + self._stamp_json + b"}"  # of every `_text_only`
         self._capabilities = capabilities
         self._instructions = instructions
         self._render_hook = render
@@ -413,10 +413,10 @@ class Answers:
             if type(content) is not TextContent or content.annotations is not None or content.meta:
                 return None
             messages.append({"role": message.role, "content": {"type": "text", "text": content.text}})
+        tail = self._complete_tail
         if rendered.description is None:
-            return to_json({"messages": messages, "resultType": "complete", "_meta": self._meta_stamp})
-        result = {"description": rendered.description, "messages": messages, "resultType": "complete"}
-        return to_json({**result, "_meta": self._meta_stamp})
+            return b"".join((b'{"messages":', to_json(messages), tail))
+        return b"".join((b'{"description":', to_json(rendered.description), b',"messages":', to_json(messages), tail))
 
     def _stamped(self, model: BaseModel) -> bytes:
         """A `prompts/get` or `completion/complete` result's JSON as the SDK's shaping writes it at 2026-07-28:
