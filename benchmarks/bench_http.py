@@ -376,8 +376,8 @@ def _bound_socket() -> socket.socket:
     return sock
 
 
-def _wait_until_serving(port: int, name: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + STARTUP
+def _wait_until_serving(port: int, name: str, process: subprocess.Popen[bytes], startup: float = STARTUP) -> None:
+    deadline = time.monotonic() + startup
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server exited with {process.returncode}")
@@ -401,9 +401,18 @@ def _serving(
 
 @contextmanager
 def serving_process(
-    server: str, folder: Path, workers: int, name: str, canned: Path | None = None
+    server: str,
+    folder: Path,
+    workers: int,
+    name: str,
+    canned: Path | None = None,
+    wrapper: Sequence[str] = (),
+    startup: float = STARTUP,
 ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """`server` ("ours", "sdk" or "floor") serving `folder` with `workers` workers: its port and its process."""
+    """`server` ("ours", "sdk" or "floor") serving `folder` with `workers` workers: its port and its process.
+
+    `wrapper` goes before the server's command (valgrind, for `bench_instructions`), `startup` is how long
+    it may take to serve."""
     # Every server binds the port it is given, as a TCP socket: uvicorn's `--fd` takes a socket for a Unix
     # one, so its connections would go without TCP_NODELAY and wait on delayed ACKs.
     sock = _bound_socket()
@@ -417,9 +426,10 @@ def serving_process(
         argv = [sys.executable, "-m", "uvicorn", "--factory", factory, "--loop", "uvloop", "--http", "httptools"]
         argv += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
         argv += ["--log-level", "warning", "--no-access-log"]
+    argv = [*wrapper, *argv]
     process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_until_serving(port, name, process)
+        _wait_until_serving(port, name, process, startup)
         yield port, process
     finally:
         process.terminate()

@@ -13,6 +13,7 @@ import mimetypes
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
+from functools import lru_cache
 
 from .exceptions import ArgumentTooLargeError, MissingArgumentsError, ResourceError, UnknownArgumentsError
 from .models import (
@@ -79,6 +80,28 @@ def placeholders(text: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
+_Cut = tuple[tuple[str, ...], tuple[tuple[str | None, str], ...]]
+_KEPT_CUT_CHARS = 8192
+"""Texts up to this long keep their cut (`_kept_cut`, at most 512 of them): a template is rendered again and again."""
+
+
+def _cut(text: str) -> _Cut:
+    """`text` cut at its placeholders: the literal parts around them, and each placeholder's name (None for
+    `\\{{`) and its text as written; one more part than placeholders."""
+    parts: list[str] = []
+    slots: list[tuple[str | None, str]] = []
+    at = 0
+    for match in PLACEHOLDER_PATTERN.finditer(text):
+        parts.append(text[at : match.start()])
+        slots.append((match.group(1), match.group(0)))
+        at = match.end()
+    parts.append(text[at:])
+    return tuple(parts), tuple(slots)
+
+
+_kept_cut = lru_cache(maxsize=512)(_cut)
+
+
 def substitute(text: str, values: Mapping[str, str], names: Collection[str] | None = None) -> str:
     """`text` with its placeholders replaced by `values`, in a single literal pass.
 
@@ -87,16 +110,19 @@ def substitute(text: str, values: Mapping[str, str], names: Collection[str] | No
     becomes `{{`. For example `substitute("Hi {{ who }} \\{{x}}", {"who": "{{x}}"})`
     gives `"Hi {{x}} {{x}}"`.
     """
-
-    def fill(match: re.Match[str]) -> str:
-        name = match.group(1)
+    if "{{" not in text:  # no placeholder, nothing escaped
+        return text
+    parts, slots = _kept_cut(text) if len(text) <= _KEPT_CUT_CHARS else _cut(text)
+    out = [parts[0]]
+    for index, (name, written) in enumerate(slots, start=1):
         if name is None:
-            return "{{"
-        if (names is None or name in names) and name in values:
-            return values[name]
-        return match.group(0)
-
-    return PLACEHOLDER_PATTERN.sub(fill, text)
+            out.append("{{")
+        elif (names is None or name in names) and name in values:
+            out.append(values[name])
+        else:
+            out.append(written)
+        out.append(parts[index])
+    return "".join(out)
 
 
 def is_textual_mime_type(mime_type: str | None) -> bool:
@@ -129,9 +155,27 @@ def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_a
 
     Raises as `render_prompt` does (unknown, missing, too large).
     """
-    given = dict(arguments or {})
-    check_arguments(spec, given)
+    given = arguments or {}
     values: dict[str, str] = {}
+    taken = 0
+    for arg in spec.arguments:  # the usual request, in one pass: every name known, every value small enough
+        if arg.name in given:
+            value = given[arg.name]
+            # At most 4 bytes a character in UTF-8 (3 for a lone surrogate): only a long value is measured.
+            if len(value) * 4 > max_argument_bytes:
+                break
+            values[arg.name] = value
+            taken += 1
+        elif arg.required:
+            break
+        else:
+            values[arg.name] = arg.default if arg.default is not None else ""
+    else:
+        if taken == len(given) and len(values) == len(spec.arguments):  # (a name declared twice: the checks below)
+            return values
+    # Something to refuse, or to measure: the checks in their order.
+    check_arguments(spec, given)
+    values = {}
     for arg in spec.arguments:
         if arg.name in given:
             value = given[arg.name]
@@ -148,8 +192,8 @@ def _fill_block(content: ContentBlock, values: Mapping[str, str], names: Collect
     def fill(text: str | None) -> str | None:
         return None if text is None else substitute(text, values, names)
 
-    if isinstance(content, TextContent):
-        return replace(content, text=substitute(content.text, values, names))
+    if isinstance(content, TextContent):  # the usual block: made directly, `replace` costs several times more
+        return TextContent(substitute(content.text, values, names), content.annotations, content.meta)
     if isinstance(content, EmbeddedResource):
         return replace(content, uri=substitute(content.uri, values, names), text=fill(content.text))
     if isinstance(content, ResourceLink):

@@ -29,9 +29,8 @@ stays inside: `answer` returns bytes, the handlers return results.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import anyio.to_thread
 import mcp_types as types
@@ -50,6 +49,7 @@ from ..models import (
     PromptSpec,
     RenderedPrompt,
     ResourceInfo,
+    TextContent,
 )
 from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
@@ -111,9 +111,9 @@ _PLAIN: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Plain:
-    """The params of a stateless `prompts/get` or `prompts/list` with nothing to parse (`_PLAIN`)."""
+class _Plain(NamedTuple):
+    """The params of a stateless `prompts/get` or `prompts/list` with nothing to parse (`_PLAIN`); a named tuple,
+    made per request (a frozen dataclass costs several times more to make)."""
 
     name: str
     arguments: Mapping[str, str] | None
@@ -155,6 +155,7 @@ class Answers:
         self._shape = shape
         self._stamp = server_info  # the server's `serverInfo`, as the SDK stamps a 2026-07-28 result; only serialized
         self._stamp_json = to_json({SERVER_INFO_META_KEY: server_info})
+        self._complete_tail = b',"resultType":"complete","_meta":' + self._stamp_json + b"}"  # of every `_text_only`
         self._capabilities = capabilities
         self._instructions = instructions
         self._render_hook = render
@@ -194,6 +195,20 @@ class Answers:
 
         `capabilities` are the client's: the session's, or a 2026-07-28 envelope's as sent (read only when
         there is something to ask)."""
+        rendered = await self.rendered_prompt(revision, params, capabilities, ask)
+        if isinstance(rendered, RenderedPrompt):
+            return to_mcp_get_prompt_result(rendered, revision)
+        return rendered
+
+    async def rendered_prompt(
+        self,
+        revision: str,
+        params: types.GetPromptRequestParams | _Plain,
+        capabilities: types.ClientCapabilities | Mapping[str, Any] | None,
+        ask: Ask | None = None,
+    ) -> RenderedPrompt | types.InputRequiredResult:
+        """The one implementation of `prompts/get`: the prompt rendered (or the questions to ask first), before the
+        wire's models; `get_prompt` makes them for the SDK's handlers, `answer` writes its JSON."""
         spec = self.find(self.registry.snapshot(), params.name)
         arguments = dict(params.arguments or {})
         questions = arguments_to_ask(spec, arguments)
@@ -207,24 +222,28 @@ class Answers:
                 arguments.update(answers)
             elif ask is not None:
                 arguments.update(await ask(spec, questions))
-        rendered = await self._render(spec, arguments)
-        return to_mcp_get_prompt_result(rendered, revision)
+        return await self._render(spec, arguments)
 
     async def _render(self, spec: PromptSpec, arguments: Mapping[str, str]) -> RenderedPrompt:
         if self._render_hook is not None:
             rendered = await self._render_hook(spec, arguments)
             if rendered is not None:
                 return rendered
-        render = partial(
-            render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
-        )
         messages = spec.messages
-        if isinstance(messages, Deferred) and not messages.made:
-            # The first use of a prompt restored from the index reads its body (the index, or the notebook).
+        # The first use of a prompt restored from the index reads its body (the index, or the notebook), and a
+        # prompt embedding files reads them: off the loop. Anything else renders here and now.
+        off_loop = isinstance(messages, Deferred) and not messages.made
+        if not off_loop:
+            for template in messages:
+                if template.path is not None:
+                    off_loop = True
+                    break
+        if off_loop:
+            render = partial(
+                render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
+            )
             return await anyio.to_thread.run_sync(render)
-        if any(template.path is not None for template in messages):
-            return await anyio.to_thread.run_sync(render)  # reads files: keep the loop free
-        return render()
+        return render_prompt(spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes)
 
     async def complete(self, params: types.CompleteRequestParams) -> types.CompleteResult:
         if not isinstance(params.ref, types.PromptReference):
@@ -321,14 +340,15 @@ class Answers:
             if method == LIST_PROMPTS:
                 page = self.list_prompts(revision, typed.cursor)
                 return prepared_json(page) or to_json(plain_result(page))
-            result: BaseModel
             if method == "prompts/get":
-                result = await self.get_prompt(revision, typed, capabilities)
-                if isinstance(result, types.GetPromptResult):
-                    return self._stamped(result)
-            elif method == "completion/complete":
+                rendered = await self.rendered_prompt(revision, typed, capabilities)
+                if not isinstance(rendered, RenderedPrompt):
+                    return to_json(self._shape(method, revision, rendered))
+                return self._text_only(rendered) or self._stamped(to_mcp_get_prompt_result(rendered, revision))
+            if method == "completion/complete":
                 return self._stamped(await self.complete(typed))
-            elif method == "resources/list":
+            result: BaseModel
+            if method == "resources/list":
                 result = await self.list_resources(revision, typed.cursor)
             elif method == "server/discover":
                 result = self.discover(revision)
@@ -364,8 +384,14 @@ class Answers:
         if method not in self.methods:
             raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
         try:
-            sdk_methods.validate_client_request(method, revision, params)
-            params = {} if params is None else params
+            # The SDK's `validate_client_request` (tests/protocol/test_answers_schema_check.py holds to it):
+            # the revision's schema of the request, without that function's checks of its own arguments.
+            surface = sdk_methods.CLIENT_REQUESTS[(method, revision)]  # KeyError: not at this revision
+            if params is None:
+                surface.model_validate({"jsonrpc": "2.0", "id": 0, "method": method}, by_name=False)
+                params = {}
+            else:
+                surface.model_validate({"jsonrpc": "2.0", "id": 0, "method": method, "params": params}, by_name=False)
             if method in _PLAIN and _PLAIN[method].issuperset(params):
                 # Plain strings the revision's schema has just checked: read as they are, not parsed again.
                 return _Plain(params.get("name", ""), params.get("arguments"), params.get("cursor"))
@@ -374,6 +400,23 @@ class Answers:
             raise MCPError(METHOD_NOT_FOUND, "Method not found", method) from None
         except ValidationError as problem:
             raise invalid_params(method, problem) from None
+
+    def _text_only(self, rendered: RenderedPrompt) -> bytes | None:
+        """`_stamped(to_mcp_get_prompt_result(rendered))`, made without the wire's models, when every message is
+        plain text (no annotations, no `_meta`) and the prompt has no `_meta` of its own (the usual prompt);
+        else None. The same bytes: the models of such a result hold nothing but these members, in this order."""
+        if rendered.meta:
+            return None
+        messages = []
+        for message in rendered.messages:
+            content = message.content
+            if type(content) is not TextContent or content.annotations is not None or content.meta:
+                return None
+            messages.append({"role": message.role, "content": {"type": "text", "text": content.text}})
+        tail = self._complete_tail
+        if rendered.description is None:
+            return b"".join((b'{"messages":', to_json(messages), tail))
+        return b"".join((b'{"description":', to_json(rendered.description), b',"messages":', to_json(messages), tail))
 
     def _stamped(self, model: BaseModel) -> bytes:
         """A `prompts/get` or `completion/complete` result's JSON as the SDK's shaping writes it at 2026-07-28:

@@ -46,15 +46,11 @@ from ..protocol.answers import Answers
 from ..protocol.revisions import MODERN_REVISIONS
 from .limits import NOSNIFF
 
-__all__ = ["KEPT_HEADER_BYTES", "KEPT_HEADER_SETS", "StatelessRequests"]
+__all__ = ["StatelessRequests"]
 
 _CONTENT_TYPE: Final = (b"content-type", b"application/json")
 _ENVELOPE: Final = frozenset({"jsonrpc", "id", "method", "params"})
 _REMEMBERED_ACCEPT: Final = 256  # longer `Accept` values are judged afresh each time, not kept
-KEPT_HEADER_SETS: Final = 256
-"""How many header sets' verdicts are kept (then the oldest goes), each of at most `KEPT_HEADER_BYTES`."""
-KEPT_HEADER_BYTES: Final = 4096
-_Raw = tuple[tuple[bytes, bytes], ...]
 
 
 def _judge_accept(accept: str) -> bool:
@@ -70,52 +66,33 @@ def _accepts_both(accept: str) -> bool:
     return _judge_accept(accept) if len(accept) > _REMEMBERED_ACCEPT else _remembered_accept(accept)
 
 
-def _judge_headers(headers: Headers) -> dict[str, str] | None:
-    """The headers as the envelope ladder reads them (the first of each name), if they are a stateless
-    request's that the SDK's transport would dispatch: a 2026-07-28 version, JSON accepted, no routing
-    header twice; else None."""
-    if headers.get("mcp-protocol-version") not in MODERN_REVISIONS:
-        return None
-    pairs = headers.items()
-    if not _accepts_both(headers.get("accept", "")) or find_duplicated_routing_header(pairs) is not None:
-        return None
-    return dict(reversed(pairs))
-
-
 class StatelessRequests:
     """The HTTP side of `Answers.answer`: a screened stateless request in, its reply out (module docstring)."""
 
     def __init__(self, answers: Answers) -> None:
         self.answers = answers
-        # A client sends the same headers with every request but for the body's length, which no check here
-        # reads: the verdict on a header set (None: not one this serves; else the headers as the ladder reads
-        # them) is kept for small sets, as many as `KEPT_HEADER_SETS`.
-        self._verdicts: dict[_Raw, dict[str, str] | None] = {}
 
-    def takes(self, value: Any, headers: Headers) -> str | None:
-        """The revision of the screened request `value` when it is a stateless request this serves; else None."""
+    @staticmethod
+    def routing(headers: Headers) -> dict[str, str] | None:
+        """The headers as the envelope ladder reads them (the first of each name), if they are a stateless
+        request's that the SDK's transport would dispatch: a 2026-07-28 version, JSON accepted, no routing
+        header twice; else None. They depend on the headers alone: the gate keeps this verdict per header set."""
+        if headers.get("mcp-protocol-version") not in MODERN_REVISIONS:
+            return None
+        pairs = headers.items()
+        if not _accepts_both(headers.get("accept", "")) or find_duplicated_routing_header(pairs) is not None:
+            return None
+        return dict(reversed(pairs))
+
+    def takes(self, value: Any, routing: dict[str, str]) -> str | None:
+        """The revision of the screened request `value` when it is a stateless request this serves; else None.
+        `routing`: what `routing` made of the request's headers."""
         if not isinstance(value, dict) or "id" not in value or value.get("method") not in self.answers.methods:
             return None
         if not _ENVELOPE.issuperset(value) or not isinstance(value.get("params", {}), dict):
             return None
-        routing = self._headers_verdict(headers)
-        if routing is None:
-            return None
         route = classify_inbound_request(value, headers=routing)
         return None if isinstance(route, InboundLadderRejection) else route.protocol_version
-
-    def _headers_verdict(self, headers: Headers) -> dict[str, str] | None:
-        raw: _Raw = tuple([pair for pair in headers.raw if pair[0] != b"content-length"])
-        try:
-            return self._verdicts[raw]
-        except KeyError:
-            pass
-        verdict = _judge_headers(headers)
-        if sum(len(name) + len(text) for name, text in raw) <= KEPT_HEADER_BYTES:
-            if len(self._verdicts) >= KEPT_HEADER_SETS:
-                del self._verdicts[next(iter(self._verdicts))]
-            self._verdicts[raw] = verdict
-        return verdict
 
     async def serve(self, value: Any, revision: str, send: Send) -> None:
         """Answer the request `value` that `takes` took at `revision` (this writes `nosniff` itself)."""
@@ -124,7 +101,7 @@ class StatelessRequests:
         status = 200
         try:
             result = await self.answers.answer(value["method"], params, revision, capabilities)
-            reply = b'{"jsonrpc":"2.0","id":' + to_json(value["id"]) + b',"result":' + result + b"}"
+            reply = b"".join((b'{"jsonrpc":"2.0","id":', to_json(value["id"]), b',"result":', result, b"}"))
         except MCPError as error:
             status = ERROR_CODE_HTTP_STATUS.get(error.error.code, 200)
             data = error.error.model_dump(mode="json", by_alias=True, exclude_none=True)

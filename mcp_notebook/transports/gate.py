@@ -55,17 +55,21 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..protocol.screening import readable_id
 from .answering import StatelessRequests
 from .hosts import LOOPBACK_NAMES, HostAllowList
-from .http_bodies import AcceptedBody, RefusedBody, check_message, screen_post, serve_batch
+from .http_bodies import VERSION_HEADER, AcceptedBody, RefusedBody, check_message, screen_post, serve_batch
 from .limits import NOSNIFF, HttpLimits
 
-__all__ = ["MAX_BODY_BYTES", "MCP_PATH", "READY_PATH", "AccessGate"]
+__all__ = ["KEPT_HEADER_BYTES", "KEPT_HEADER_SETS", "MAX_BODY_BYTES", "MCP_PATH", "READY_PATH", "AccessGate"]
 
 log = logging.getLogger(__name__)
 
 MCP_PATH: Final = "/mcp"
 READY_PATH: Final = "/ready"
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
-_Body = tuple[bytearray, list[Message]]
+_Body = tuple[bytes, list[Message]]
+_HeaderKey = tuple[Any, tuple[tuple[bytes, bytes], ...]]
+KEPT_HEADER_SETS: Final = 256
+"""How many header sets' verdicts are kept (then the oldest goes), each of at most `KEPT_HEADER_BYTES`."""
+KEPT_HEADER_BYTES: Final = 4096
 
 
 # A slow body is cut off. An oversized one is not: the server discards the rest, so the client
@@ -142,6 +146,88 @@ async def _respond(send: Send, status: int, body: bytes, headers: Sequence[tuple
     await send({"type": "http.response.body", "body": body})
 
 
+class _PassedHeaders:
+    """What is kept of a header set that passed every check: what screening and answering read of it."""
+
+    __slots__ = ("routing", "version")
+
+    def __init__(self, version: str | None, routing: dict[str, str] | None) -> None:
+        self.version = version  # the (first) `MCP-Protocol-Version`
+        self.routing = routing  # the headers as the SDK's envelope ladder reads them, if `answering` serves them
+
+
+def _header_key(scope: Scope) -> tuple[_HeaderKey, bytes]:
+    """(the request's headers but `Content-Length`, with the address it came to; the `Content-Length` sent).
+
+    A client sends the same headers with every request but for the body's length, which no check reads, so
+    the verdict on them (`Host`, `Origin`, the token, what screening and answering read) is kept by this key.
+    """
+    kept = []
+    declared = b""
+    for pair in scope["headers"]:
+        if pair[0] == b"content-length":
+            declared = declared or pair[1]
+        else:
+            kept.append(pair)
+    return (scope.get("server"), tuple(kept)), declared
+
+
+def _wrong_path(scope: Scope) -> tuple[int, bytes, list[tuple[bytes, bytes]]] | None:
+    path = scope["path"]
+    if path != MCP_PATH and not (path == READY_PATH and scope["method"] in ("GET", "HEAD")):
+        return 404, _error_body(f"Not found: the MCP endpoint is {MCP_PATH}"), []
+    return None
+
+
+class _BodyClock:
+    """The body timeout of every request whose body is being read on one event loop, on one timer.
+
+    A timer set and cancelled per request (`asyncio.timeout`) costs about 6 us a request on uvloop; here a
+    request is an entry in a dict, in the order of its deadline (they all wait as long), and one timer, set
+    for the first deadline, cancels the task of every request whose body is late. An idle server has no timer.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+        self.loop = loop
+        self.timeout = timeout
+        self._reading: dict[asyncio.Task[Any], float] = {}
+        self._late: set[asyncio.Task[Any]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> asyncio.Task[Any]:
+        """The current task begins reading a body, due within the timeout from now."""
+        task = asyncio.current_task(self.loop)
+        assert task is not None  # an ASGI request runs in a task
+        self._reading[task] = self.loop.time() + self.timeout
+        if self._timer is None:
+            self._timer = self.loop.call_later(self.timeout, self._sweep)
+        return task
+
+    def stop(self, task: asyncio.Task[Any]) -> None:
+        self._reading.pop(task, None)
+
+    def was_late(self, task: asyncio.Task[Any]) -> bool:
+        """Whether `task` was cancelled here, for a late body (then the cancellation is taken back)."""
+        if task not in self._late:
+            return False
+        self._late.discard(task)
+        task.uncancel()
+        return True
+
+    def _sweep(self) -> None:
+        self._timer = None
+        now = self.loop.time()
+        while self._reading:
+            task = next(iter(self._reading))
+            deadline = self._reading[task]
+            if deadline > now:
+                self._timer = self.loop.call_at(deadline, self._sweep)
+                return
+            del self._reading[task]
+            self._late.add(task)
+            task.cancel()
+
+
 class AccessGate:
     """ASGI middleware that keeps the MCP endpoint local, authenticated and fed with JSON (module docstring)."""
 
@@ -175,6 +261,11 @@ class AccessGate:
         # allow list is then built for the port the request arrived on.
         self.hosts_for_port: Callable[[int], HostAllowList] | None = None
         self._hosts_by_port: dict[int, HostAllowList] = {}
+        self._ready_seen = False
+        self._clock: _BodyClock | None = None  # the body timeout of the requests of the running loop
+        # The verdict on header sets that passed every check, as many as `KEPT_HEADER_SETS` of at most
+        # `KEPT_HEADER_BYTES` (`_header_key`); a set that failed is judged afresh each time.
+        self._passed: dict[_HeaderKey, _PassedHeaders] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -182,18 +273,46 @@ class AccessGate:
             return
         if scope["type"] != "http":
             return  # no websockets here
-        plain_send, send = send, _nosniff(send)
-        headers = Headers(scope=scope)
-        rejection = self._reject(scope, headers)
+        key, declared = _header_key(scope)
+        passed = self._passed.get(key)
+        if passed is None:
+            headers = Headers(scope=scope)
+            rejection = self._reject(scope, headers)
+            if rejection is None:
+                passed = self._judge(headers)
+                if scope["path"] == MCP_PATH:  # every check ran (the token is checked only there): keep it
+                    self._keep(key, passed)
+        else:
+            rejection = _wrong_path(scope)
         if rejection is not None:
             status, body, extra = rejection
-            log.warning("%s", self._refusal_line(scope, headers, status))
-            await _respond(send, status, body, extra)
+            log.warning("%s", self._refusal_line(scope, Headers(scope=scope), status))
+            await _respond(_nosniff(send), status, body, extra)
             return
-        if scope["path"] == READY_PATH or (self.ready is not None and not self.ready.is_set()):
-            await self._answer_readiness(scope, send)
+        assert passed is not None
+        if scope["path"] == READY_PATH or not self._is_ready():
+            await self._answer_readiness(scope, _nosniff(send))
             return
-        await self._read_body_then_forward(scope, headers, receive, send, plain_send)
+        await self._read_body_then_forward(scope, passed, declared, receive, send)
+
+    def _is_ready(self) -> bool:
+        """Whether the prompts are indexed; once they are, without asking the event again."""
+        if self._ready_seen:
+            return True
+        self._ready_seen = self.ready is None or self.ready.is_set()
+        return self._ready_seen
+
+    def _judge(self, headers: Headers) -> _PassedHeaders:
+        """What the rest of a request's way reads of headers that passed the checks."""
+        routing = self.answering.routing(headers) if self.answering is not None else None
+        return _PassedHeaders(headers.get(VERSION_HEADER), routing)
+
+    def _keep(self, key: _HeaderKey, passed: _PassedHeaders) -> None:
+        if sum(len(name) + len(value) for name, value in key[1]) > KEPT_HEADER_BYTES:
+            return
+        if len(self._passed) >= KEPT_HEADER_SETS:
+            del self._passed[next(iter(self._passed))]
+        self._passed[key] = passed
 
     def _refusal_line(self, scope: Scope, headers: Headers, status: int) -> str:
         """The log line of a refused request: which client (User-Agent, address), and for a 401 what fixes it."""
@@ -229,8 +348,9 @@ class AccessGate:
         for origin in headers.getlist("origin"):  # every one, should a request carry more than one
             if not self._origin_allowed(origin):
                 return 403, _error_body(f"Refused: requests from the web origin {origin!r} are not allowed"), []
-        if scope["path"] != MCP_PATH and not (scope["path"] == READY_PATH and scope["method"] in ("GET", "HEAD")):
-            return 404, _error_body(f"Not found: the MCP endpoint is {MCP_PATH}"), []
+        wrong_path = _wrong_path(scope)
+        if wrong_path is not None:
+            return wrong_path
         if self.token is not None and scope["path"] == MCP_PATH:
             return self._check_token(headers)
         return None
@@ -277,40 +397,54 @@ class AccessGate:
     async def _read_body_in_time(self, receive: Receive, send: Send) -> tuple[bool, _Body | None]:
         """(whether the body took longer than the body timeout, what `_read_body` read)."""
         try:
-            asyncio.get_running_loop()
+            loop = asyncio.get_running_loop()
         except RuntimeError:  # under another event loop (trio): anyio's timeout
             with anyio.move_on_after(self.limits.body_timeout) as scope:
                 return False, await self._read_body(receive, send)
             return scope.cancelled_caught, None
-        try:  # asyncio's own timeout costs a third of anyio's, on every request
-            async with asyncio.timeout(self.limits.body_timeout):
-                return False, await self._read_body(receive, send)
-        except TimeoutError:
+        clock = self._clock
+        if clock is None or clock.loop is not loop:
+            clock = self._clock = _BodyClock(loop, self.limits.body_timeout)
+        task = clock.start()
+        try:
+            return False, await self._read_body(receive, send)
+        except asyncio.CancelledError:
+            if not clock.was_late(task):
+                raise
             return True, None
+        finally:
+            clock.stop(task)
 
     async def _read_body(self, receive: Receive, send: Send) -> _Body | None:
         """The request body and what came after it (a disconnect); None when it was too big (answered 413)."""
-        body = bytearray()
+        message = await receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):  # all in one piece
+            body = message.get("body", b"")
+            if len(body) <= MAX_BODY_BYTES:
+                return body, []
+            await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
+            return None
+        parts = bytearray()
         trailing: list[Message] = []
         while True:
-            message = await receive()
             if message["type"] != "http.request":
                 trailing.append(message)  # the client went away; let the app see it
                 break
-            body.extend(message.get("body", b""))
-            if len(body) > MAX_BODY_BYTES:
+            parts.extend(message.get("body", b""))
+            if len(parts) > MAX_BODY_BYTES:
                 await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
                 return None
             if not message.get("more_body", False):
                 break
-        return body, trailing
+            message = await receive()
+        return bytes(parts), trailing
 
     async def _read_body_then_forward(
-        self, scope: Scope, headers: Headers, receive: Receive, send: Send, plain_send: Send
+        self, scope: Scope, passed: _PassedHeaders, declared: bytes, receive: Receive, send: Send
     ) -> None:
         """Read the body within its limits, screen it, answer it if it is a stateless request of the server's
-        methods, else forward it to the SDK's transport. `plain_send` is `send` before `_nosniff`."""
-        declared = headers.get("content-length", "")
+        methods, else forward it to the SDK's transport. `declared`: the `Content-Length` sent."""
+        plain_send, send = send, _nosniff(send)
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             await _respond(send, 413, _error_body(f"Request body over {MAX_BODY_BYTES} bytes"))
             return
@@ -322,7 +456,7 @@ class AccessGate:
             return  # too big: refused
         body, trailing = read
         if not trailing and scope["method"] == "POST":
-            verdict = screen_post(bytes(body), headers)  # malformed bodies, batches
+            verdict = screen_post(body, passed.version)  # malformed bodies, batches
             if not isinstance(verdict, AcceptedBody):
                 if isinstance(verdict, RefusedBody):
                     await _respond(send, verdict.status, verdict.body)
@@ -330,15 +464,19 @@ class AccessGate:
                     await serve_batch(self.app, scope, verdict, send)
                 return
             answering = self.answering
-            if answering is not None and (revision := answering.takes(verdict.value, headers)) is not None:
+            if (
+                answering is not None
+                and passed.routing is not None
+                and (revision := answering.takes(verdict.value, passed.routing)) is not None
+            ):
                 await answering.serve(verdict.value, revision, plain_send)
                 return
-            refused = check_message(verdict.value, headers)  # the header checks, what the SDK would misread
+            refused = check_message(verdict.value, passed.version)  # the header checks, what the SDK would misread
             if refused is not None:
                 await _respond(send, refused.status, refused.body)
                 return
-            send = _echoing_id(send, bytes(body))
-        replay: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}, *trailing])
+            send = _echoing_id(send, body)
+        replay: deque[Message] = deque([{"type": "http.request", "body": body, "more_body": False}, *trailing])
 
         async def replayed() -> Message:
             return replay.popleft() if replay else await receive()

@@ -45,6 +45,7 @@ from ..protocol.screening import (
 
 __all__ = [
     "HEADER_MISMATCH",
+    "VERSION_HEADER",
     "AcceptedBody",
     "RefusedBody",
     "check_message",
@@ -78,12 +79,12 @@ def _known(header: str | None) -> str | None:
     return header if header in KNOWN_REVISIONS else None
 
 
-def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | AcceptedBody:
-    """The refusal for a POST body that is no JSON-RPC message (or batch), the batch it is, or its message.
+def screen_post(body: bytes, header: str | None) -> RefusedBody | ScreenedBatch | AcceptedBody:
+    """The refusal for a POST body that is no JSON-RPC message (or batch), the batch it is, or its message;
+    `header` is the request's (first) `MCP-Protocol-Version`.
 
     A message accepted here still goes through `check_message` before the SDK sees it.
     """
-    header = headers.get(VERSION_HEADER)
     try:
         value = parse_json(body, "body")
     except UnreadableMessage as problem:
@@ -96,9 +97,9 @@ def screen_post(body: bytes, headers: Headers) -> RefusedBody | ScreenedBatch | 
     return AcceptedBody(value)
 
 
-def check_message(value: Any, headers: Headers) -> RefusedBody | None:
-    """The refusal for a screened message that the SDK would misread (module docstring), or None."""
-    header = headers.get(VERSION_HEADER)
+def check_message(value: Any, header: str | None) -> RefusedBody | None:
+    """The refusal for a screened message that the SDK would misread (module docstring), or None; `header` is
+    the request's (first) `MCP-Protocol-Version`."""
     refusal = _refusal_for_message(value, header)
     return None if refusal is None else _refused(refusal, _known(header))
 

@@ -88,7 +88,14 @@ PUBLIC = {
         "serve_stdio",
         "stdio_transport",
     ],
-    "mcp_notebook.transports.gate": ["MAX_BODY_BYTES", "MCP_PATH", "READY_PATH", "AccessGate"],
+    "mcp_notebook.transports.gate": [
+        "KEPT_HEADER_BYTES",
+        "KEPT_HEADER_SETS",
+        "MAX_BODY_BYTES",
+        "MCP_PATH",
+        "READY_PATH",
+        "AccessGate",
+    ],
     "mcp_notebook.transports.http": [
         "allowed_hosts_for",
         "bind_socket",
@@ -147,13 +154,14 @@ PUBLIC = {
     "mcp_notebook.transports.framing": ["LineCodec"],
     "mcp_notebook.transports.http_bodies": [
         "HEADER_MISMATCH",
+        "VERSION_HEADER",
         "AcceptedBody",
         "RefusedBody",
         "check_message",
         "screen_post",
         "serve_batch",
     ],
-    "mcp_notebook.transports.answering": ["KEPT_HEADER_BYTES", "KEPT_HEADER_SETS", "StatelessRequests"],
+    "mcp_notebook.transports.answering": ["StatelessRequests"],
     "mcp_notebook.transports.sse_events": ["MAX_BYTES", "MAX_EVENTS", "RecentEvents"],
     "mcp_notebook.transports.pipes": [
         "InFlight",

@@ -47,7 +47,7 @@ URI = "notebook:///g.ipynb#cell=one"
 # method -> (the `Answers` method that owns it, its params)
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "prompts/list": ("list_prompts", {}),
-    "prompts/get": ("get_prompt", {"name": "greet", "arguments": {"who": "Ada"}}),
+    "prompts/get": ("rendered_prompt", {"name": "greet", "arguments": {"who": "Ada"}}),
     "completion/complete": (
         "complete",
         {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": "A"}},
