@@ -1,0 +1,192 @@
+// The REST API of mcp-notebook's Jupyter Server extension (docs: LAB_API in the repository).
+// Every call goes through ServerConnection, so Jupyter's auth and XSRF apply; the browser never
+// sees an MCP token.
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
+
+export interface IArgument {
+  name: string;
+  description?: string;
+  required?: boolean;
+  default?: string | null;
+}
+
+export interface IPrompt {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments: IArgument[];
+  magic?: boolean;
+}
+
+export interface IServer {
+  name: string;
+  kind: 'notebooks' | 'config' | 'kernel';
+  state: 'ready' | 'connecting' | 'failed' | 'not-trusted';
+  detail: string;
+  prompts: IPrompt[];
+}
+
+export interface IPromptLists {
+  servers: IServer[];
+  refreshing: boolean;
+  version: number;
+}
+
+export interface IRendered {
+  messages: { role: string; text: string }[];
+  markdown: string;
+}
+
+export interface ICompletionValues {
+  values: string[];
+  hasMore: boolean;
+  total?: number;
+}
+
+export interface INotebookReport {
+  path: string;
+  served_as: string;
+  prompts: { name: string; title?: string; cell_id: string; kind: string }[];
+  warnings: { cell_id: string; message: string }[];
+}
+
+export interface INameCheck {
+  ok: boolean;
+  message?: string;
+  suggestion?: string;
+}
+
+/** A call of the API: JSON in, JSON out; an error carries the server's message. */
+export async function request<T>(endpoint: string, init: RequestInit = {}): Promise<T> {
+  const settings = ServerConnection.makeSettings();
+  const url = URLExt.join(settings.baseUrl, 'mcp-notebook/api', endpoint);
+  const response = await ServerConnection.makeRequest(url, init, settings);
+  let data: any = {};
+  try {
+    data = await response.json();
+  } catch {
+    data = {};
+  }
+  if (!response.ok) {
+    const message = data && data.message ? data.message : response.statusText;
+    throw new Error(message || `HTTP ${response.status}`);
+  }
+  return data as T;
+}
+
+function post<T>(endpoint: string, body: unknown): Promise<T> {
+  return request<T>(endpoint, { method: 'POST', body: JSON.stringify(body) });
+}
+
+export function render(server: string, prompt: string, args: Record<string, string>): Promise<IRendered> {
+  return post<IRendered>('render', { server, prompt, arguments: args });
+}
+
+export function complete(
+  server: string,
+  prompt: string,
+  argument: string,
+  value: string,
+  context: Record<string, string>
+): Promise<ICompletionValues> {
+  return post<ICompletionValues>('complete', { server, prompt, argument, value, context });
+}
+
+export function notebookReport(path: string): Promise<INotebookReport> {
+  return request<INotebookReport>(`notebook?path=${encodeURIComponent(path)}`);
+}
+
+export function checkName(name: string): Promise<INameCheck> {
+  return post<INameCheck>('check-name', { name });
+}
+
+/**
+ * The prompt lists, asked for once when JupyterLab starts (the server answers at once with its last
+ * known lists) and kept fresh by long-polling `?since=version` while the server refreshes.
+ */
+export class PromptStore {
+  constructor() {
+    this._first = this._load();
+  }
+
+  /** The lists as last received (empty until the first answer). */
+  get lists(): IPromptLists {
+    return this._lists;
+  }
+
+  /** Resolves once the first answer is there. */
+  get ready(): Promise<void> {
+    return this._first;
+  }
+
+  get changed(): ISignal<this, IPromptLists> {
+    return this._changed;
+  }
+
+  /** Every prompt with its server, servers in the order the server gives. */
+  entries(): { server: IServer; prompt: IPrompt }[] {
+    const out: { server: IServer; prompt: IPrompt }[] = [];
+    for (const server of this._lists.servers) {
+      for (const prompt of server.prompts) {
+        out.push({ server, prompt });
+      }
+    }
+    return out;
+  }
+
+  find(serverName: string, promptName: string): IPrompt | undefined {
+    const server = this._lists.servers.find(s => s.name === serverName);
+    return server?.prompts.find(p => p.name === promptName);
+  }
+
+  /** Ask again now (the panel's refresh button). */
+  async refresh(): Promise<void> {
+    await this._load();
+  }
+
+  private async _load(): Promise<void> {
+    try {
+      this._set(await request<IPromptLists>('prompts'));
+      this.error = '';
+    } catch (error) {
+      this.error = String((error as Error).message ?? error);
+      this._changed.emit(this._lists);
+    }
+    if (this._lists.refreshing) {
+      void this._poll();
+    }
+  }
+
+  private async _poll(): Promise<void> {
+    if (this._polling) {
+      return;
+    }
+    this._polling = true;
+    try {
+      while (this._lists.refreshing) {
+        const lists = await request<IPromptLists>(`prompts?since=${this._lists.version}`);
+        this._set(lists);
+      }
+    } catch (error) {
+      this.error = String((error as Error).message ?? error);
+    } finally {
+      this._polling = false;
+    }
+  }
+
+  private _set(lists: IPromptLists): void {
+    const changed = lists.version !== this._lists.version;
+    this._lists = lists;
+    if (changed || this._lists.servers.length === 0) {
+      this._changed.emit(lists);
+    }
+  }
+
+  error = '';
+  private _lists: IPromptLists = { servers: [], refreshing: false, version: -1 };
+  private _first: Promise<void>;
+  private _polling = false;
+  private _changed = new Signal<this, IPromptLists>(this);
+}
