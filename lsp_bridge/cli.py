@@ -9,7 +9,6 @@ are read.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
 from mcp_notebook.command_line import HelpFormatter
@@ -25,11 +24,9 @@ if TYPE_CHECKING:
 
     from .settings import BridgeSettings
 
-__all__ = ["create_parser", "main", "to_command_server_names"]
+__all__ = ["create_parser", "main"]
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 EXAMPLES = """\
 Editors start this program and talk LSP with it over stdin/stdout. Type "/" in
@@ -174,17 +171,6 @@ def create_parser() -> _Parser:
     return parser
 
 
-def to_command_server_names(configs: Mapping[str, ServerConfig]) -> dict[str, ServerConfig]:
-    """Configured servers keyed by a name that fits in `/server:prompt` (no `:` or spaces)."""
-    named: dict[str, ServerConfig] = {}
-    for name, config in configs.items():
-        safe = _UNSAFE_NAME.sub("_", name).strip("_") or "server"
-        while safe in named:
-            safe += "_"
-        named[safe] = config
-    return named
-
-
 def _settings(args: argparse.Namespace) -> BridgeSettings:
     """The settings the options give; a bad one ends the program with one line saying which and why."""
     from .settings import ALL_FILE_TYPES, parse_setting, to_settings
@@ -239,11 +225,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from lsprotocol import types
 
+    from mcp_notebook.client.kernels import KernelWatcher
+    from mcp_notebook.client.pool import ClientPool
+    from mcp_notebook.config import load_trusted
+    from mcp_notebook.naming import command_server_names
+
     from .jupyter_host import started_by_jupyterlab, with_completion_deadline, with_host_server
-    from .kernels import KernelWatcher
-    from .pool import ClientPool
     from .server import create_server
-    from .trust_prompt import TRUST_COMMAND, ProjectTrust, load_trusted
+    from .trust_prompt import TRUST_COMMAND, ProjectTrust
 
     pool = ClientPool(connect_timeout=args.timeout, request_timeout=args.timeout, health_interval=args.health_interval)
     watchers: list[KernelWatcher] = []
@@ -251,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configured: dict[str, object] = {}
 
     def apply(configs: dict[str, ServerConfig], untrusted: Mapping[str, tuple[str, str]]) -> None:
-        named = with_host_server(to_command_server_names(configs))  # under jupyter-lsp: the Jupyter server's too
+        named = with_host_server(command_server_names(configs))  # under jupyter-lsp: the Jupyter server's too
         configured.clear()
         configured.update(named)
         pool.set_servers(named)

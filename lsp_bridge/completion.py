@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from mcp_notebook.client.pool import CatalogSnapshot, ServerState, ServerStatus
 from mcp_notebook.models import CompletionResult, PromptSpec
+from mcp_notebook.ranking import CommandEntry, is_magic
 
 from .documentation import (
     to_argument_markdown,
@@ -34,8 +36,6 @@ from .documentation import (
     to_insert_text,
     to_snippet,
 )
-from .pool import CatalogSnapshot, ServerState, ServerStatus
-from .ranking import CommandEntry, is_magic
 from .slashline import ArgumentNameContext, ArgumentValueContext, CommandNameContext, quote_value
 from .trust_prompt import TRUST_COMMAND
 

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 
 from lsprotocol import types
 
+from mcp_notebook.client.pool import CatalogSnapshot, ServerState
 from mcp_notebook.naming import suggest_names
+from mcp_notebook.ranking import CommandEntry
 
-from .pool import CatalogSnapshot, ServerState
-from .ranking import CommandEntry
 from .slashline import MAX_ARGUMENTS, SlashCommand, find_commands
 
 __all__ = [

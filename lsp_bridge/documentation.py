@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from mcp_notebook.client.pool import ServerStatus
 from mcp_notebook.models import PromptArgument, PromptSpec
-
-from .pool import ServerStatus
-from .ranking import CommandEntry
+from mcp_notebook.ranking import CommandEntry
 
 __all__ = [
     "to_argument_markdown",

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from mcp_notebook.client.pool import CatalogSnapshot, ServerState
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import RenderedPrompt
+from mcp_notebook.ranking import CommandEntry
 
 from .diagnostics import ambiguous_prompt, missing_arguments, resolve_command, unknown_server
-from .pool import CatalogSnapshot, ServerState
-from .ranking import CommandEntry
 from .render import to_editor_text
 from .slashline import SlashCommand, find_commands
 

@@ -20,26 +20,20 @@ Without them (an editor started the bridge) nothing here changes anything.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
+from mcp_notebook.client.pool import PromptCatalog, QuickCompletions
 from mcp_notebook.config import ServerConfig
-from mcp_notebook.exceptions import ServerConnectionError
-from mcp_notebook.models import CompletionResult, RenderedPrompt
-
-from .pool import CatalogSnapshot, PromptCatalog, SnapshotListener
 
 __all__ = [
     "CLIENT_ENV",
     "COMPLETION_DEADLINE_ENV",
     "HOST_SERVER_NAME",
     "INFO_FILE_ENV",
-    "QuickCompletions",
     "completion_deadline",
     "host_server_config",
     "started_by_jupyterlab",
@@ -54,9 +48,6 @@ COMPLETION_DEADLINE_ENV = "MCP_NOTEBOOK_LSP_COMPLETION_DEADLINE"
 CLIENT_ENV = "MCP_NOTEBOOK_LSP_CLIENT"
 HOST_SERVER_NAME = "jupyter"
 ENDPOINT = "mcp"
-# How long a value list fetched in the background answers again without asking the server.
-_FRESH = 10.0
-_MAX_KEPT = 256
 
 
 def host_server_config(environ: Mapping[str, str] | None = None) -> ServerConfig | None:
@@ -115,59 +106,6 @@ def completion_deadline(environ: Mapping[str, str] | None = None) -> float | Non
         log.warning("%s=%r is not a number of seconds; completions wait as usual", COMPLETION_DEADLINE_ENV, text)
         return None
     return seconds
-
-
-_Key = tuple[str, str, str, str, tuple[tuple[str, str], ...]]
-
-
-class QuickCompletions:
-    """A catalog whose value completions never wait longer than `deadline` seconds.
-
-    Everything else goes to the catalog it wraps. A request that is not
-    answered in time keeps running; its answer is kept (for a few seconds)
-    for the next request with the same prompt, argument, text and context.
-    """
-
-    def __init__(self, catalog: PromptCatalog, deadline: float, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._catalog = catalog
-        self._deadline = deadline
-        self._clock = clock
-        self._pending: dict[_Key, asyncio.Task[CompletionResult]] = {}
-        self._kept: dict[_Key, tuple[float, CompletionResult]] = {}
-
-    def snapshot(self) -> CatalogSnapshot:
-        return self._catalog.snapshot()
-
-    def add_listener(self, listener: SnapshotListener) -> Callable[[], None]:
-        return self._catalog.add_listener(listener)
-
-    async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt:
-        return await self._catalog.get_prompt(server, prompt, arguments)
-
-    async def complete(
-        self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
-    ) -> CompletionResult:
-        key: _Key = (server, prompt, argument, value, tuple(sorted(context.items())))
-        kept = self._kept.get(key)
-        if kept is not None and self._clock() - kept[0] < _FRESH:
-            return kept[1]
-        task = self._pending.get(key)
-        if task is None:
-            task = asyncio.ensure_future(self._catalog.complete(server, prompt, argument, value, context))
-            self._pending[key] = task
-            task.add_done_callback(lambda done: self._keep(key, done))
-        done, _ = await asyncio.wait({task}, timeout=self._deadline)
-        if not done:
-            raise ServerConnectionError(server, f"no values within {self._deadline:g} s; they answer the next request")
-        return task.result()
-
-    def _keep(self, key: _Key, task: asyncio.Task[CompletionResult]) -> None:
-        self._pending.pop(key, None)
-        if task.cancelled() or task.exception() is not None:
-            return  # the caller that waited saw it; a later one asks again
-        if len(self._kept) >= _MAX_KEPT:
-            self._kept.pop(next(iter(self._kept)))
-        self._kept[key] = (self._clock(), task.result())
 
 
 def with_completion_deadline(catalog: PromptCatalog, environ: Mapping[str, str] | None = None) -> PromptCatalog:

@@ -24,6 +24,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument
 
+from mcp_notebook.client.pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
 from mcp_notebook.version import __version__
 
 from .completion import (
@@ -37,7 +38,6 @@ from .diagnostics import MAX_DIAGNOSTICS, SOURCE, line_diagnostics, missing_argu
 from .documentation import to_argument_markdown, to_command_markdown
 from .expansion import RENDER_COMMAND, RenderOutcome, prepare_line_edit, render_line
 from .jupyterlab import as_whole_line, ends_paragraph, is_plain_paragraph, render_items
-from .pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
 from .positions import to_code_points, to_units
 from .processes import child_pids, stop_children
 from .settings import BridgeSettings, to_settings

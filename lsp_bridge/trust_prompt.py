@@ -23,19 +23,17 @@ from typing import Any
 
 from lsprotocol import types
 
-from mcp_notebook.config import ServerConfig, load_server_configs
+from mcp_notebook.config import Loaded, ServerConfig, untrusted_servers
 from mcp_notebook.exceptions import ConfigError
 from mcp_notebook.trust import TrustStore, UntrustedConfig
 
-__all__ = ["TRUST_ACTION", "TRUST_COMMAND", "ProjectTrust", "load_trusted", "trust_question"]
+__all__ = ["TRUST_ACTION", "TRUST_COMMAND", "ProjectTrust", "trust_question"]
 
 log = logging.getLogger(__name__)
 
 TRUST_COMMAND = "mcpNotebook.trustProject"
 TRUST_ACTION = "Trust and start"
 LATER_ACTION = "Not now"
-
-Loaded = tuple[dict[str, ServerConfig], list[UntrustedConfig], list[ConfigError]]
 
 
 def trust_question(untrusted: UntrustedConfig) -> str:
@@ -80,10 +78,7 @@ class ProjectTrust:
         """Read the files anew, apply them, and ask about each untrusted one not asked about yet."""
         configs, untrusted, problems = await asyncio.to_thread(self._load)
         self.untrusted = untrusted
-        waiting = {
-            name: (what, str(file.path)) for file in untrusted for name, what in file.servers if name not in configs
-        }
-        self._apply(configs, waiting)
+        self._apply(configs, untrusted_servers(untrusted, configs))
         for file in untrusted:
             key = (file.path, file.digest)
             if key in self._asked and not ask_again:
@@ -126,17 +121,3 @@ class ProjectTrust:
         for task in list(self._asking):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-
-def load_trusted(explicit: list[Path], *, root: Path | None, include_defaults: bool) -> Loaded:
-    """The servers of the configuration (the project's only where trusted), the untrusted files, the problems."""
-    problems: list[ConfigError] = []
-    untrusted: list[UntrustedConfig] = []
-    configs = load_server_configs(
-        explicit,
-        cwd=root,
-        include_defaults=include_defaults,
-        on_error=problems.append,
-        on_untrusted=untrusted.append,
-    )
-    return configs, untrusted, problems

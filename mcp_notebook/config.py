@@ -43,13 +43,16 @@ from .trust import TrustStore, UntrustedConfig, content_digest
 
 __all__ = [
     "CONFIG_ENV_VAR",
+    "Loaded",
     "ServerConfig",
     "default_config_paths",
     "describe_project_file",
     "load_config_file",
     "load_server_configs",
+    "load_trusted",
     "project_config_paths",
     "read_config_bytes",
+    "untrusted_servers",
 ]
 
 CONFIG_ENV_VAR = "MCP_NOTEBOOK_CONFIG"
@@ -186,6 +189,30 @@ def load_server_configs(
                 raise
             on_error(error)
     return servers
+
+
+Loaded = tuple[dict[str, "ServerConfig"], list[UntrustedConfig], list[ConfigError]]
+
+
+def load_trusted(explicit: Sequence[Path], *, root: Path | None, include_defaults: bool) -> Loaded:
+    """The servers of the configuration (the project's only where trusted), the untrusted files, the problems."""
+    problems: list[ConfigError] = []
+    untrusted: list[UntrustedConfig] = []
+    configs = load_server_configs(
+        explicit,
+        cwd=root,
+        include_defaults=include_defaults,
+        on_error=problems.append,
+        on_untrusted=untrusted.append,
+    )
+    return configs, untrusted, problems
+
+
+def untrusted_servers(
+    untrusted: Sequence[UntrustedConfig], configs: Mapping[str, ServerConfig]
+) -> dict[str, tuple[str, str]]:
+    """name → (what it would start, its file) for each server of an untrusted file that no trusted file names."""
+    return {name: (what, str(file.path)) for file in untrusted for name, what in file.servers if name not in configs}
 
 
 def load_config_file(

@@ -9,12 +9,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePath
+from typing import TypeVar
 
 from .models import PromptSpec
 
 __all__ = [
     "NAME_PATTERN",
     "closest_names",
+    "command_server_names",
+    "fit_name",
     "is_valid_name",
     "kernel_server_name",
     "plan_renames",
@@ -25,6 +28,7 @@ __all__ = [
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_T = TypeVar("_T")
 
 
 def kernel_server_name(notebook_path: str | None, kernel_id: str) -> str:
@@ -39,6 +43,17 @@ def kernel_server_name(notebook_path: str | None, kernel_id: str) -> str:
     return stem or f"kernel-{_UNSAFE.sub('_', kernel_id[:8])}"
 
 
+def command_server_names(servers: Mapping[str, _T]) -> dict[str, _T]:
+    """Configured servers keyed by a name that fits in `/server:prompt` (no `:` or spaces), in every client."""
+    named: dict[str, _T] = {}
+    for name, server in servers.items():
+        safe = _UNSAFE.sub("_", name).strip("_") or "server"
+        while safe in named:
+            safe += "_"
+        named[safe] = server
+    return named
+
+
 def closest_names(unknown: Iterable[str], known: Iterable[str]) -> tuple[str, ...]:
     """For each unknown name the known one most likely meant (if any is close), without repeats."""
     choices = tuple(known)
@@ -48,6 +63,11 @@ def closest_names(unknown: Iterable[str], known: Iterable[str]) -> tuple[str, ..
 def is_valid_name(name: str) -> bool:
     """True when every client can show `name` as a slash command."""
     return bool(NAME_PATTERN.match(name))
+
+
+def fit_name(name: str) -> str:
+    """A valid name for what was typed: every run of other characters as '_', cut to 64 (`NAME_PATTERN`)."""
+    return _fit(name.strip())
 
 
 def _fit(name: str) -> str:

@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "pure logic",
         (
             "naming",
+            "ranking",
             "command_line",
             "terminal",
             "settings",
@@ -85,6 +86,7 @@ BRIDGE_MAY_IMPORT = frozenset(
         "models",
         "exceptions",
         "naming",
+        "ranking",
         "command_line",
         "client",
         "config",
@@ -93,9 +95,14 @@ BRIDGE_MAY_IMPORT = frozenset(
         "transcript",
     },
 )
-# The bridge's pure modules (the table's "slashline.py and ranking.py (pure)"): no editor, no client, no I/O.
-PURE_BRIDGE = frozenset({"lsp_bridge.slashline", "lsp_bridge.ranking"})
-PURE_BRIDGE_MAY_IMPORT = PURE_BRIDGE | {"mcp_notebook.models", "mcp_notebook.exceptions", "mcp_notebook.naming"}
+# The bridge's pure module (the table's "slashline.py (pure)"): no editor, no client, no I/O.
+PURE_BRIDGE = frozenset({"lsp_bridge.slashline"})
+PURE_BRIDGE_MAY_IMPORT = PURE_BRIDGE | {
+    "mcp_notebook.models",
+    "mcp_notebook.exceptions",
+    "mcp_notebook.naming",
+    "mcp_notebook.ranking",
+}
 
 SDK = frozenset({"mcp", "mcp_types", "pydantic", "pydantic_core"})
 IPYTHON = frozenset({"IPython", "ipywidgets", "ipykernel", "traitlets"})
@@ -389,9 +396,9 @@ def test_the_only_type_only_circles_are_the_ones_the_architecture_lists() -> Non
         ("lsp_bridge.server", "from mcp_notebook.ipython import magics\n", "the bridge may use only"),
         ("lsp_bridge.server", "import IPython\n", "the bridge speaks to mcp_notebook's client"),
         ("lsp_bridge.server", "import starlette\n", "the bridge's own third-party packages"),
-        ("lsp_bridge.ranking", "import lsprotocol.types\n", "is pure"),
-        ("lsp_bridge.slashline", "from .pool import ClientPool\n", "is pure"),
-        ("lsp_bridge.ranking", "from mcp_notebook.client import PromptClient\n", "is pure"),
+        ("lsp_bridge.slashline", "import lsprotocol.types\n", "is pure"),
+        ("lsp_bridge.slashline", "from mcp_notebook.client.pool import ClientPool\n", "is pure"),
+        ("mcp_notebook.ranking", "from .client import PromptClient\n", "may not import"),
         ("lsp_bridge.server", "from mcp_notebook import connect\n", "by climbing to mcp_notebook"),
         ("lsp_bridge.server", "from mcp_notebook import __version__\n", "by climbing to mcp_notebook"),
         ("mcp_notebook.protocol.server", "from .. import __version__\n", "by climbing to mcp_notebook"),
@@ -422,7 +429,10 @@ def test_a_forbidden_import_fails_the_check(module: str, source: str, complaint:
         ("mcp_notebook.ipython.widgets", "from . import servers\n"),
         ("lsp_bridge.server", "from mcp_notebook.client import PromptClient\nimport pygls\n"),
         ("lsp_bridge.server", "from mcp_notebook.version import __version__\n"),
-        ("lsp_bridge.ranking", "from mcp_notebook.models import PromptSpec\nfrom .slashline import parse\n"),
+        (
+            "lsp_bridge.slashline",
+            "from mcp_notebook.ranking import is_magic\nfrom mcp_notebook.models import PromptSpec\n",
+        ),
         ("mcp_notebook.discovery", "from jupyter_core.paths import jupyter_runtime_dir\n"),
         ("mcp_notebook.sources.watch", "import anyio\nimport watchfiles\n"),
         ("mcp_notebook.transports.http", "import uvicorn\nfrom starlette.types import Scope\n"),

@@ -18,11 +18,14 @@ from jupyter_server.services.contents.filemanager import FileContentsManager
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Integer, TraitType, Unicode, default
 
+from ..config import ServerConfig
 from ..service import ServiceSettings
 from ..settings import JUPYTER, Option, on, option, problem_in_trait
 from ..version import __version__
 from .handler import MCPHandler
 from .host import NotebookHost
+from .lab_api import LabState, lab_api_handlers
+from .lab_api_catalog import LabCatalog
 
 __all__ = ["MCPNotebook", "main", "mcp_url_of"]
 
@@ -52,6 +55,7 @@ class MCPNotebook(ExtensionApp):
     version = __version__
     load_other_extensions = True
     _host: NotebookHost | None = None
+    _lab: LabState | None = None
 
     # Every `c.MCPNotebook.<option>` is derived from the declaration in `mcp_notebook/settings.py`.
     root: str
@@ -111,10 +115,32 @@ class MCPNotebook(ExtensionApp):
             self.log.error("MCP prompts are not served: %s", problem)
         self._host = host
         self.handlers.append((f"/{ENDPOINT}", MCPHandler, {"host": host, "problem": problem}))
+        # JupyterLab's API: the prompts of this server, the user's MCP servers and the kernels.
+        self._lab = LabState(host, problem, self._server_root())
+        self.handlers.extend(lab_api_handlers(self._lab))
+
+    def _server_root(self) -> Path:
+        assert self.serverapp is not None
+        root = getattr(self.serverapp.contents_manager, "root_dir", None) or self.serverapp.root_dir
+        return Path(os.path.abspath(Path(root).expanduser()))
+
+    def _own_endpoint(self) -> ServerConfig | None:
+        """This server's MCP endpoint as an MCP client reaches it, with a credential the server accepts."""
+        if self._host is None or self.serverapp is None:
+            return None
+        token = getattr(self.serverapp.identity_provider, "token", "") or os.environ.get("JUPYTERHUB_API_TOKEN", "")
+        headers = {"Authorization": f"token {token}"} if token else None
+        url = mcp_url_of(self.serverapp.connection_url)
+        return ServerConfig(name="jupyter", url=url, headers=headers, source=f"this Jupyter server ({url})")
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         if self._host is not None:
             self._host.start(self._on_ready)
+        if self._lab is not None:
+            lab = self._lab
+            catalog = LabCatalog(root=lab.server_root, host=self._own_endpoint, host_problem=lab.host_problem)
+            await catalog.start()
+            lab.catalog = catalog
 
     def _on_ready(self, host: NotebookHost) -> None:
         assert self.serverapp is not None
@@ -127,6 +153,8 @@ class MCPNotebook(ExtensionApp):
         self.log.info("MCP client configuration: mcp-notebook config --jupyter %s", url)
 
     async def stop_extension(self) -> None:
+        if self._lab is not None and self._lab.catalog is not None:
+            await self._lab.catalog.aclose()
         if self._host is not None:
             await self._host.stop()
 

@@ -134,6 +134,10 @@ class NotebookFolderSource:
         """The served notebooks, by key (path relative to the root)."""
         return MappingProxyType({key: state.path for key, state in self._states.items()})
 
+    def state(self, key: str) -> NotebookState | None:
+        """Notebook `key` as last loaded (its prompts, warnings and published cells), or None when not served."""
+        return self._states.get(key)
+
     @property
     def errors(self) -> Mapping[str, str]:
         """Why each notebook that currently fails to load fails, by key."""

@@ -13,13 +13,12 @@ import pytest
 from lsp_bridge.jupyter_host import (
     COMPLETION_DEADLINE_ENV,
     INFO_FILE_ENV,
-    QuickCompletions,
     completion_deadline,
     host_server_config,
     with_completion_deadline,
     with_host_server,
 )
-from lsp_bridge.pool import CatalogSnapshot
+from mcp_notebook.client.pool import CatalogSnapshot, QuickCompletions
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError
 from mcp_notebook.jupyter import lsp_spec

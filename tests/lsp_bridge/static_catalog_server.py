@@ -24,12 +24,12 @@ from types import MappingProxyType
 from typing import Any
 
 from lsp_bridge.jupyter_host import started_by_jupyterlab
-from lsp_bridge.pool import CatalogSnapshot, ServerState, ServerStatus
-from lsp_bridge.ranking import CommandEntry, CommandIndex
 from lsp_bridge.server import create_server
 from lsp_bridge.settings import to_settings
+from mcp_notebook.client.pool import CatalogSnapshot, ServerState, ServerStatus
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import CompletionResult, PromptArgument, PromptMessage, PromptSpec, RenderedPrompt, TextContent
+from mcp_notebook.ranking import CommandEntry, CommandIndex
 
 SLOW = 1.5
 

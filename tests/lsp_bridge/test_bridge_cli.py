@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from import_probe import ARGPARSE_HELP, new_modules
 
-from lsp_bridge.cli import create_parser, to_command_server_names
+from lsp_bridge.cli import create_parser
 from mcp_notebook.config import ServerConfig
+from mcp_notebook.naming import command_server_names
 
 
 def test_help_is_instant_and_imports_neither_pygls_nor_the_sdk() -> None:
@@ -50,7 +51,7 @@ def test_config_is_repeatable_and_defaults_are_sensible() -> None:
 )
 def test_server_names_are_made_to_fit_a_slash_command(names: list[str], expected: list[str]) -> None:
     configs = {name: ServerConfig(name=name, command="x") for name in names}
-    assert list(to_command_server_names(configs)) == expected
+    assert list(command_server_names(configs)) == expected
 
 
 @pytest.mark.parametrize("level", ["debug", "DEBUG", "Info", "warning", " error "])

@@ -7,10 +7,10 @@ from types import MappingProxyType
 from lsprotocol import types
 
 from lsp_bridge.diagnostics import resolve_command, to_diagnostics
-from lsp_bridge.pool import CatalogSnapshot, ServerState, ServerStatus
-from lsp_bridge.ranking import CommandEntry, CommandIndex
 from lsp_bridge.slashline import find_commands
+from mcp_notebook.client.pool import CatalogSnapshot, ServerState, ServerStatus
 from mcp_notebook.models import PromptArgument, PromptSpec
+from mcp_notebook.ranking import CommandEntry, CommandIndex
 
 GREET = PromptSpec("greet", arguments=(PromptArgument("name"), PromptArgument("lang", required=False)))
 SNAPSHOT = CatalogSnapshot(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 
 import pytest
 
-from lsp_bridge.pool import CatalogSnapshot, ClientPool, ServerState
+from mcp_notebook.client.pool import CatalogSnapshot, ClientPool, ServerState
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError, ServerError
 from mcp_notebook.models import CompletionResult, PromptArgument, PromptMessage, PromptSpec, RenderedPrompt, TextContent

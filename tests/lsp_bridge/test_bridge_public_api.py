@@ -7,18 +7,19 @@ import importlib
 import pytest
 
 PUBLIC = {
-    "lsp_bridge.cli": ["create_parser", "main", "to_command_server_names"],
+    "lsp_bridge.cli": ["create_parser", "main"],
     "lsp_bridge.server": ["BridgeServer", "RENDER_COMMAND", "create_server"],
-    "lsp_bridge.pool": [
+    "mcp_notebook.client.pool": [
         "CatalogSnapshot",
         "ClientPool",
         "PromptCatalog",
         "PromptClientLike",
+        "QuickCompletions",
         "ServerState",
         "ServerStatus",
         "create_prompt_client",
     ],
-    "lsp_bridge.kernels": ["KernelWatcher", "to_kernel_server_configs"],
+    "mcp_notebook.client.kernels": ["KernelWatcher", "to_kernel_server_configs"],
     "lsp_bridge.settings": ["ALL_FILE_TYPES", "BridgeSettings", "parse_setting", "to_settings"],
     "lsp_bridge.lifecycle": ["run_stdio", "run_tcp"],
     "lsp_bridge.processes": ["child_pids", "is_running", "stop_children"],
@@ -39,7 +40,7 @@ PUBLIC = {
         "quote_value",
         "split_command_name",
     ],
-    "lsp_bridge.ranking": [
+    "mcp_notebook.ranking": [
         "CommandEntry",
         "CommandIndex",
         "CommandMatch",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lsp_bridge.ranking import CommandEntry, CommandIndex, MatchTier, word_starts
 from mcp_notebook.models import PromptSpec
+from mcp_notebook.ranking import CommandEntry, CommandIndex, MatchTier, word_starts
 
 
 def _index(*keys: str) -> CommandIndex:

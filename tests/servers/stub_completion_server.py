@@ -2,13 +2,15 @@
 
 Prompt `p` has arguments `fast` (completes at once with the context it was
 sent: `ctx:NAME=VALUE,…` after the prefix), `slow` (answers after
-`--complete-delay` seconds) and `other`. `--list-delay` delays `prompts/list`.
+`--complete-delay` seconds) and `other`. `--list-delay` delays `prompts/list` (by default
+`$STUB_LIST_DELAY` seconds: a delay that is not part of the command line).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -60,7 +62,7 @@ def answer(request: dict[str, Any], options: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--list-delay", type=float, default=0.0)
+    parser.add_argument("--list-delay", type=float, default=float(os.environ.get("STUB_LIST_DELAY") or 0))
     parser.add_argument("--complete-delay", type=float, default=0.0)
     options = parser.parse_args()
     for line in sys.stdin:

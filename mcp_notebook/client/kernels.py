@@ -17,9 +17,9 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-from mcp_notebook.config import ServerConfig
-from mcp_notebook.discovery import KernelConnection, list_kernel_connections
-from mcp_notebook.naming import kernel_server_name
+from ..config import ServerConfig
+from ..discovery import KernelConnection, list_kernel_connections
+from ..naming import kernel_server_name
 
 __all__ = ["KernelWatcher", "to_kernel_server_configs"]
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
-from mcp_notebook.models import PromptSpec
+from .models import PromptSpec
 
 __all__ = ["CommandEntry", "CommandIndex", "CommandMatch", "MatchTier", "SearchResult", "is_magic", "word_starts"]
 

@@ -1,8 +1,8 @@
 """Each configured server's last prompt list, kept in the user's cache folder, so the first `/` answers at once.
 
-A server's list is written after the bridge started that server and listed
-its prompts, and read back when the bridge starts it again: the editor's
-first `/` then lists those prompts while the server starts, and the fresh
+A server's list is written after a pool (the editor bridge's, the Jupyter
+server's) started that server and listed its prompts, and read back when a
+pool starts it again: the first `/` then lists those prompts while the server starts, and the fresh
 list replaces them as soon as the server answers (a server that fails to
 start shows as down, its old list gone). A server is known by its name and
 how it is reached (command, arguments, folder, or URL); its environment and
@@ -26,9 +26,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mcp_notebook.config import ServerConfig
-from mcp_notebook.discovery import default_cache_dir
-from mcp_notebook.models import PromptArgument, PromptSpec
+from ..config import ServerConfig
+from ..discovery import default_cache_dir
+from ..models import PromptArgument, PromptSpec
 
 __all__ = ["PromptListCache"]
 

@@ -1,4 +1,4 @@
-"""A pool of MCP clients whose prompt lists are cached for the editor.
+"""A pool of MCP clients whose prompt lists are kept in memory: the editor bridge's and JupyterLab's.
 
 One supervisor task per server connects it in the background, lists its
 prompts, refreshes them on `list_changed`, and reconnects with exponential
@@ -9,7 +9,7 @@ then. Every change publishes a new immutable `CatalogSnapshot` (with a
 ready-made `CommandIndex`), so editor requests are answered from memory. Every
 request to a server has a deadline.
 
-The LSP server only needs the `PromptCatalog` protocol; tests feed it fakes.
+The LSP server and the JupyterLab API only need the `PromptCatalog` protocol; tests feed it fakes.
 """
 
 from __future__ import annotations
@@ -24,18 +24,18 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Protocol, TypeVar
 
-from mcp_notebook.config import ServerConfig
-from mcp_notebook.exceptions import ServerConnectionError, ServerError
-from mcp_notebook.models import CompletionResult, PromptSpec, RenderedPrompt
-
+from ..config import ServerConfig
+from ..exceptions import ServerConnectionError, ServerError
+from ..models import CompletionResult, PromptSpec, RenderedPrompt
+from ..ranking import CommandEntry, CommandIndex, is_magic
 from .prompt_cache import PromptListCache
-from .ranking import CommandEntry, CommandIndex, is_magic
 
 __all__ = [
     "CatalogSnapshot",
     "ClientPool",
     "PromptCatalog",
     "PromptClientLike",
+    "QuickCompletions",
     "ServerState",
     "ServerStatus",
     "create_prompt_client",
@@ -136,7 +136,7 @@ def _describe_failure(error: Exception) -> str:
 
 def create_prompt_client(config: ServerConfig, *, request_timeout: float = 30.0) -> PromptClientLike:
     """The real client (imported lazily: the MCP SDK is slow to import)."""
-    from mcp_notebook.client import PromptClient
+    from .prompt_client import PromptClient
 
     return PromptClient(config, request_timeout=request_timeout, connect_timeout=request_timeout)
 
@@ -216,12 +216,12 @@ class ClientPool:
         transport_ready = self._transport_ready = asyncio.Event()
 
         def stdio_first() -> None:
-            import mcp_notebook.client.prompt_client  # noqa: F401  # what the factory needs, off the loop too
+            from . import prompt_client  # noqa: F401  # what the factory needs, off the loop too
 
             loop.call_soon_threadsafe(transport_ready.set)
 
         def run() -> None:
-            from mcp_notebook.client import import_sdk
+            from .connection import import_sdk
 
             import_sdk(stdio_first=stdio_first)
 
@@ -534,3 +534,66 @@ class ClientPool:
                 listener(snapshot)
             except Exception:
                 log.exception("catalog listener failed")
+
+
+# How long a value list fetched in the background answers again without asking the server.
+_FRESH = 10.0
+_MAX_KEPT = 256
+_Key = tuple[str, str, str, str, tuple[tuple[str, str], ...]]
+
+
+class QuickCompletions:
+    """A catalog whose value completions never wait longer than `deadline` seconds.
+
+    Everything else goes to the catalog it wraps. A request that is not
+    answered in time keeps running; its answer is kept (for a few seconds)
+    for the next request with the same prompt, argument, text and context.
+    """
+
+    def __init__(self, catalog: PromptCatalog, deadline: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._catalog = catalog
+        self._deadline = deadline
+        self._clock = clock
+        self._pending: dict[_Key, asyncio.Task[CompletionResult]] = {}
+        self._kept: dict[_Key, tuple[float, CompletionResult]] = {}
+
+    def snapshot(self) -> CatalogSnapshot:
+        return self._catalog.snapshot()
+
+    def add_listener(self, listener: SnapshotListener) -> Callable[[], None]:
+        return self._catalog.add_listener(listener)
+
+    async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt:
+        return await self._catalog.get_prompt(server, prompt, arguments)
+
+    async def complete(
+        self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
+    ) -> CompletionResult:
+        found = await self.complete_in_time(server, prompt, argument, value, context)
+        if found is None:
+            raise ServerConnectionError(server, f"no values within {self._deadline:g} s; they answer the next request")
+        return found
+
+    async def complete_in_time(
+        self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
+    ) -> CompletionResult | None:
+        """The values, or None when they did not come within the deadline (they answer the next request)."""
+        key: _Key = (server, prompt, argument, value, tuple(sorted(context.items())))
+        kept = self._kept.get(key)
+        if kept is not None and self._clock() - kept[0] < _FRESH:
+            return kept[1]
+        task = self._pending.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._catalog.complete(server, prompt, argument, value, context))
+            self._pending[key] = task
+            task.add_done_callback(lambda done: self._keep(key, done))
+        done, _ = await asyncio.wait({task}, timeout=self._deadline)
+        return task.result() if done else None
+
+    def _keep(self, key: _Key, task: asyncio.Task[CompletionResult]) -> None:
+        self._pending.pop(key, None)
+        if task.cancelled() or task.exception() is not None:
+            return  # the caller that waited saw it; a later one asks again
+        if len(self._kept) >= _MAX_KEPT:
+            self._kept.pop(next(iter(self._kept)))
+        self._kept[key] = (self._clock(), task.result())
