@@ -7,11 +7,10 @@ import {
 import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
-import { EditorView } from '@codemirror/view';
 import { PromptStore } from './api';
 import { PromptsPanel } from './panel';
 import { publishCell } from './publish';
-import { KEYS_CLASS, SlashCommands, escape, shiftTab, tab } from './slash';
+import { SlashCommands } from './slash';
 
 const ICON_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">' +
@@ -21,12 +20,6 @@ const ICON_SVG =
 export const promptIcon = new LabIcon({ name: 'mcp-notebook:prompt', svgstr: ICON_SVG });
 
 const PUBLISH = 'mcp-notebook:publish-cell';
-
-function focusedView(): EditorView | null {
-  const active = document.activeElement;
-  const editor = active instanceof HTMLElement ? active.closest('.cm-editor') : null;
-  return editor instanceof HTMLElement ? EditorView.findFromDOM(editor) : null;
-}
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'mcp-notebook:plugin',
@@ -55,27 +48,6 @@ const plugin: JupyterFrontEndPlugin<void> = {
         return EditorExtensionRegistry.createImmutableExtension(slash.extension(() => model.mimeType));
       }
     });
-
-    // While the menu or a tab stop is active, Tab, Shift+Tab and Escape are the menu's (JupyterLab's
-    // own bindings for them match less closely: the class is on the editor's content itself).
-    const selector = `.${KEYS_CLASS}`;
-    const keyCommands: [string, string, (view: EditorView) => boolean][] = [
-      ['mcp-notebook:menu-tab', 'Tab', tab],
-      ['mcp-notebook:menu-shift-tab', 'Shift Tab', shiftTab],
-      ['mcp-notebook:menu-escape', 'Escape', escape]
-    ];
-    for (const [id, key, run] of keyCommands) {
-      app.commands.addCommand(id, {
-        label: `Prompt menu: ${key}`,
-        execute: () => {
-          const view = focusedView();
-          if (view) {
-            run(view);
-          }
-        }
-      });
-      app.commands.addKeyBinding({ command: id, keys: [key], selector });
-    }
 
     app.commands.addCommand(PUBLISH, {
       label: 'Publish as prompt',

@@ -10,20 +10,16 @@ import {
   clearSnippet,
   closeCompletion,
   completionStatus,
-  hasNextSnippetField,
-  hasPrevSnippetField,
   nextSnippetField,
   prevSnippetField,
   snippet,
+  snippetKeymap,
   startCompletion
 } from '@codemirror/autocomplete';
-import { Extension } from '@codemirror/state';
-import { EditorView, ViewPlugin, ViewUpdate } from '@codemirror/view';
+import { Extension, Prec } from '@codemirror/state';
+import { EditorView, ViewPlugin, keymap } from '@codemirror/view';
 import { IPrompt, IRendered, IServer, PromptStore, complete, render } from './api';
 import { ISlashLine, argumentValues, parseSlashLine, quoteValue } from './slashline';
-
-/** The class the editor's content gets while Tab, Shift+Tab and Escape belong to the prompt menu. */
-export const KEYS_CLASS = 'jp-mcp-keys';
 
 const TYPING_COMMAND = /^(\s*)(\/\S*)$/;
 const TYPING_VALUE = /(?:^|\s)([A-Za-z_][\w.-]*)=("[^"]*|'[^']*|[^\s"']*)$/;
@@ -151,14 +147,21 @@ export class SlashCommands {
         tooltipClass: () => 'jp-mcp-menu',
         maxRenderedOptions: 200
       }),
+      // JupyterLab lets the editor's keymap go before its own key bindings: while a tab stop is active Tab
+      // goes to the next one and opens its menu; otherwise Tab accepts the selected item, or opens the menu
+      // at the end of a slash line.
+      snippetKeymap.of([
+        { key: 'Tab', run: nextStop },
+        { key: 'Shift-Tab', run: prevSnippetField },
+        { key: 'Escape', run: clearSnippet }
+      ]),
+      Prec.highest(keymap.of([{ key: 'Tab', run: view => isMarkdownMime(mimeType()) && tab(view) }])),
+      // Says which editors offer prompts (Markdown ones), for the curious and for the tests.
+      EditorView.contentAttributes.of(() => (isMarkdownMime(mimeType()) ? { 'data-mcp-prompts': 'on' } : null)),
       ViewPlugin.fromClass(
         class {
           constructor(readonly view: EditorView) {
             track.add(view);
-          }
-          update(update: ViewUpdate) {
-            const active = isMarkdownMime(mimeType()) && keysBelongToMenu(update.state, update.view);
-            update.view.contentDOM.classList.toggle(KEYS_CLASS, active);
           }
           destroy() {
             track.delete(this.view);
@@ -333,7 +336,8 @@ export class SlashCommands {
     if (!options.length) {
       return null;
     }
-    return { from: context.pos, options, filter: false };
+    // Typing an argument's name filters the list (render here / below drop out then).
+    return { from: context.pos, options, validFor: /^[\w.-]*$/ };
   }
 
   private _insertRendering(
@@ -362,7 +366,7 @@ export class SlashCommands {
           return;
         }
         const markdown = result.markdown.replace(/\s+$/, '');
-        const insert = where === 'here' ? markdown : `${line.text}\n\n${markdown}`;
+        const insert = where === 'here' ? markdown : `${line.text.trimEnd()}\n\n${markdown}`;
         view.dispatch({
           changes: { from: line.from, to: line.to, insert },
           selection: { anchor: line.from + insert.length },
@@ -380,38 +384,29 @@ export class SlashCommands {
   private _views = new Set<EditorView>();
 }
 
-function keysBelongToMenu(state: EditorView['state'], view: EditorView): boolean {
-  if (completionStatus(state) !== null || hasNextSnippetField(state) || hasPrevSnippetField(state)) {
-    return true;
+/** Tab in a tab stop: the next one, with its values (at the last stop, render here / render below). */
+function nextStop(view: EditorView): boolean {
+  if (completionStatus(view.state) === 'active') {
+    return acceptCompletion(view);
   }
-  const head = state.selection.main;
-  if (!head.empty) {
+  // A query still under way belongs to the field left: drop it, or its answer would close the next menu.
+  closeCompletion(view);
+  if (!nextSnippetField(view)) {
     return false;
   }
-  const line = state.doc.lineAt(head.head);
-  return head.head === line.to && parseSlashLine(line.text) !== null && view.hasFocus;
+  startCompletion(view);
+  return true;
 }
 
-/** Tab: accept the selected item, go to the next tab stop, or open the menu on a slash line. */
-export function tab(view: EditorView): boolean {
-  if (completionStatus(view.state) === 'active' && acceptCompletion(view)) {
-    return true;
+/** Tab outside tab stops: accept the selected item, or open the menu at the end of a slash line. */
+function tab(view: EditorView): boolean {
+  if (completionStatus(view.state) === 'active') {
+    return acceptCompletion(view);
   }
-  if (hasNextSnippetField(view.state) && nextSnippetField(view)) {
-    // The values of the argument reached (or, at the last stop, render here / render below).
-    startCompletion(view);
-    return true;
+  const { main } = view.state.selection;
+  const line = view.state.doc.lineAt(main.head);
+  if (main.empty && main.head === line.to && parseSlashLine(line.text)) {
+    return startCompletion(view);
   }
-  return startCompletion(view);
-}
-
-export function shiftTab(view: EditorView): boolean {
-  return prevSnippetField(view);
-}
-
-export function escape(view: EditorView): boolean {
-  if (completionStatus(view.state) !== null) {
-    return closeCompletion(view);
-  }
-  return clearSnippet(view);
+  return false;
 }

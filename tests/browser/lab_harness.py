@@ -101,11 +101,12 @@ def wait_for_lab(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @contextlib.contextmanager
-def running_lab(base: Path) -> Iterator[Lab]:
+def running_lab(base: Path, more_env: Mapping[str, str] | None = None) -> Iterator[Lab]:
     """JupyterLab serving the fixture notebooks and what they use (and nothing else), stopped on exit.
 
     Lab runs from `base` with its own Jupyter/IPython folders, on 127.0.0.1 at a
     free port, with no token (loopback only) and its app exposed to the page.
+    `more_env` is added to its environment (e.g. `JUPYTER_PATH`).
     """
     if str(ROOT / "tests") not in sys.path:
         sys.path.insert(0, str(ROOT / "tests"))  # run as a script (the screenshots), not only under pytest
@@ -119,7 +120,7 @@ def running_lab(base: Path) -> Iterator[Lab]:
     for server in SERVED_SERVERS:
         shutil.copy(server, root / server.name)
     lab_folders = (("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"))
-    env = {**os.environ, **jupyter_folders(base, lab_folders)}
+    env = {**os.environ, **jupyter_folders(base, lab_folders), **(more_env or {})}
     # No "Would you like to get notified about Jupyter news?" toast over the page.
     news = base / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     news.parent.mkdir(parents=True)
@@ -169,3 +170,19 @@ def chromium_page(chromium_path: str, width: int = 1280, height: int = 1000) -> 
             yield context.new_page()
         finally:
             browser.close()
+
+
+def install_wheel(prefix: Path) -> Path:
+    """Build mcp-notebook's wheel and install it under `prefix` as pip does (no Node involved): returns the wheel.
+
+    Its data files land in `prefix`: the prebuilt JupyterLab extension in
+    share/jupyter/labextensions/mcp-notebook, the server extension's switch in
+    etc/jupyter/jupyter_server_config.d. The Python code itself is the venv's.
+    """
+    wheels = prefix.parent / f"{prefix.name}-wheel"
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels)]
+    subprocess.run([*build, str(ROOT)], check=True, capture_output=True, timeout=600)
+    [wheel] = wheels.glob("mcp_notebook-*.whl")
+    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", "--prefix"]
+    subprocess.run([*install, str(prefix), str(wheel)], check=True, capture_output=True, timeout=600)
+    return wheel
