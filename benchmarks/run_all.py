@@ -28,6 +28,7 @@ BENCHMARKS = (
     "bench_loop_stall",
     "bench_poll",
     "bench_check",
+    "bench_skills",
 )
 
 # Sizes small enough for a smoke test in CI.
@@ -42,6 +43,7 @@ QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "bench_loop_stall": ("--cells", "300", "--megabytes", "1", "--window", "0.3"),
     "bench_poll": ("--notebooks", "3", "--prompts", "1", "--saves", "1", "--idle-seconds", "0.2", "--intervals", "0.3"),
     "bench_check": ("--notebooks", "3", "--prompts", "2", "--repeats", "1"),
+    "bench_skills": ("--count", "20", "--repeats", "1"),
 }
 
 

@@ -225,8 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from lsprotocol import types
 
-    from mcp_notebook.client.kernels import KernelWatcher
-    from mcp_notebook.client.pool import ClientPool
+    from mcp_notebook.catalog.kernels import KernelWatcher
+    from mcp_notebook.catalog.pool import ClientPool
     from mcp_notebook.config import load_trusted
     from mcp_notebook.naming import command_server_names
 

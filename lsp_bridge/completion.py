@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from mcp_notebook.client.pool import CatalogSnapshot, ServerState, ServerStatus
+from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState, ServerStatus
 from mcp_notebook.models import CompletionResult, PromptSpec
 from mcp_notebook.ranking import CommandEntry, is_magic
 
@@ -147,7 +147,7 @@ def to_command_list(
             text, fmt = to_insert_text(entry, trigger), types.InsertTextFormat.PlainText
         item = types.CompletionItem(
             label=f"{trigger}{entry.key}",
-            kind=types.CompletionItemKind.Function,
+            kind=types.CompletionItemKind.Module if entry.is_skill else types.CompletionItemKind.Function,
             detail=to_command_summary(entry.spec) or None,
             documentation=None
             if style.lazy_documentation

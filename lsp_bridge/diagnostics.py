@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from lsprotocol import types
 
-from mcp_notebook.client.pool import CatalogSnapshot, ServerState
+from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState
 from mcp_notebook.naming import suggest_names
 from mcp_notebook.ranking import CommandEntry
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_notebook.client.pool import ServerStatus
+from mcp_notebook.catalog.pool import ServerStatus
 from mcp_notebook.models import PromptArgument, PromptSpec
 from mcp_notebook.ranking import CommandEntry
 

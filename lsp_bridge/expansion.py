@@ -1,4 +1,4 @@
-"""Rendering a slash line in place: `prompts/get`, then one `workspace/applyEdit`.
+"""Rendering a slash line in place: `prompts/get` (a skill's command: its SKILL.md), then one `workspace/applyEdit`.
 
 Every command on the line is rendered before anything is edited, and the edit
 is only sent when the line is still what it was: the document is replaced in
@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from lsprotocol import types
 
-from mcp_notebook.client.pool import CatalogSnapshot, ServerState
+from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState
+from mcp_notebook.catalog.skill_commands import to_skill_text
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import RenderedPrompt
 from mcp_notebook.ranking import CommandEntry
@@ -23,6 +24,8 @@ from .render import to_editor_text
 from .slashline import SlashCommand, find_commands
 
 if TYPE_CHECKING:
+    from mcp_notebook.client.skills import SkillContent
+
     from .server import BridgeServer
 
 __all__ = ["RENDER_COMMAND", "RenderOutcome", "prepare_line_edit", "render_line"]
@@ -94,7 +97,13 @@ async def prepare_line_edit(server: BridgeServer, uri: str, number: int) -> Rend
     if isinstance(plan, str):
         return RenderOutcome(False, error=plan)
     results = await asyncio.gather(
-        *(server.catalog.get_prompt(e.server, e.spec.name, c.values()) for c, e in plan), return_exceptions=True
+        *(
+            server.catalog.read_skill(e.server, snapshot.skills[e.key])
+            if e.is_skill
+            else server.catalog.get_prompt(e.server, e.spec.name, c.values())
+            for c, e in plan
+        ),
+        return_exceptions=True,
     )
     texts: list[str] = []
     for (_, entry), result in zip(plan, results, strict=True):
@@ -102,8 +111,10 @@ async def prepare_line_edit(server: BridgeServer, uri: str, number: int) -> Rend
             return RenderOutcome(False, error=f"Cannot render {trigger}{entry.key}: {result}")
         if isinstance(result, BaseException):
             raise result
-        assert isinstance(result, RenderedPrompt)
-        texts.append(to_editor_text(result, images=server.settings.images))
+        if isinstance(result, RenderedPrompt):
+            texts.append(to_editor_text(result, images=server.settings.images))
+        else:  # a skill's SKILL.md, read and checked
+            texts.append(to_skill_text(cast("SkillContent", result)))
     current = server.open_document(uri)
     if current is None or current.version != version or server.line_at(server.lines_of(current), number) != line:
         return RenderOutcome(False, error="The line changed while the prompt was rendering; nothing was replaced")

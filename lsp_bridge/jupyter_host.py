@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from mcp_notebook.client.pool import PromptCatalog, QuickCompletions
+from mcp_notebook.catalog.pool import PromptCatalog, QuickCompletions
 from mcp_notebook.config import ServerConfig
 
 __all__ = [

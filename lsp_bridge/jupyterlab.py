@@ -20,6 +20,14 @@ shapes (both only when the cursor ends its paragraph, where the token ends):
   new line. This is how "render here" replaces the slash line with the
   rendered prompt; "render below" keeps the line (and starts with it, which
   makes the answer a replacement of the token).
+
+The token holds the space a user types after the command to open the menu (a
+trigger character, as Tab indents in a Markdown cell). "Render below" keeps
+the line without it; when no item of the answer then starts with the whole
+token, one more item does ("as typed": the line as it is), so that the answer
+still replaces the token. Its filter text never matches what is typed, so
+JupyterLab's completer, which filters an answer by the text it replaces
+(`preFilterMatches`, on by default), does not show it.
 """
 
 from __future__ import annotations
@@ -72,12 +80,21 @@ def as_whole_line(item: types.CompletionItem, line: str) -> types.CompletionItem
     return item
 
 
-def render_items(line: str, command: str, rendered: str, *, markdown: bool) -> list[types.CompletionItem]:
+_NEVER_TYPED = "\x00"  # a filter text no typed line matches
+
+
+def render_items(
+    line: str, command: str, rendered: str, *, markdown: bool, others: Sequence[types.CompletionItem] = ()
+) -> list[types.CompletionItem]:
     """Render here (the slash line becomes `rendered`) and render below (kept, the conversation after it).
 
-    `command` (`/server:prompt`) names them. They come after the other items;
-    their labels do not spell the line, so JupyterLab ranks them by `sortText`.
+    `command` (`/server:prompt`) names them. They come after the other items
+    of the answer (`others`); their labels do not spell the line, so JupyterLab
+    ranks them by `sortText`. The line below is kept without the spaces at its
+    end (the one typed to open the menu); see the module's docstring for the
+    item that then keeps the answer a replacement of the line.
     """
+    kept = line.rstrip()
     preview = types.MarkupContent(types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText, rendered)
     here = types.CompletionItem(
         label=f"{command} — render here",
@@ -96,7 +113,18 @@ def render_items(line: str, command: str, rendered: str, *, markdown: bool) -> l
         documentation=preview,
         sort_text="99999",
         filter_text=line,
-        insert_text=f"{line}\n\n{rendered}",
+        insert_text=f"{kept}\n\n{rendered}",
         insert_text_format=types.InsertTextFormat.PlainText,
     )
-    return [here, below]
+    if kept == line or any((item.insert_text or "").startswith(line) for item in others):
+        return [here, below]
+    as_typed = types.CompletionItem(
+        label=f"{command} — as typed",
+        kind=types.CompletionItemKind.Text,
+        detail="leave this line as it is",
+        sort_text="99999~",
+        filter_text=_NEVER_TYPED,
+        insert_text=line,
+        insert_text_format=types.InsertTextFormat.PlainText,
+    )
+    return [here, below, as_typed]

@@ -24,7 +24,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument
 
-from mcp_notebook.client.pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
+from mcp_notebook.catalog.pool import CatalogSnapshot, PromptCatalog, ServerState, ServerStatus
 from mcp_notebook.version import __version__
 
 from .completion import (
@@ -366,7 +366,7 @@ class BridgeServer(LanguageServer):
             command, key, task = rendering
             rendered = await self._inline_render_text(key, task, deadline)
             if rendered is not None:
-                items += render_items(typed, command, rendered, markdown=self.style.markdown)
+                items += render_items(typed, command, rendered, markdown=self.style.markdown, others=items)
         if not items:
             return answer
         return types.CompletionList(is_incomplete=answer.is_incomplete, items=items)
@@ -630,7 +630,8 @@ def _describe(status: ServerStatus) -> str:
     if status.state is ServerState.READY and status.cached:
         return f"{status.name} starting ({len(status.prompts)} prompts stored at its last start)"
     if status.state is ServerState.READY:
-        return f"{status.name} ready ({len(status.prompts)} prompts)"
+        skills = f", {len(status.skills)} skills" if status.skills else ""
+        return f"{status.name} ready ({len(status.prompts)} prompts{skills})"
     if status.state in (ServerState.DOWN, ServerState.NOT_TRUSTED) and status.error:
         reason = status.error if len(status.error) <= 200 else status.error[:199] + "…"
         return f"{status.name} {status.state.value} ({reason})"

@@ -9,6 +9,9 @@
     msgs = docs.get("code_review", code=my_code, language="python")   # what %mcp get returns
     msgs.to_openai()                                     # or .to_anthropic()
     docs.complete("code_review", "language", "py")
+    docs.skills()                                        # the server's skills (the Skills extension)
+    docs.read_skill("pdf-processing").text              # its SKILL.md, checked against its digest
+    docs.read_skill("pdf-processing", "references/FORMS.md")
     docs.close()
 
 `connect()` reaches nothing: the connection opens on first use (or at
@@ -32,7 +35,7 @@ from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlparse
 
 from .client import InputHandler as AsyncInputHandler
-from .client import InputRequest, PromptClient
+from .client import InputRequest, PromptClient, Skill, SkillContent
 from .config import ServerConfig, default_config_paths, load_server_configs
 from .exceptions import (
     ConfigError,
@@ -189,6 +192,39 @@ class Connection:
         """Values the server suggests for `argument` of prompt `name`, starting from `prefix`."""
         values = {key: argument_text(value) for key, value in context.items()}
         return self._runtime.call(self.client.complete, name, argument, prefix, values or None)
+
+    @_one_error
+    def skills(self) -> tuple[Skill, ...]:
+        """Every skill the server lists, through the Skills extension (`io.modelcontextprotocol/skills`).
+
+        A server that does not declare the extension raises `SkillsNotOfferedError`.
+        """
+        return self._runtime.call(self.client.list_skills)
+
+    @_one_error
+    def skill(self, name: str) -> Skill:
+        """One skill: by name, by its path (`acme/billing/refunds`), or by the URI of its `SKILL.md`.
+
+        A URI is asked of the server (`skills/get`), so a skill the listing
+        leaves out is found too. An unknown name raises `UnknownSkillError`
+        with close names; a name several skills share, with their paths.
+        """
+        if "://" in name:
+            return self._runtime.call(self.client.get_skill, name)
+        from .client.skills import find_skill
+
+        return find_skill(self.skills(), name)
+
+    @_one_error
+    def read_skill(self, skill: Skill | str, path: str = "SKILL.md") -> SkillContent:
+        """A file of a skill (default its `SKILL.md`), checked against the digest and size the server listed.
+
+        `skill` is a `Skill` or what `skill()` takes; `path` is relative to the
+        skill's folder (`references/FORMS.md`). `.text` is the file's text,
+        `.body` a `SKILL.md`'s instructions without the frontmatter.
+        """
+        chosen = skill if isinstance(skill, Skill) else self.skill(skill)
+        return self._runtime.call(self.client.read_skill_file, chosen, path)
 
     def close(self) -> None:
         """Disconnect (a stdio server process is stopped). Using the connection again reconnects."""

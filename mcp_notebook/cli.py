@@ -42,6 +42,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("config", "print MCP client configuration", "commands.client_config"),
     ("connect", "connect a stdio client to a running kernel's server", "commands.connect"),
     ("trust", "trust a project's MCP configuration file", "trust_command"),
+    ("help", "print a guide: the notebook format, deployment", "commands.guides"),
 )
 
 _MAIN_HELP = """\

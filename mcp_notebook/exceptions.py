@@ -21,7 +21,9 @@
     │   │   └── PathRefusedError            a path no request may name (outside, hidden, ...); names no server path
     │   └── EmbeddedFileArgumentError   an argument names an unreadable embedded file; -32602 (a PromptError)
     ├── ServerError                 a remote MCP server answered with an error; .code, .data
-    │   └── ServerConnectionError       it could not be reached or went away; .server
+    │   ├── ServerConnectionError       it could not be reached or went away; .server
+    │   └── SkillsNotOfferedError       it does not declare the Skills extension, so has no skills; .server
+    ├── UnknownSkillError           no skill (or several) of that name on the connected servers; .name, .suggestions
     └── ConfigError                 an MCP configuration file or entry is unusable; .path
 
 Each edge translates these once: the protocol seam into JSON-RPC errors, the
@@ -53,9 +55,11 @@ __all__ = [
     "ResourceError",
     "ServerConnectionError",
     "ServerError",
+    "SkillsNotOfferedError",
     "UnknownArgumentsError",
     "UnknownMagicError",
     "UnknownPromptError",
+    "UnknownSkillError",
     "VariableArgumentError",
 ]
 
@@ -226,6 +230,35 @@ class ServerConnectionError(ServerError):
     def __init__(self, server: str, message: str) -> None:
         self.server = server
         super().__init__(f"{server}: {message}")
+
+
+class SkillsNotOfferedError(ServerError):
+    """A server that does not declare the Skills extension (`io.modelcontextprotocol/skills`): it has no skills."""
+
+    def __init__(self, server: str, protocol_version: str | None) -> None:
+        self.server = server
+        era = (
+            f" It speaks protocol {protocol_version}; some servers (FastMCP 4.2) offer skills only to 2026-07-28 "
+            "clients: connect it with mode 2026-07-28 or auto."
+            if protocol_version is not None and protocol_version < "2026"
+            else ""
+        )
+        extension = "io.modelcontextprotocol/skills"
+        super().__init__(f"{server} offers no skills: it does not declare the Skills extension ({extension}).{era}")
+
+
+class UnknownSkillError(MCPNotebookError):
+    """No skill of that name on the servers searched, or several (then `suggestions` are the qualified names)."""
+
+    def __init__(self, name: str, suggestions: Sequence[str] = (), *, ambiguous: bool = False) -> None:
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        if ambiguous:
+            message = f"Several servers offer a skill {name!r}: say which, as {' or '.join(self.suggestions)}"
+        else:
+            hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+            message = f"Unknown skill: {name}{hint}"
+        super().__init__(message)
 
 
 class ConfigError(MCPNotebookError):

@@ -225,7 +225,8 @@ def main(argv: Sequence[str] | None = None, options: argparse.Namespace | None =
             return 1
         print(connection.token)
         return 0
-    print(f"mcp-notebook connect: proxying to {connection.url} (kernel {connection.short_id})", file=sys.stderr)
+    if sys.stdin.isatty():  # a person started it; an MCP client would log the line as an error (Claude Code)
+        print(f"mcp-notebook connect: proxying to {connection.url} (kernel {connection.short_id})", file=sys.stderr)
     import anyio
 
     anyio.run(run_connect, connection)

@@ -30,6 +30,8 @@ __all__ = [
     "ResourceInfo",
     "ResourceLink",
     "Role",
+    "SkillFile",
+    "SkillSpec",
     "TextContent",
 ]
 
@@ -285,3 +287,48 @@ class ResourceInfo:
     description: str | None = None
     mime_type: str | None = None
     size: int | None = None
+
+
+SKILL_FILE = "SKILL.md"
+
+
+@dataclass(frozen=True, slots=True)
+class SkillFile:
+    """One file of a skill as served: its path in the skill (posix), the SHA-256 of its bytes, its size."""
+
+    path: str
+    digest: str  # "sha256:<64 lowercase hex>"
+    size: int
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SkillSpec:
+    """A skill (the Skills extension): a `SKILL.md` with frontmatter and the files beside it.
+
+    `path` is the skill's path in the `skill://` namespace (its last segment
+    is the skill's name); `files` lists every file, `SKILL.md` first.
+    A skill read from a folder has `folder` (where it is, relative to the
+    served folder, symlinks resolved); a skill made from a notebook has its
+    files' bytes in `contents` instead.
+    """
+
+    path: str
+    frontmatter: Mapping[str, Any]
+    files: tuple[SkillFile, ...]
+    origin: str  # what clients and warnings name: the folder or the notebook (and section) it comes from
+    folder: str | None = None
+    contents: Mapping[str, bytes] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return str(self.frontmatter.get("name", ""))
+
+    @property
+    def description(self) -> str:
+        return str(self.frontmatter.get("description", ""))
+
+    @property
+    def uri(self) -> str:
+        """The URI of its `SKILL.md`, which names the skill."""
+        return f"skill://{self.path}/{SKILL_FILE}"

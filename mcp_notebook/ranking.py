@@ -49,12 +49,14 @@ class MatchTier(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class CommandEntry:
-    """One prompt of one server, as a slash command."""
+    """One prompt of one server, as a slash command; or one skill, whose `spec` describes it (`skill_spec`)."""
 
     server: str
     spec: PromptSpec
     # Among equally good matches, lower comes first (see the module's docstring).
     priority: int = 0
+    # A skill's command (its SKILL.md is inserted): the skill is the snapshot's `skills[key]`.
+    is_skill: bool = False
 
     @property
     def key(self) -> str:

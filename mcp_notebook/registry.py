@@ -22,7 +22,7 @@ from itertools import chain
 from operator import attrgetter
 from types import MappingProxyType
 
-from .models import PromptSpec
+from .models import PromptSpec, SkillSpec
 from .naming import plan_renames
 
 __all__ = ["PromptRegistry", "RegistrySnapshot", "digest_of"]
@@ -42,6 +42,8 @@ class RegistrySnapshot:
     warnings: tuple[str, ...] = ()
     by_name: Mapping[str, PromptSpec] = field(default_factory=lambda: MappingProxyType({}))
     fingerprint: str = ""
+    skills: tuple[SkillSpec, ...] = ()  # in `skill://` URI order
+    skills_by_uri: Mapping[str, SkillSpec] = field(default_factory=lambda: MappingProxyType({}))
 
     def get(self, name: str) -> PromptSpec | None:
         return self.by_name.get(name)
@@ -56,10 +58,12 @@ def digest_of(items: Iterable[object]) -> bytes:
     return digest.digest()
 
 
-def _fingerprint(group_digests: Mapping[str, bytes]) -> str:
+def _fingerprint(group_digests: Mapping[str, bytes], skills: bytes = b"") -> str:
     # The merged set (clash renames included) is a function of the groups alone, so digesting
     # each group once, when it is set, identifies the set: a change re-digests one group, not all.
     digest = hashlib.blake2b(digest_size=8)
+    if skills:  # the skills are part of what clients are told changed (as resources)
+        digest.update(b"skills\0" + skills)
     for key in sorted(group_digests):
         digest.update(key.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
@@ -87,6 +91,9 @@ class PromptRegistry:
         self._served: dict[str, tuple[PromptSpec, ...]] = {}  # each group as last published (clashes renamed)
         self._by_name: dict[str, PromptSpec] = {}  # the last snapshot's prompts by name, copied on change
         self._listeners: list[Listener] = []
+        self._skills: tuple[SkillSpec, ...] = ()
+        self._skill_warnings: tuple[str, ...] = ()
+        self._skills_digest = b""
         self._snapshot = RegistrySnapshot(version=0, prompts=(), fingerprint=_fingerprint({}))
 
     def snapshot(self) -> RegistrySnapshot:
@@ -103,6 +110,17 @@ class PromptRegistry:
 
     def remove_group(self, key: str) -> None:
         self.update({key: None})
+
+    def set_skills(self, skills: Sequence[SkillSpec], warnings: Sequence[str] = ()) -> None:
+        """Replace the served skills (every skill of the served folders, as one set) and their warnings."""
+        ordered = tuple(sorted(skills, key=lambda skill: skill.uri))
+        with self._lock:
+            if ordered == self._skills and tuple(warnings) == self._skill_warnings:
+                return  # a save that changed no skill: the prompts' snapshot is not built again for it
+            self._skills = ordered
+            self._skill_warnings = tuple(warnings)
+            self._skills_digest = digest_of(ordered) if ordered else b""
+        self.update({})
 
     def update(
         self,
@@ -134,7 +152,7 @@ class PromptRegistry:
                         self._group_digests.pop(key, None)
             old = self._snapshot
             new = self._build(old.version + 1)
-            if new.fingerprint == old.fingerprint and new.warnings == old.warnings:
+            if new.fingerprint == old.fingerprint and new.warnings == old.warnings and new.skills == old.skills:
                 return
             self._snapshot = new
             listeners = list(self._listeners)
@@ -240,10 +258,20 @@ class PromptRegistry:
                 kept.append(spec)
             prompts = tuple(kept)
         self._served, self._by_name = served, by_name
+        skills = self._skills
+        warnings.extend(self._skill_warnings)
+        warnings.extend(
+            f"skill {skill.name!r} ({skill.origin}) has the name of a prompt: clients that show both as commands "
+            "may confuse them; rename one"
+            for skill in skills
+            if skill.name in by_name
+        )
         return RegistrySnapshot(
             version=version,
             prompts=prompts,
             warnings=tuple(warnings),
             by_name=MappingProxyType(by_name),
-            fingerprint=_fingerprint(self._group_digests),
+            fingerprint=_fingerprint(self._group_digests, self._skills_digest),
+            skills=skills,
+            skills_by_uri=MappingProxyType({skill.uri: skill for skill in skills}),
         )

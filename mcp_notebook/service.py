@@ -21,6 +21,9 @@ What is the same in every host, because only this module does it:
   worker thread (`start_in_thread`);
 * **the start-up summary** (`sources/start_report.py`): how many prompts from
   how many notebooks, then each notebook's problem, said once.
+* **the skills** (`sources/skills.py`, unless `skills` is off): looked for
+  during the first scan, looked for again after a save, read by the protocol
+  server's `skills/list`, `skills/get` and `skill://` reads.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from .protocol.server import CachePolicy, PromptServer
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
+    from .sources.skills import SkillCatalog
     from .sources.start_report import StartReport
 
 __all__ = ["NotebookService", "ServiceSettings"]
@@ -55,6 +59,7 @@ class ServiceSettings:
     poll: float | None = None  # seconds between looks for changes; None: only where the kernel cannot tell
     cache: bool = True
     cache_dir: str | None = None  # None: $MCP_NOTEBOOK_CACHE_DIR, else $XDG_CACHE_HOME/mcp-notebook
+    skills: bool = True  # the Skills extension: SKILL.md folders and notebooks tagged as skills
 
     def __post_init__(self) -> None:
         settings.check_values({name: getattr(self, name) for name in self.names()})
@@ -119,6 +124,19 @@ class NotebookService:
         self.source: NotebookFolderSource = NotebookFolderSource(
             list(settings.paths), self.registry, index_folder=settings.index_folder
         )
+        self.skills: SkillCatalog | None = None
+        if settings.skills:
+            from .sources.skills import SkillCatalog
+
+            source = self.source
+            self.skills = SkillCatalog(
+                self.registry,
+                lambda: source.served_folders,
+                lambda: source.root,
+                lambda: source.served_files,
+                index_folder=settings.index_folder,
+            )
+            source.skills = self.skills
         self._cache = cache
         self._server_options = server_options
         self._server: PromptServer | None = None
@@ -138,6 +156,7 @@ class NotebookService:
                 page_size=self.settings.page_size,
                 name=options.pop("name", self.settings.name),
                 cache=self._cache,
+                skills=options.pop("skills", self.skills.read_bytes if self.skills is not None else None),
                 **options,
             )
         return self._server
@@ -152,8 +171,17 @@ class NotebookService:
         from .sources.start_report import StartReport, summary_lines, then_for
 
         self._report = StartReport()  # each problem of the first scan said once, in the summary
+        skills = self.skills
+
+        def meanwhile_too() -> None:
+            # The skills are looked for while forked children build the notebooks (the host's own work after).
+            if skills is not None:
+                skills.scan()
+            if meanwhile is not None:
+                meanwhile()
+
         try:
-            self.source.first_scan(meanwhile)
+            self.source.first_scan(meanwhile_too)
         except BaseException:
             self._end_report()
             raise
@@ -194,6 +222,8 @@ class NotebookService:
     def close(self, timeout: float | None = 10.0) -> None:
         """When serving ends: what was loaded is written to the index (waiting at most `timeout`), then closed."""
         self._end_report()
+        if self.skills is not None:  # a host that serves another folder next (a kernel's renamed notebook)
+            self.registry.set_skills(())
         self.source.close(timeout)
 
     def describe(self) -> str:

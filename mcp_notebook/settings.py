@@ -367,6 +367,13 @@ OPTIONS: tuple[Option, ...] = (
         off="neither read nor write the notebook index",
     ),
     Option(
+        "skills",
+        Flag(),
+        True,
+        "serve skills too (the MCP Skills extension): folders with a SKILL.md, notebooks tagged as skills",
+        off="serve no skills (no skills/list, no skill:// resources)",
+    ),
+    Option(
         "cache_dir",
         Text(),
         None,
@@ -437,7 +444,7 @@ OPTIONS: tuple[Option, ...] = (
         Whole(1),
         1,
         "worker processes sharing the port; more than one serves handshake clients without sessions, as "
-        "--stateless does (docs/deployment.md)",
+        "--stateless does (mcp-notebook help deployment)",
         surfaces=frozenset({CLI}),
         metavar="N",
         why="an ASGI server or process manager starts its own workers (--workers of uvicorn, gunicorn, hypercorn)",
@@ -446,7 +453,7 @@ OPTIONS: tuple[Option, ...] = (
         "stateless",
         Flag(),
         False,
-        "no handshake sessions: any process answers any request, no affinity needed (docs/deployment.md)",
+        "no handshake sessions: any process answers any request, no affinity needed (mcp-notebook help deployment)",
         surfaces=_OUTSIDE_JUPYTER,
         why=_NOT_IN_JUPYTER,
     ),

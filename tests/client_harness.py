@@ -181,3 +181,17 @@ class ChangeWatcher:
 
         if isinstance(message, mcp_types.PromptListChangedNotification):
             self.changed.set()
+
+
+SKILLS_SERVER = SERVERS / "skills_fastmcp_server.py"
+SKILL_FOLDERS = SERVERS / "skill_folders"
+
+
+def skills_config(*args: str, name: str = "shop") -> ServerConfig:
+    """FastMCP 4.2 serving skill folders (`tests/servers/skills_fastmcp_server.py`), started over stdio."""
+    return ServerConfig(name=name, command=sys.executable, args=(str(SKILLS_SERVER), *args))
+
+
+def running_skills_http_server(*args: str) -> contextlib.AbstractContextManager[str]:
+    """FastMCP 4.2 serving skill folders on Streamable HTTP (127.0.0.1, a free port); yield its URL."""
+    return running_url_process([sys.executable, str(SKILLS_SERVER), "--http", *args])

@@ -380,7 +380,7 @@ def test_a_misspelled_subcommand_keeps_the_usage_line_and_says_what_to_type(
     assert lines == [
         "usage: mcp-notebook [-h] [--version] COMMAND ...",
         "mcp-notebook: error: argument COMMAND: invalid choice: 'serv' "
-        "(choose from 'serve', 'list', 'render', 'check', 'config', 'connect', 'trust')",
+        "(choose from 'serve', 'list', 'render', 'check', 'config', 'connect', 'trust', 'help')",
         f"mcp-notebook: did you mean serve? type: mcp-notebook serve {folder} --http",
     ]
 
@@ -423,7 +423,8 @@ def test_every_option_misspelled_is_suggested(command: str, option: str, capsys:
     every = {known for _, known in _every_long_option()}
     cuts = range(2 + (len(option) - 2) // 2, 2, -1)
     typo = next(typo for cut in cuts if not any(k.startswith(typo := option[:cut] + option[cut + 1 :]) for k in every))
-    argv = [command, "x", typo] if command else [typo]
+    word = "format" if command == "help" else "x"  # a word each command takes where a path or name goes
+    argv = [command, word, typo] if command else [typo]
     lines = _usage_error(argv, capsys)
     assert (
         lines[-1] == f"mcp-notebook: did you mean {option}? type: mcp-notebook {' '.join(argv).replace(typo, option)}"
@@ -488,8 +489,9 @@ def test_values_and_abbreviations_are_not_taken_for_typos(
         ["render", "examples/code_review.ipynb", "code_review", "code=x = 1"],
         ["config", "examples"],
         ["--help"],
+        ["help", "format"],
     ],
-    ids=["list", "render", "config", "help"],
+    ids=["list", "render", "config", "help", "guide"],
 )
 def test_output_to_a_closed_pipe_ends_quietly_with_the_shells_code(argv: list[str]) -> None:
     """`mcp-notebook list --json | head -1`: the reader is gone before the output is; no traceback."""
@@ -511,3 +513,36 @@ def test_output_to_a_closed_pipe_ends_quietly_with_the_shells_code(argv: list[st
         os.close(writer)
     assert done.stderr == ""
     assert done.returncode == 141  # 128 + SIGPIPE, as a shell reports it
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(("topic", "page"), [("format", "notebook-format.md"), ("deployment", "deployment.md")])
+def test_help_prints_the_guide_a_hint_names_as_its_docs_page_says_it(
+    topic: str, page: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["help", topic]) == 0
+    assert capsys.readouterr().out == (ROOT / "docs" / page).read_text(encoding="utf-8")
+
+
+def test_help_without_a_topic_lists_the_topics_and_a_misspelled_one_is_suggested(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["help"]) == 0
+    out = capsys.readouterr().out
+    assert "mcp-notebook help TOPIC" in out and "  format  " in out and "  deployment  " in out
+    suggested = _usage_error(["help", "formt"], capsys)[-1]
+    assert suggested == "mcp-notebook: did you mean format? type: mcp-notebook help format"
+
+
+def test_no_help_and_no_hint_names_a_docs_page_a_registry_install_does_not_have() -> None:
+    """Every page a user is sent to is one they have: `mcp-notebook help TOPIC`, never docs/…"""
+    from mcp_notebook import help_text
+    from mcp_notebook.checking.command import CHECK_HELP
+    from mcp_notebook.sources.start_report import FORMAT_GUIDE
+
+    for command, text in help_text.TEXTS.items():
+        assert "docs/" not in text, command
+    assert "docs/" not in CHECK_HELP
+    assert FORMAT_GUIDE == "mcp-notebook help format"

@@ -177,7 +177,7 @@ def _summary_of(folder: Path, *options: str) -> str:
 def test_a_folder_without_notebooks_says_how_to_write_a_prompt(tmp_path: Path) -> None:
     assert _summary_of(tmp_path) == (
         f"mcp-notebook: 0 prompts: no notebook (.ipynb) was found in {tmp_path}. Write one with a cell tagged "
-        "prompt:NAME (docs/notebook-format.md) and save; this server reloads on save."
+        "prompt:NAME (the format: mcp-notebook help format) and save; this server reloads on save."
     )
 
 
@@ -186,13 +186,13 @@ def test_notebooks_without_a_prompt_say_how_many_were_read_and_how_to_tag_a_cell
         write_notebook(tmp_path / f"{name}.ipynb", [{"source": "Just notes."}])
     assert _summary_of(tmp_path) == (
         f"mcp-notebook: 0 prompts: none of the 3 notebooks read in {tmp_path} has a cell tagged prompt:NAME. "
-        "Tag a cell prompt:NAME (docs/notebook-format.md) and save; this server reloads on save."
+        "Tag a cell prompt:NAME (the format: mcp-notebook help format) and save; this server reloads on save."
     )
     (tmp_path / "b.ipynb").unlink()
     (tmp_path / "c.ipynb").unlink()
     assert _summary_of(tmp_path, "--no-watch") == (
         f"mcp-notebook: 0 prompts: the one notebook read in {tmp_path} has no cell tagged prompt:NAME. "
-        "Tag a cell prompt:NAME (docs/notebook-format.md), then start this server again."
+        "Tag a cell prompt:NAME (the format: mcp-notebook help format), then start this server again."
     )
 
 
@@ -206,7 +206,7 @@ def test_over_http_a_folder_without_prompts_says_so_before_the_url_line(
     lines = served.seen("stderr")
     assert lines[0] == (
         f"mcp-notebook: 0 prompts: no notebook (.ipynb) was found in {tmp_path}. Write one with a cell tagged "
-        "prompt:NAME (docs/notebook-format.md), then start this server again."
+        "prompt:NAME (the format: mcp-notebook help format), then start this server again."
     )
     assert lines.index(url_line) > 0
 
@@ -236,3 +236,14 @@ def test_serve_in_a_terminal_says_what_it_waits_for_and_a_client_is_not_told(tmp
     # An MCP client (stdin a pipe) gets only the summary: its log holds nothing about terminals.
     client = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, check=False)
     assert STDIO_WAITING not in client.stderr
+
+
+def test_over_stdio_an_mcp_clients_server_that_started_well_writes_nothing_on_stderr(tmp_path: Path) -> None:
+    """Claude Code logs each stderr line of a stdio server as `{"error":"Server stderr: …"}`: a good start is
+    silent there; -v still says the summary, and a problem is always said (the tests above)."""
+    write_notebook(tmp_path / "good.ipynb", [{"source": "Hello {{who}}", "mcp": {"prompt": "greet"}}])
+    argv = [sys.executable, "-m", "mcp_notebook", "serve", str(tmp_path), "--no-cache"]
+    quiet = subprocess.run(argv, input="", capture_output=True, text=True, timeout=DEADLINE, check=True)
+    assert (quiet.stdout, quiet.stderr) == ("", "")
+    told = subprocess.run([*argv, "-v"], input="", capture_output=True, text=True, timeout=DEADLINE, check=True)
+    assert f"mcp-notebook: 1 prompt from 1 notebook in {tmp_path}" in told.stderr.splitlines()

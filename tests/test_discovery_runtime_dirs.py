@@ -19,7 +19,7 @@ import pytest
 from kernel_harness import RealKernel
 from mcp import Client, StdioServerParameters
 
-from mcp_notebook.client.kernels import KernelWatcher
+from mcp_notebook.catalog.kernels import KernelWatcher
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.discovery import (
     default_runtime_dir,

@@ -27,6 +27,7 @@ INTERNAL = {
     "mcp_notebook.runtime._Interrupted": "Ctrl-C carried across the runtime thread, re-raised as KeyboardInterrupt",
     "mcp_notebook.ipython.subcommands._HelpShown": "argparse printed the help; the subcommand returns",
     "mcp_notebook.sources.sandbox.FileRefusal": "why a file read was refused; the folder source words it per case",
+    "mcp_notebook.sources.skill_format.SkillFormatError": "why a SKILL.md is not served; said as a warning",
     "mcp_notebook.protocol.screening.UnreadableMessage": "not a request; answered with its JSON-RPC code",
     "mcp_notebook.ipython.namespace._OverTime": "formatting a variable ran past its budget; worded per variable",
     "mcp_notebook.transports.limits._HeadTooLarge": "stops the parser at a head over the limit; answered with 431",

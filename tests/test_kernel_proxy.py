@@ -152,6 +152,7 @@ def test_requests_piped_in_are_all_answered_before_the_proxy_exits(
         timeout=DEADLINE,
     )
     assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # an MCP client logs every stderr line (Claude Code: as an error); all went well
     replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
     assert sorted(replies) == [1, 2]
     assert replies[2]["result"]["messages"][0]["content"]["text"] == "Hello Ada"

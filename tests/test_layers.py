@@ -60,6 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "asgi",
             "lazy_packages",
             "client",
+            "catalog",
             "cli",
             "commands",
             "console",
@@ -89,6 +90,7 @@ BRIDGE_MAY_IMPORT = frozenset(
         "ranking",
         "command_line",
         "client",
+        "catalog",
         "config",
         "trust",
         "discovery",
@@ -107,7 +109,7 @@ PURE_BRIDGE_MAY_IMPORT = PURE_BRIDGE | {
 SDK = frozenset({"mcp", "mcp_types", "pydantic", "pydantic_core"})
 IPYTHON = frozenset({"IPython", "ipywidgets", "ipykernel", "traitlets"})
 LSP = frozenset({"pygls", "lsprotocol"})
-NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles"})
+NOTEBOOK_FILES = frozenset({"nbformat", "watchfiles", "yaml"})  # yaml: SKILL.md frontmatter
 # The Jupyter Server extension alone imports the Jupyter server (its configuration is traitlets, as IPython's is).
 JUPYTER_SERVER = frozenset({"jupyter_server", "tornado"})
 # Modules (relative to mcp_notebook/) of the edges allowed to import the SDK: the protocol seam and these.
@@ -397,7 +399,7 @@ def test_the_only_type_only_circles_are_the_ones_the_architecture_lists() -> Non
         ("lsp_bridge.server", "import IPython\n", "the bridge speaks to mcp_notebook's client"),
         ("lsp_bridge.server", "import starlette\n", "the bridge's own third-party packages"),
         ("lsp_bridge.slashline", "import lsprotocol.types\n", "is pure"),
-        ("lsp_bridge.slashline", "from mcp_notebook.client.pool import ClientPool\n", "is pure"),
+        ("lsp_bridge.slashline", "from mcp_notebook.catalog.pool import ClientPool\n", "is pure"),
         ("mcp_notebook.ranking", "from .client import PromptClient\n", "may not import"),
         ("lsp_bridge.server", "from mcp_notebook import connect\n", "by climbing to mcp_notebook"),
         ("lsp_bridge.server", "from mcp_notebook import __version__\n", "by climbing to mcp_notebook"),

@@ -19,7 +19,10 @@ By role:
   connection, and notices its end;
 * `transport_choice`: which SDK transport a configuration entry asks for
   (stdio or Streamable HTTP, headers, the server's stderr);
-* `elicitation`: `InputRequest`, a server asking the user for input.
+* `elicitation`: `InputRequest`, a server asking the user for input;
+* `skills`, `skill_wire`, `skill_requests`: the Skills extension (SEP-2640):
+  `Skill` entries and their files, read and checked against the digests the
+  server listed (the model; the wire and the checks; the requests).
 
 The SDK and anyio are imported when a connection opens, so importing this
 package stays cheap (the IPython extension and the LSP bridge start without
@@ -32,5 +35,6 @@ from __future__ import annotations
 from .connection import import_sdk
 from .elicitation import InputHandler, InputRequest
 from .prompt_client import PromptClient
+from .skills import Skill, SkillContent, SkillFile
 
-__all__ = ["InputHandler", "InputRequest", "PromptClient", "import_sdk"]
+__all__ = ["InputHandler", "InputRequest", "PromptClient", "Skill", "SkillContent", "SkillFile", "import_sdk"]

@@ -248,7 +248,10 @@ class ConnectionOwner:
             if not _sdk_imported:
                 await anyio.to_thread.run_sync(import_sdk)
             from mcp import Client
+            from mcp.client import advertise
             from mcp_types import Implementation
+
+            from .skills import SKILLS_EXTENSION
 
             client = Client(
                 _opened(streams),
@@ -258,6 +261,8 @@ class ConnectionOwner:
                 elicitation_callback=options.elicitation_callback,
                 client_info=Implementation(name="mcp-notebook", version=__version__),
                 cache=None,  # the prompt client caches the whole listing itself, evicted by list_changed
+                # The client reads skills (client/skills.py): servers may offer them only to clients that say so.
+                extensions=[advertise(SKILLS_EXTENSION)],
             )
             await stack.enter_async_context(client)
             if options.on_open is not None:

@@ -21,6 +21,7 @@ from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from .connection import ConnectionOwner, SessionOptions, in_connection_task
 from .elicitation import InputHandler, ask_user
 from .failures import connect_failure, translated_errors
+from .skill_requests import SkillRequests
 from .transport_choice import Refusals, ServerLog
 
 if TYPE_CHECKING:
@@ -37,8 +38,8 @@ logger = logging.getLogger(__name__)
 _MAX_PAGES = 1000
 
 
-class PromptClient:
-    """The prompts of one MCP server, as our model: list, get, complete.
+class PromptClient(SkillRequests):
+    """The prompts of one MCP server, as our model: list, get, complete; and its skills (`SkillRequests`).
 
     Use `async with PromptClient(config) as client:` or call `connect()` /
     `close()`; any method connects first when needed (and reconnects after the

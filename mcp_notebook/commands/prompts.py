@@ -27,8 +27,10 @@ _ARGUMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=")
 
 LIST_HELP = """\
 List the prompts the notebooks publish: name, title, arguments and the notebook
-each comes from, then any warnings about the notebooks (on stderr). Exits with 1
-when a notebook cannot be read, so it can guard a commit or a CI job.
+each comes from; then the skills (folders with a SKILL.md, notebooks tagged as
+skills) with their skill:// URI; then any warnings about the notebooks and
+skills (on stderr). Exits with 1 when a notebook cannot be read, so it can
+guard a commit or a CI job.
 
 examples:
   mcp-notebook list prompts/
@@ -60,8 +62,9 @@ def add_render_arguments(render: argparse.ArgumentParser) -> None:
     )
 
 
-def _load_quietly(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
-    """`load` for one-shot commands, which report every notebook error themselves, once."""
+def _load_quietly(paths: Sequence[str], *, skills: bool = False) -> tuple[PromptRegistry, NotebookFolderSource]:
+    """`load` for one-shot commands, which report every notebook error themselves, once; with `skills`, the
+    skills of the folders too."""
     import logging
 
     sources = logging.getLogger("mcp_notebook.sources")
@@ -69,7 +72,14 @@ def _load_quietly(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderS
     silent = logging.NullHandler()
     sources.addHandler(silent)
     try:
-        return load(paths)
+        registry, source = load(paths)
+        if skills:
+            from ..sources.skills import SkillCatalog
+
+            SkillCatalog(
+                registry, lambda: source.served_folders, lambda: source.root, lambda: source.served_files
+            ).scan()
+        return registry, source
     finally:
         sources.removeHandler(silent)
         sources.propagate = propagate
@@ -120,11 +130,27 @@ def run_list(args: argparse.Namespace) -> int:
     """Print the prompts (as text, or one JSON document); exit 1 when a notebook cannot be read."""
     import json
 
-    registry, source = _load_quietly(args.paths)
+    registry, source = _load_quietly(args.paths, skills=True)
     snapshot = registry.snapshot()
     if args.json:
         records = [_spec_record(spec) for spec in snapshot.prompts]
-        document = {"prompts": records, "warnings": list(snapshot.warnings), "errors": dict(source.errors)}
+        skills = [
+            {
+                "uri": skill.uri,
+                "name": skill.name,
+                "description": skill.description,
+                "frontmatter": dict(skill.frontmatter),
+                "files": [{"path": f.path, "size": f.size, "digest": f.digest} for f in skill.files],
+                "origin": skill.origin,
+            }
+            for skill in snapshot.skills
+        ]
+        document = {
+            "prompts": records,
+            "skills": skills,
+            "warnings": list(snapshot.warnings),
+            "errors": dict(source.errors),
+        }
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         for spec in snapshot.prompts:
@@ -136,6 +162,11 @@ def run_list(args: argparse.Namespace) -> int:
                 need = "required" if arg.required else f"optional, default {arg.default!r}"
                 about = f": {arg.description}" if arg.description else ""
                 print(f"    {arg.name} ({need}){about}")
+        for skill in snapshot.skills:
+            size = sum(f.size for f in skill.files)
+            print(f"skill {skill.name}  ({skill.uri}, from {skill.origin})")
+            print(f"    {skill.description}")
+            print(f"    {len(skill.files)} file{'s' * (len(skill.files) != 1)}, {size} bytes")
         for line in _summary(registry, source):
             print(line, file=sys.stderr)
     return 1 if source.errors else 0

@@ -35,7 +35,8 @@ stdio, for an MCP client that starts this command, or over Streamable HTTP.
 Saving a notebook reloads it and tells connected clients (list_changed).
 Logs and the summary go to stderr. Over stdio, stdout carries only MCP
 messages, and serving ends when stdin closes, once the requests read are
-answered.
+answered; started by an MCP client (stdin not a terminal), a start that went
+well writes nothing on stderr (-v: its summary), since clients log it.
 
 examples:
   mcp-notebook serve prompts/                   # stdio, for a client config
@@ -55,7 +56,7 @@ $MCP_NOTEBOOK_TOKEN. --token TOKEN works too, but every user of the machine can
 read it in the process list, so it prints a warning.
 """
 
-_SERVICE_OPTIONS = ("page_size", "name", "watch", "poll", "cache_dir", "cache")
+_SERVICE_OPTIONS = ("page_size", "name", "watch", "poll", "cache_dir", "cache", "skills")
 _HTTP_SERVING_OPTIONS = ("workers", "allowed_hosts", "stateless", *LIMITS)
 # Given only with --http: any of them without it is a mistake.
 _HTTP_ONLY = ("host", "port", "token", *_HTTP_SERVING_OPTIONS)
@@ -77,7 +78,7 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     _add_declared(serve, *_SERVICE_OPTIONS)
     serve.add_argument("-v", "--verbose", action="store_true", help="log what the server does (on stderr)")
-    group = serve.add_argument_group("HTTP serving (with --http; see docs/deployment.md)")
+    group = serve.add_argument_group("HTTP serving (with --http; see mcp-notebook help deployment)")
     _add_declared(group, *_HTTP_SERVING_OPTIONS)
 
 
@@ -145,9 +146,14 @@ def run_serve(args: argparse.Namespace) -> int:
         service = NotebookService(service_settings)
     except (FileNotFoundError, ValueError) as error:
         raise UsageProblem(str(error)) from None
-    for line in service.start(meanwhile=_import_stdio_server):
-        say(line)
-    if sys.stdin.isatty():  # a person, not an MCP client, started it: say what it waits for
+    lines = service.start(meanwhile=_import_stdio_server)
+    person = sys.stdin.isatty()  # a person, not an MCP client, started it
+    # An MCP client logs whatever a stdio server writes on stderr, and some (Claude Code) label each line an
+    # error: a start that went well says nothing there, unless asked (-v). Problems and advice are always said.
+    if person or args.verbose or len(lines) > 1 or not service.registry.snapshot().prompts:
+        for line in lines:
+            say(line)
+    if person:  # say what it waits for
         say(STDIO_WAITING)
     import anyio
 

@@ -398,10 +398,6 @@ class MCPCompleter:
         hidden = getattr(self.shell, "user_ns_hidden", {})
         return sorted((n for n in list(namespace) if is_user_variable(n, hidden)), key=str.casefold)
 
-    def forget(self) -> None:
-        """Drop every cached answer (the next Tab asks the servers again)."""
-        self._cache.clear()
-
 
 def _required_first(spec: PromptSpec) -> list[Any]:
     return sorted(spec.arguments, key=lambda a: not a.required)

@@ -46,7 +46,7 @@ from ..discovery import (
     write_connection_file,
 )
 from ..exceptions import ResourceError, VariableArgumentError
-from ..models import CompletionResult, EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo
+from ..models import CompletionResult, EmbeddedResource, PromptSpec, RenderedPrompt, ResourceInfo, SkillSpec
 from ..registry import PromptRegistry
 from ..rendering import render_prompt
 from ..sources.kernel import KernelPromptSource, variable_references, variable_types
@@ -68,6 +68,7 @@ from .session_path import SessionLookup, session_notebook
 
 if TYPE_CHECKING:
     from ..client import PromptClient
+    from ..sources.skills import SkillCatalog
 
 __all__ = ["LIVE_MAGIC_TIMEOUT", "KernelPromptState", "KernelServer", "ServeOptions"]
 
@@ -108,7 +109,8 @@ class ServeOptions:
     live: tuple[str, ...] = ()
     notebook: str | None = None
     stdio_proxy: bool = False
-    all_magics: bool = False  # list a prompt per magic, not the curated few and `magic`
+    magics: bool = False  # list the kernel's magics (`magic` and a few common ones), not only the live ones
+    all_magics: bool = False  # list a prompt per magic (implies `magics`)
     live_timeout: float = LIVE_MAGIC_TIMEOUT
     new_token: bool = False  # a fresh token, not the last server's (clients configured with it are shut out)
 
@@ -186,11 +188,12 @@ class KernelServer:
         self.url: str | None = None
         self.connection_file: Path | None = None
         self.notebook: Path | None = None
-        listing: Listing = "all" if options.all_magics else "curated"
+        listing: Listing = "all" if options.all_magics else "curated" if options.magics else "live"
         self.magics = MagicPromptSource(state.registry, live=options.live, listing=listing)
         self._namespace: NamespaceWatcher | None = None
         self._scheduler: MainThreadScheduler | None = None
         self._folder: Any = None
+        self._skills: SkillCatalog | None = None  # the served notebook's skills (a notebook tagged as a skill)
         self.summary_lines: list[str] = []  # the start-up summary of the served notebook
         self._follow_session = False
         self._notebook_lock = threading.RLock()
@@ -368,6 +371,7 @@ class KernelServer:
             complete=self.complete,
             resources=_CurrentNotebook(self) if offers_files else None,
             read_file=self._read_file if offers_files else None,
+            skills=self._read_skill if offers_files else None,
             name=f"mcp-notebook kernel {self.kernel_id[:8]}",
             instructions="Prompts published by a live Jupyter kernel: its %%prompt cells, its notebook, its magics.",
         )
@@ -448,6 +452,13 @@ class KernelServer:
         data: bytes = folder.read_file(spec, path)
         return data
 
+    def _read_skill(self, skill: SkillSpec, path: str) -> bytes:
+        """A file of a skill of the served notebook (a notebook tagged as a skill), as the service reads it."""
+        catalog = self._skills
+        if catalog is None:
+            raise ResourceError(skill.uri, "no notebook is served, so no skill is")
+        return catalog.read_bytes(skill, path)
+
     def _serve_notebook(self, path: Path) -> None:
         from ..service import NotebookService, ServiceSettings
 
@@ -458,6 +469,7 @@ class KernelServer:
             self.summary_lines = service.start()
             folder = service.source
             self._folder = folder
+            self._skills = service.skills
             self._notebook_cleanups.append(service.close)
             self._notebook_cleanups.append(lambda: self.state.registry.update(dict.fromkeys(folder.notebooks)))
             self._notebook_cleanups.append(start_watch(service))
@@ -467,6 +479,7 @@ class KernelServer:
         with self._notebook_lock:
             cleanups, self._notebook_cleanups = self._notebook_cleanups, []
             self._folder = None
+            self._skills = None
             for cleanup in reversed(cleanups):
                 try:
                     cleanup()
@@ -509,8 +522,11 @@ class KernelServer:
             runtime_dir=custom_dir,
             notebook=str(self.notebook) if self.notebook is not None else None,
         )
-        magics = "every magic" if self.options.all_magics else "the kernel's magics (the `magic` prompt names them all)"
-        served = [_cell_prompts(len(self.state.cells.names())), magics]
+        served = [_cell_prompts(len(self.state.cells.names()))]
+        if self.options.all_magics:
+            served.append("every magic")
+        elif self.options.magics:
+            served.append("the kernel's magics (the `magic` prompt names them all)")
         if self.notebook is not None:
             # Its name only: this text is saved in the cell's output, and a full path says where the user's files are.
             served.append(f"the notebook {Path(self.notebook).name}")

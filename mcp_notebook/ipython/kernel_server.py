@@ -131,6 +131,7 @@ def _read_serve_options(argv: Sequence[str]) -> ServeOptions | None:
         live=live,
         notebook=options.notebook,
         stdio_proxy=options.stdio_proxy,
+        magics=options.magics or options.all_magics,
         all_magics=options.all_magics,
         live_timeout=options.live_timeout,
         new_token=options.new_token,

@@ -3,7 +3,7 @@
 One magic with subcommands, each a `Subcommand` of the table `SUBCOMMANDS`:
 its parser gives `%mcp SUB --help` (the same as `%mcp help SUB`), its run
 function does the work. Talking to servers (`servers`, `connect`,
-`disconnect`, `prompts`, `get`, `complete`) happens here; the widgets
+`disconnect`, `prompts`, `get`, `complete`, `skills`, `skill`) happens here; the widgets
 (`form`, `picker`) and serving this kernel (`serve`, `stop`, `unpublish`)
 are imported on first use, keeping `%load_ext` light. `%mcp?` prints the
 overview with examples. Errors of the product become `UsageError`s that say
@@ -17,7 +17,7 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
@@ -30,6 +30,7 @@ from ..exceptions import (
     MissingArgumentsError,
     UnknownArgumentsError,
     UnknownPromptError,
+    UnknownSkillError,
 )
 from ..models import PromptArgument, PromptSpec
 from ..naming import suggest_names
@@ -38,6 +39,9 @@ from .arguments import parse_arguments, split_line
 from .display import PromptConversation, PromptTable, ServerRow, ServerTable
 from .servers import TRUST_HINT, ServerPool
 from .subcommands import Subcommand, SubcommandParser
+
+if TYPE_CHECKING:
+    from .skill_views import SkillTable, SkillView
 
 __all__ = ["SUBCOMMANDS", "MCPMagics"]
 
@@ -56,7 +60,7 @@ class MCPMagics(Magics):
     @argument(  # type: ignore[no-untyped-call, untyped-decorator]
         "subcommand",
         nargs="?",
-        help="servers | connect | disconnect | prompts | get | complete | form | picker | help"
+        help="servers | connect | disconnect | prompts | get | complete | skills | skill | form | picker | help"
         " | trust | serve | stop | unpublish | check (%%mcp help lists them)",
     )
     @argument("arguments", nargs="*", help="see %%mcp SUBCOMMAND --help")  # type: ignore[no-untyped-call, untyped-decorator]
@@ -76,6 +80,8 @@ class MCPMagics(Magics):
           msgs = %mcp get docs:code_review code="print('hi')"
           msgs.to_openai()                             messages for the OpenAI SDK (.to_anthropic() too)
           %mcp complete docs:code_review language py   suggestions for an argument
+          %mcp skills [SERVER ...]                     the skills of connected servers
+          %mcp skill docs:pdf-processing [PATH]        a skill's SKILL.md rendered, its files
           %mcp form docs:code_review                   fill the arguments in a form (%mcp picker: browse)
           %mcp disconnect [SERVER]                     close connections
           %mcp trust                                   start the servers of this project's .mcp.json
@@ -252,6 +258,43 @@ class MCPMagics(Magics):
         if result.has_more or more > 0:
             print(f"… and {more if more > 0 else 'more'} more")
 
+    def _skills(self, argv: list[str]) -> SkillTable | None:
+        options = self.parsers["skills"].parse(argv)
+        if options is None:
+            return None
+        from .servers import why_no_skills
+        from .skill_views import SkillTable
+
+        names = options.servers or sorted(self.pool.connected())
+        if not names:
+            raise UsageError(
+                "No MCP server is connected: name one (%mcp skills SERVER) or connect one first "
+                "(%mcp connect NAME -- COMMAND; %mcp servers lists the configured ones)."
+            )
+        for name in names:
+            self.pool.config(name)
+        listings, unavailable = {}, {}
+        for name, listing in self.pool.skill_listings(names).items():
+            if isinstance(listing, MCPNotebookError):
+                unavailable[name] = why_no_skills(listing)
+            else:
+                listings[name] = listing
+        return SkillTable(listings=listings, unavailable=unavailable)
+
+    def _skill(self, argv: list[str]) -> SkillView | None:
+        options = self.parsers["skill"].parse(argv)
+        if options is None:
+            return None
+        from .skill_views import SkillView
+
+        try:
+            connection, skill = self.pool.resolve_skill(options.reference)
+        except UnknownSkillError as error:
+            server = options.reference.partition(":")[0] if ":" in options.reference else None
+            listing = f"%mcp skills {server}" if server else "%mcp skills"
+            raise UsageError(f"{error} ({listing} lists them)") from None
+        return SkillView.of(connection.read_skill(skill, options.path))
+
     def _help(self, argv: list[str]) -> None:
         options = self.parsers["help"].parse(argv)
         if options is None:
@@ -369,6 +412,8 @@ SUBCOMMANDS: dict[str, Subcommand] = _table(
     Subcommand("prompts", "the prompts of servers, as a table", parsers.prompts_parser, MCPMagics._prompts),
     Subcommand("get", "render a prompt as a conversation", parsers.get_parser, MCPMagics._get),
     Subcommand("complete", "suggestions for a prompt's argument", parsers.complete_parser, MCPMagics._complete),
+    Subcommand("skills", "the skills of servers, as a table", parsers.skills_parser, MCPMagics._skills),
+    Subcommand("skill", "show a skill's SKILL.md and files, or one file", parsers.skill_parser, MCPMagics._skill),
     Subcommand("help", "the overview, or one subcommand's help", parsers.help_parser, MCPMagics._help),
     Subcommand("trust", "start a project's configured servers", parsers.trust_parser, MCPMagics._trust),
     Subcommand("serve", "serve this kernel's prompts over MCP", parsers.serve_parser, _serve),

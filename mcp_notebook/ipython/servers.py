@@ -16,10 +16,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import ServerConfig, load_server_configs
-from ..exceptions import AmbiguousPromptError, ConfigError, MCPNotebookError, UnknownPromptError
+from ..exceptions import (
+    AmbiguousPromptError,
+    ConfigError,
+    MCPNotebookError,
+    SkillsNotOfferedError,
+    UnknownPromptError,
+    UnknownSkillError,
+)
 from ..models import PromptSpec
 from ..naming import suggest_names
 from ..trust import TrustStore, UntrustedConfig
@@ -27,10 +34,19 @@ from ..trust import TrustStore, UntrustedConfig
 if TYPE_CHECKING:
     # The client machinery (and asyncio) is imported on first use, not by `%load_ext`.
     from ..api import Connection
-    from ..client import InputRequest, PromptClient
+    from ..client import InputRequest, PromptClient, Skill
     from ..runtime import BackgroundRuntime
 
-__all__ = ["AmbiguousPromptError", "ServerPool", "ask_on_caller_thread", "input_handler", "on_input_required"]
+__all__ = [
+    "AmbiguousPromptError",
+    "ServerPool",
+    "ask_on_caller_thread",
+    "input_handler",
+    "on_input_required",
+    "why_no_skills",
+]
+
+_T = TypeVar("_T")
 
 
 async def ask_on_caller_thread(request: InputRequest) -> Mapping[str, Any] | None:
@@ -222,16 +238,22 @@ class ServerPool:
 
     def listings(self, names: Sequence[str]) -> dict[str, tuple[PromptSpec, ...] | MCPNotebookError]:
         """The prompts of several servers, fetched concurrently; a server's failure is its entry."""
+        return self._from_each(names, lambda client: client.list_prompts())
+
+    def _from_each(
+        self, names: Sequence[str], ask: Callable[[PromptClient], Awaitable[_T]]
+    ) -> dict[str, _T | MCPNotebookError]:
+        """`ask` of each named server's client, concurrently, in the order named; a server's failure is its entry."""
         connections = {name: self.connection(name) for name in names}
 
-        async def fetch_all() -> dict[str, tuple[PromptSpec, ...] | MCPNotebookError]:
+        async def fetch_all() -> dict[str, _T | MCPNotebookError]:
             import anyio
 
-            results: dict[str, tuple[PromptSpec, ...] | MCPNotebookError] = {}
+            results: dict[str, _T | MCPNotebookError] = {}
 
             async def fetch(name: str, client: PromptClient) -> None:
                 try:
-                    results[name] = await client.list_prompts()
+                    results[name] = await ask(client)
                 except MCPNotebookError as error:
                     results[name] = error
 
@@ -288,3 +310,53 @@ class ServerPool:
             if any(spec.name == name for spec in listing):
                 hits.append(server)
         return hits, known
+
+    # -- skills ------------------------------------------------------------------------------------
+
+    def skill_listings(self, names: Sequence[str]) -> dict[str, tuple[Skill, ...] | MCPNotebookError]:
+        """The skills of several servers, fetched concurrently; a server's failure (or having none) is its entry."""
+        return self._from_each(names, lambda client: client.list_skills())
+
+    def resolve_skill(self, reference: str) -> tuple[Connection, Skill]:
+        """Find `server:skill` (a name, a path such as `acme/billing/refunds`, or a `SKILL.md` URI), or a bare
+        skill name offered by exactly one server: the connected ones first, then the others.
+        """
+        server, found, skill = reference.partition(":")
+        if found and server in self.configs():
+            connection = self.connection(server)
+            return connection, connection.skill(skill)
+        configs = self.configs()
+        if not configs:
+            raise ConfigError(None, "no MCP servers configured; add one with %mcp connect NAME -- COMMAND")
+        connected = self.connected()
+        searched = [n for n in configs if n in connected]
+        hits, known = self._search_skills(reference, searched)
+        if not hits:
+            rest = [n for n in configs if n not in searched]
+            more_hits, more_known = self._search_skills(reference, rest)
+            hits, known = more_hits, known + more_known
+        if len(hits) > 1:
+            raise UnknownSkillError(reference, [f"{s.server}:{s.path}" for s in hits], ambiguous=True)
+        if not hits:
+            close = set(suggest_names(reference, {s.name for s in known}))
+            raise UnknownSkillError(reference, [s.reference for s in known if s.name in close])
+        return self.connection(hits[0].server), hits[0]
+
+    def _search_skills(self, name: str, servers: Sequence[str]) -> tuple[list[Skill], list[Skill]]:
+        if not servers:
+            return [], []
+        hits: list[Skill] = []
+        known: list[Skill] = []
+        for listing in self.skill_listings(servers).values():
+            if isinstance(listing, MCPNotebookError):
+                continue
+            known += listing
+            hits += [s for s in listing if name in (s.name, s.path)]
+        return hits, known
+
+
+def why_no_skills(error: MCPNotebookError) -> str:
+    """What `%mcp skills` says of a server that has none to list."""
+    if isinstance(error, SkillsNotOfferedError):
+        return str(error).removeprefix(f"{error.server} ")
+    return str(error)

@@ -39,6 +39,8 @@ __all__ = [
     "prompts_parser",
     "serve_parser",
     "servers_parser",
+    "skill_parser",
+    "skills_parser",
     "stop_parser",
     "trust_parser",
     "unpublish_parser",
@@ -201,6 +203,42 @@ def prompts_parser() -> SubcommandParser:
     return p
 
 
+def skills_parser() -> SubcommandParser:
+    p = SubcommandParser(
+        "skills",
+        [
+            "List the skills of MCP servers (the Skills extension, io.modelcontextprotocol/skills): each skill's "
+            "name, description and files. Without SERVER, every connected server; a server that offers no skills "
+            "is named, with the reason. The result's .skills holds them.",
+        ],
+        ["%mcp skills", "%mcp skills docs", "table = %mcp skills docs"],
+    )
+    p.add_argument("servers", nargs="*", metavar="SERVER", help="server names (default: the connected ones)")
+    return p
+
+
+def skill_parser() -> SubcommandParser:
+    p = SubcommandParser(
+        "skill",
+        [
+            "Show a skill: its SKILL.md instructions rendered as Markdown, with its origin, its frontmatter and "
+            "its files, each with the line that opens it. With PATH, show that file of the skill instead.",
+            "Address skills as SERVER:SKILL (a name, or a path such as acme/billing/refunds when names clash), or "
+            "by bare name when only one server has it. Every file is checked against the SHA-256 digest and size "
+            "the server listed for it. The result is a SkillView (.text, .body, .data, .skill).",
+        ],
+        [
+            "%mcp skill docs:pdf-processing",
+            "%mcp skill docs:pdf-processing references/FORMS.md",
+            "howto = %mcp skill pdf-processing",
+            "howto.body",
+        ],
+    )
+    p.add_argument("reference", metavar="SERVER:SKILL", help="the skill")
+    p.add_argument("path", nargs="?", default="SKILL.md", metavar="PATH", help="a file of the skill (default SKILL.md)")
+    return p
+
+
 def check_parser() -> SubcommandParser:
     p = SubcommandParser(
         "check",
@@ -324,11 +362,12 @@ def serve_parser() -> SubcommandParser:
         "serve",
         [
             "Serve this kernel's prompts to MCP clients, and print how to connect them.",
-            "Serves the %%prompt cells, the notebook this kernel belongs to (found through jupyter-server, or "
-            "--notebook PATH; reloaded on save) and the magics (documentation only): the magic prompt, whose "
-            "name completes every magic, and a few common ones as magic.<name> (--all-magics: one prompt per "
-            "magic). Over Streamable HTTP on 127.0.0.1 (a random free port unless --port). Clients must send a "
-            "random bearer token, kept in the connection file (never printed: outputs are saved in the "
+            "Serves the %%prompt cells and the notebook this kernel belongs to (found through jupyter-server, or "
+            "--notebook PATH; reloaded on save). --magics also lists the magics (documentation only), which "
+            "clients show in their menus: the magic prompt, whose name completes every magic, and a few common "
+            "ones as magic.<name> (--all-magics: one prompt per magic). Over Streamable HTTP on 127.0.0.1 (a "
+            "random free port unless --port). Clients must send a "
+            "random bearer token, kept in the connection file (never printed, since outputs are saved in the "
             "notebook); --no-token: none, so any local process may connect. The connection file, in the Jupyter "
             "runtime directory, lets editors and mcp-notebook connect find this kernel.",
             "--live %who,%whos lets clients *run* those magics (on this kernel, between cells, with arguments "
@@ -341,7 +380,7 @@ def serve_parser() -> SubcommandParser:
             "%mcp stop stops the server; the next %mcp serve in this kernel takes its port (when free) and token "
             "again, so configured clients still connect (--new-token: shut them out).",
         ],
-        ["%mcp serve", "%mcp serve --live %who,%whos --port 8765", "%mcp serve --stdio-proxy"],
+        ["%mcp serve", "%mcp serve --magics", "%mcp serve --live %who,%whos --port 8765", "%mcp serve --stdio-proxy"],
         # --live and --live-timeout: a prefix must never pick one of them for the user.
         allow_abbrev=False,
     )
@@ -357,7 +396,10 @@ def serve_parser() -> SubcommandParser:
         metavar="S",
         help="seconds a live magic may take before it is interrupted (default: 60)",
     )
-    p.add_argument("--all-magics", action="store_true", help="one prompt per magic, not only the common ones")
+    p.add_argument("--magics", action="store_true", help="list the magics too: the magic prompt and a few common ones")
+    p.add_argument(
+        "--all-magics", action="store_true", help="list one prompt per magic, not only the common ones (--magics)"
+    )
     p.add_argument("--notebook", metavar="PATH", help="the notebook to serve, when jupyter-server cannot tell")
     p.add_argument(
         "--stdio-proxy",

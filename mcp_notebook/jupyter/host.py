@@ -25,6 +25,7 @@ import anyio.to_thread
 from ..protocol.server import CachePolicy
 from ..service import NotebookService, ServiceSettings
 from ..transports.http import create_http_app
+from ..transports.sse_seam import end_shutdown_watcher
 from .bridge import ASGIApp, AsgiLifespan
 
 __all__ = ["SHUTDOWN_SECONDS", "NotebookHost"]
@@ -89,10 +90,15 @@ class NotebookHost:
             self._ready.set()
 
     async def stop(self) -> None:
-        """Stop serving: the application shuts down, open streams end, the watch stops."""
+        """Stop serving: the application shuts down, open streams end, the watch stops.
+
+        The event streams' shutdown watcher, which only uvicorn's exit would end,
+        ends too: the Jupyter server closes its loop next.
+        """
         self._stopping.set()
         if self._task is not None:
             await asyncio.wait({self._task}, timeout=SHUTDOWN_SECONDS + 1)
+        await end_shutdown_watcher()
 
     def summary(self) -> str:
         """How many prompts from how many notebooks, and where (the first line of the start-up summary)."""

@@ -35,7 +35,7 @@ from ..naming import fit_name, is_valid_name
 from ..transcript import Layout, to_transcript
 from .host import NotebookHost
 from .lab_api_catalog import HOST_NAME, LabCatalog
-from .lab_api_notebook import NotebookNotServed, notebook_report
+from .lab_api_notebook import notebook_report
 
 __all__ = ["API_PATH", "LONG_POLL_SECONDS", "LabState", "lab_api_handlers"]
 
@@ -59,15 +59,12 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 _reads = cast(Callable[[_Method], _Method], authorized(action="read", resource="contents"))
 
 
-class _Refused(web.HTTPError):
-    """A refusal whose message is written as is (tornado formats `log_message` with `%`)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(status, message.replace("%", "%%"))
-        self.text = message
+def _refused(status: int, message: str) -> web.HTTPError:
+    """A refusal whose message is written as is (a `%` in it is no format)."""
+    return web.HTTPError(status, "%s", message)
 
 
-class LabStateHandler(APIHandler):
+class _LabHandler(APIHandler):
     auth_resource = "contents"
 
     def initialize(self, lab: LabState) -> None:
@@ -75,24 +72,24 @@ class LabStateHandler(APIHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         error = kwargs.get("exc_info", (None, None, None))[1]
-        if not isinstance(error, _Refused):
+        if not isinstance(error, web.HTTPError) or error.log_message != "%s" or not error.args:
             super().write_error(status_code, **kwargs)
             return
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"message": error.text, "reason": None}))
+        self.finish(json.dumps({"message": str(error.args[0]), "reason": None}))
 
     def catalog(self) -> LabCatalog:
         if self.lab.catalog is None:
-            raise _Refused(503, "the MCP prompt lists are not running yet; try again in a moment")
+            raise _refused(503, "the MCP prompt lists are not running yet; try again in a moment")
         return self.lab.catalog
 
     def body(self) -> dict[str, Any]:
         try:
             body = json.loads(self.request.body or b"null")
         except ValueError:
-            raise _Refused(400, "the request body is not JSON: send a JSON object") from None
+            raise _refused(400, "the request body is not JSON: send a JSON object") from None
         if not isinstance(body, dict):
-            raise _Refused(400, "the request body must be a JSON object")
+            raise _refused(400, "the request body must be a JSON object")
         return body
 
     def answer(self, data: Mapping[str, Any] | bytes) -> None:
@@ -106,20 +103,20 @@ def _text(body: Mapping[str, Any], key: str, *, required: bool = True, limit: in
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value):
-        raise _Refused(400, f"{key!r} must be a non-empty string")
+        raise _refused(400, f"{key!r} must be a non-empty string")
     if len(value) > limit:
-        raise _Refused(400, f"{key!r} is longer than {limit} characters")
+        raise _refused(400, f"{key!r} is longer than {limit} characters")
     return value
 
 
 def _strings(body: Mapping[str, Any], key: str) -> dict[str, str]:
     value = body.get(key) or {}
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise _Refused(400, f"{key!r} must be an object of strings (argument name → value)")
+        raise _refused(400, f"{key!r} must be an object of strings (argument name → value)")
     return {str(k): v for k, v in value.items()}
 
 
-class PromptsHandler(LabStateHandler):
+class PromptsHandler(_LabHandler):
     @web.authenticated
     @_reads
     async def get(self) -> None:
@@ -131,7 +128,7 @@ class PromptsHandler(LabStateHandler):
             try:
                 version = int(since)
             except ValueError:
-                raise _Refused(400, f"since={since!r} must be a version number from an earlier answer") from None
+                raise _refused(400, f"since={since!r} must be a version number from an earlier answer") from None
             catalog.refresh_soon()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(LONG_POLL_SECONDS):
@@ -141,7 +138,7 @@ class PromptsHandler(LabStateHandler):
         self.answer(await self.lab.listing(catalog, magics))
 
 
-class RenderHandler(LabStateHandler):
+class RenderHandler(_LabHandler):
     @web.authenticated
     @_reads
     async def post(self) -> None:
@@ -161,7 +158,7 @@ class RenderHandler(LabStateHandler):
         )
 
 
-class CompleteHandler(LabStateHandler):
+class CompleteHandler(_LabHandler):
     @web.authenticated
     @_reads
     async def post(self) -> None:
@@ -178,36 +175,36 @@ class CompleteHandler(LabStateHandler):
         self.answer({"values": list(result.values), "hasMore": result.has_more, "total": result.total})
 
 
-class NotebookHandler(LabStateHandler):
+class NotebookHandler(_LabHandler):
     @web.authenticated
     @_reads
     async def get(self) -> None:
         """What the notebook at `path` publishes, as of its last save, and what is wrong with it."""
         path = self.get_argument("path", "")
         if not path:
-            raise _Refused(400, "give the notebook's path: notebook?path=<path as the contents API has it>")
+            raise _refused(400, "give the notebook's path: notebook?path=<path as the contents API has it>")
         host = self.lab.host
         if host is None:
-            raise _Refused(503, f"this server's notebooks are not served: {self.lab.host_problem}")
+            raise _refused(503, f"this server's notebooks are not served: {self.lab.host_problem}")
         problem = await host.wait_ready()
         if problem is not None:
-            raise _Refused(503, f"this server's notebooks are not served: {problem}")
+            raise _refused(503, f"this server's notebooks are not served: {problem}")
         served_as = self.lab.catalog.host_name if self.lab.catalog is not None else HOST_NAME
         try:
             report = await asyncio.to_thread(notebook_report, host, self.lab.server_root, path, served_as)
-        except NotebookNotServed as error:
-            raise _Refused(404, str(error)) from None
+        except LookupError as error:
+            raise _refused(404, str(error)) from None
         self.answer(report)
 
 
-class CheckNameHandler(LabStateHandler):
+class CheckNameHandler(_LabHandler):
     @web.authenticated
     @_reads
     async def post(self) -> None:
         """Whether `name` is a valid prompt name (naming.py's rule), and a valid one close to it."""
         name = self.body().get("name")
         if not isinstance(name, str):
-            raise _Refused(400, "'name' must be a string")
+            raise _refused(400, "'name' must be a string")
         if is_valid_name(name):
             self.answer({"ok": True, "message": "", "suggestion": name})
             return
@@ -224,11 +221,11 @@ async def _asking(server: str, call: Callable[[], Awaitable[Any]]) -> Any:
     try:
         return await call()
     except ServerConnectionError as error:
-        raise _Refused(503, f"{error} (see its state in the prompts panel)") from None
+        raise _refused(503, f"{error} (see its state in the prompts panel)") from None
     except TimeoutError:
-        raise _Refused(504, f"{server} did not answer in time; try again") from None
+        raise _refused(504, f"{server} did not answer in time; try again") from None
     except (ServerError, MCPNotebookError) as error:
-        raise _Refused(400, str(error)) from None
+        raise _refused(400, str(error)) from None
 
 
 class LabState:
@@ -239,28 +236,26 @@ class LabState:
         self.host_problem = host_problem
         self.server_root = server_root
         self.catalog: LabCatalog | None = None
-        self._listings: dict[tuple[int, bool], bytes] = {}
+        self._listings: dict[tuple[int, bool, bool], bytes] = {}
 
     async def listing(self, catalog: LabCatalog, magics: bool) -> bytes:
-        """The listing's JSON for the current version, written once per version (off the loop when large)."""
-        key = (catalog.version, magics)
+        """The listing's JSON as it is now, written once per change (in a worker thread when it is large)."""
+        key = (catalog.version, magics, catalog.refreshing)
         found = self._listings.get(key)
         if found is not None:
             return found
-        listing = catalog.listing(magics=magics)
-        size = sum(len(server["prompts"]) for server in listing["servers"])
-        data = await asyncio.to_thread(_dumps, listing) if size > _LARGE_LISTING else _dumps(listing)
+
+        def write() -> bytes:
+            return json.dumps(catalog.listing(magics=magics), separators=(",", ":")).encode()
+
+        data = await asyncio.to_thread(write) if catalog.prompt_count() > _LARGE_LISTING else write()
         self._listings = {key: data, **{k: v for k, v in self._listings.items() if k[0] == key[0]}}
         return data
 
 
-def _dumps(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":")).encode()
-
-
-def lab_api_handlers(lab: LabState) -> list[tuple[str, type[LabStateHandler], dict[str, Any]]]:
+def lab_api_handlers(lab: LabState) -> list[tuple[str, type[_LabHandler], dict[str, Any]]]:
     """The API's routes below the base URL, for `ExtensionApp.handlers`."""
-    routes: list[tuple[str, type[LabStateHandler]]] = [
+    routes: list[tuple[str, type[_LabHandler]]] = [
         ("prompts", PromptsHandler),
         ("render", RenderHandler),
         ("complete", CompleteHandler),

@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..client.kernels import KernelWatcher
-from ..client.pool import CatalogSnapshot, ClientPool, QuickCompletions, ServerState, ServerStatus
+from ..catalog.kernels import KernelWatcher
+from ..catalog.pool import CatalogSnapshot, ClientPool, QuickCompletions, ServerState, ServerStatus
 from ..config import Loaded, ServerConfig, load_trusted, untrusted_servers
 from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from ..naming import command_server_names
@@ -86,6 +86,7 @@ class LabCatalog:
         self._kernels = KernelWatcher(self._set_kernels, directory=runtime_dir, taken=self._taken)
         self._refreshed = float("-inf")
         self._refreshing: asyncio.Task[None] | None = None
+        self._again = False
         self._changed = asyncio.Event()
         self._remove_listener = self.pool.add_listener(self._on_snapshot)
         self._extra_version = 0  # bumped by changes the pool does not see (the configuration's problems)
@@ -113,8 +114,10 @@ class LabCatalog:
     # -- refreshing ----------------------------------------------------------------------------------
 
     def refresh_soon(self, *, force: bool = False) -> bool:
-        """Read the configuration and the kernels again in the background, when older than `REFRESH_SECONDS`."""
+        """Read the configuration and the kernels again in the background, when older than `REFRESH_SECONDS`
+        (`force`: whatever their age; during a refresh, once more after it, since it may have read them already)."""
         if self.refreshing_files:
+            self._again = self._again or force
             return True
         if not force and time.monotonic() - self._refreshed < REFRESH_SECONDS:
             return False
@@ -128,6 +131,15 @@ class LabCatalog:
 
     async def _refresh(self) -> None:
         try:
+            self._again = True
+            while self._again:
+                self._again = False
+                await self._read()
+        finally:
+            self._changed.set()  # `refreshing` turned false: the first listing stops waiting
+
+    async def _read(self) -> None:
+        try:
             configs, untrusted, problems = await asyncio.to_thread(self._load)
             self._apply(configs, untrusted_servers(untrusted, configs))
             shown = tuple(str(problem) for problem in problems)
@@ -137,8 +149,6 @@ class LabCatalog:
             await self._kernels.scan()
         except Exception:  # the next listing tries again; the last lists stay
             log.exception("reading the MCP configuration for JupyterLab failed")
-        finally:
-            self._bump()  # `refreshing` turned false: a waiting listing answers
 
     def _apply(self, configs: Mapping[str, ServerConfig], untrusted: Mapping[str, tuple[str, str]]) -> None:
         named = command_server_names(configs)
@@ -170,8 +180,8 @@ class LabCatalog:
         return {name for name, kind in self._kinds.items() if kind != "kernel"}
 
     def _set_kernels(self, kernels: Mapping[str, ServerConfig]) -> None:
-        self._kinds = {name: kind for name, kind in self._kinds.items() if kind != "kernel"}
-        self._kinds |= {name: "kernel" for name in kernels if name not in self._kinds}
+        others = {name: kind for name, kind in self._kinds.items() if kind != "kernel"}
+        self._kinds = others | {name: "kernel" for name in kernels if name not in others}  # one swap: read off-loop
         self._remember(kernels)
         self.pool.set_servers(kernels, group="kernels")
 
@@ -221,10 +231,9 @@ class LabCatalog:
             servers.append(_entry(HOST_NAME, "notebooks", "failed", self._host_problem, ()))
         order = {"notebooks": 0, "config": 1, "kernel": 2}
         servers.sort(key=lambda entry: (order.get(entry["kind"], 3), entry["name"].lower()))
-        connecting = any(status.state is ServerState.CONNECTING for status in snapshot.servers.values())
         return {
             "servers": servers,
-            "refreshing": self.refreshing_files or connecting,
+            "refreshing": self._refreshing_in(snapshot),
             "version": self.version,
             "problems": list(self._problems),
         }
@@ -236,7 +245,7 @@ class LabCatalog:
         if status.state is ServerState.NOT_TRUSTED:
             detail = (
                 f"{status.source} {detail}; it starts nothing until you trust it: "
-                f"run `mcp-notebook trust {status.source}` (after reading it), then reload this page"
+                f"run `mcp-notebook trust {status.source}` (after reading it) and its servers start within seconds"
             )
         elif status.cached:
             detail = "the list kept from the server's last start, while it starts again"
@@ -247,6 +256,19 @@ class LabCatalog:
     def host_name(self) -> str:
         """What this server's own notebooks are called (`jupyter`, unless a configured server has that name)."""
         return self._host_name
+
+    @property
+    def refreshing(self) -> bool:
+        """Whether the configuration is being read, or a server is still connecting."""
+        return self._refreshing_in(self.pool.snapshot())
+
+    def _refreshing_in(self, snapshot: CatalogSnapshot) -> bool:
+        connecting = any(status.state is ServerState.CONNECTING for status in snapshot.servers.values())
+        return self.refreshing_files or connecting
+
+    def prompt_count(self) -> int:
+        """How many prompts the servers have, magics too (what writing a listing costs)."""
+        return sum(len(status.prompts) for status in self.pool.snapshot().servers.values())
 
     def kind_of(self, server: str) -> str | None:
         return self._kinds.get(server)

@@ -17,32 +17,28 @@ from typing import Any
 
 from .host import NotebookHost
 
-__all__ = ["NotebookNotServed", "notebook_report"]
+__all__ = ["notebook_report"]
 
 _CELL = re.compile(r"\bcell (\d+)\b")
 
 
-class NotebookNotServed(ValueError):
-    """The path names no notebook this server could serve (the message says why and what to do)."""
-
-
 def notebook_report(host: NotebookHost, server_root: Path, contents_path: str, served_as: str) -> dict[str, Any]:
-    """The `GET notebook` answer for `contents_path` (a path as the contents API has it, relative to `server_root`)."""
+    """The `GET notebook` answer for `contents_path` (a path as the contents API has it, relative to `server_root`).
+
+    LookupError says why the path names no notebook to report on."""
     relative = PurePosixPath(contents_path.replace("\\", "/").strip("/"))
     if not relative.parts or ".." in relative.parts or relative.suffix != ".ipynb":
-        raise NotebookNotServed(f"{contents_path!r} is not the path of a notebook (.ipynb) under the server's root")
+        raise LookupError(f"{contents_path!r} is not the path of a notebook (.ipynb) under the server's root")
     path = Path(os.path.abspath(server_root / relative))
-    source = host.service.source
-    try:
-        key = path.relative_to(source.root).as_posix()
-    except ValueError:
-        return _report(contents_path, None, [], [_outside(source.root, server_root)])
     if not path.is_file():
-        raise NotebookNotServed(f"no notebook at {contents_path!r}: save it first")
-    source.reload([path])  # unchanged since its last load: nothing is read again
-    state = source.state(key)
-    if state is None:
-        why = "it is not served (hidden folders and checkpoints are not)"
+        raise LookupError(f"no notebook at {contents_path!r}: save it first")
+    source = host.service.source
+    if not source.accepts(path):
+        return _report(contents_path, None, [], [_outside(source.root, server_root)])
+    key = source.catch_up(path)
+    state = source.state(key) if key is not None else None
+    if key is None or state is None:
+        why = "this notebook is not served: notebooks in hidden folders and checkpoints are not"
         return _report(contents_path, None, [], [{"cell_id": None, "cell_number": None, "message": why}])
     loaded = state.loaded
     by_number = {cell.number: cell.key for cell in loaded.cells} if loaded is not None else {}

@@ -8,7 +8,9 @@ and answers each method once:
   `prompts/get` (asking for missing arguments, `asking`; rendering off the
   loop when it reads files), `completion/complete`, `resources/list`,
   `resources/templates/list` and `resources/read`, each for the revision of
-  the request (`convert`);
+  the request (`convert`); `server/discover` (2026-07-28), `ping` (handshake
+  revisions) and `subscriptions/listen` (2026-07-28: the kinds of change this
+  server announces, streamed by the running `changes.ChangeFeed`);
 * `answer(method, params, revision, capabilities)`: a whole stateless
   2026-07-28 request (no session, nothing to send but the reply), its params
   checked against the revision's schema as the SDK checks them, and the
@@ -18,7 +20,9 @@ and answers each method once:
 Every road reaches it: the SDK's handlers of `PromptServer` (handshake
 sessions, stdio, the in-memory client) call the methods, and the HTTP
 transport hands each stateless request it serves to `answer`
-(`transports/answering.py`). What is serialized once (a page's JSON)
+(`transports/answering.py`); a `subscriptions/listen` stream is the one
+stateless request the SDK's transport carries (it is a stream), to the
+handler that calls `listen`. What is serialized once (a page's JSON)
 stays inside: `answer` returns bytes, the handlers return results.
 """
 
@@ -27,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 import mcp_types as types
@@ -57,7 +61,21 @@ from .errors import capped, invalid_params, to_mcp_error
 from .listing import LIST_PROMPTS, PromptPages
 from .paging import Paginator, fingerprint_of
 from .prepared import plain_result, prepared_json
-from .revisions import is_modern
+from .revisions import MODERN_REVISIONS, is_modern
+from .skills import (
+    DIRECTORY_READ,
+    SKILL_METHODS,
+    SKILLS_GET,
+    SKILLS_LIST,
+    GetSkillParams,
+    ReadDirectoryParams,
+    SkillAnswers,
+)
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from .changes import ChangeFeed
 
 __all__ = ["STATELESS_METHODS", "Answers", "Ask", "CompleteHook", "RenderHook", "WireShape"]
 
@@ -66,6 +84,9 @@ RenderHook = Callable[[PromptSpec, Mapping[str, str]], Awaitable[RenderedPrompt 
 
 CompleteHook = Callable[[PromptSpec, str, str, Mapping[str, str]], Awaitable[CompletionResult | None]]
 """Suggests values for (prompt, argument, typed value, other arguments); None: its static completions."""
+
+Capabilities = Callable[[str], types.ServerCapabilities]
+"""The server's capabilities at a revision (`PromptServer.get_capabilities`)."""
 
 WireShape = Callable[[str, str, Any], dict[str, Any]]
 """(method, revision, handler result) -> the result as the SDK puts it on the wire (`sdk_seam.shape_result`)."""
@@ -80,6 +101,7 @@ _PARAMS: Final[dict[str, type[BaseModel]]] = {
     "resources/list": types.PaginatedRequestParams,
     "resources/templates/list": types.PaginatedRequestParams,
     "resources/read": types.ReadResourceRequestParams,
+    "server/discover": types.RequestParams,
 }
 STATELESS_METHODS: Final = frozenset(_PARAMS)
 # The methods whose params, made of these members only, are read from the request as they are.
@@ -114,13 +136,17 @@ class Answers:
         *,
         shape: WireShape,
         server_info: Mapping[str, Any],
+        capabilities: Capabilities,
+        instructions: str | None = None,
         resources: ResourceProvider | None = None,
         read_file: FileReader | None = None,
         max_argument_bytes: int = 1_000_000,
         render: RenderHook | None = None,
         complete: CompleteHook | None = None,
+        skills: SkillAnswers | None = None,
     ) -> None:
         self.registry = registry
+        self.skills = skills
         self.pages = pages
         self.paginator = paginator
         self.resources = resources
@@ -129,6 +155,8 @@ class Answers:
         self._shape = shape
         self._stamp = server_info  # the server's `serverInfo`, as the SDK stamps a 2026-07-28 result; only serialized
         self._stamp_json = to_json({SERVER_INFO_META_KEY: server_info})
+        self._capabilities = capabilities
+        self._instructions = instructions
         self._render_hook = render
         self._complete_hook = complete
         self.methods = (
@@ -140,7 +168,7 @@ class Answers:
                 "resources/templates/list",
                 "resources/read",
             }
-        )
+        ) | (SKILL_METHODS if skills is not None else frozenset())
 
     # --- prompts ----------------------------------------------------------------------------------------------
 
@@ -150,15 +178,10 @@ class Answers:
             raise UnknownPromptError(name, suggest_names(name, snapshot.by_name))
         return spec
 
-    def list_prompts(
-        self, revision: str, cursor: str | None, *, wire: bool = False, in_transport: bool = False
-    ) -> dict[str, Any]:
-        """The page `cursor` points at: as a handler's result (the SDK shapes it like any other), or with
-        `wire` as the SDK would put it on the wire, carrying its JSON when `in_transport` (`listing.wire_page`)."""
-        snapshot = self.registry.snapshot()
-        if wire:
-            return self.pages.wire_page(snapshot, revision, cursor, in_transport=in_transport)
-        return self.pages.page(snapshot, revision, cursor)
+    def list_prompts(self, revision: str, cursor: str | None) -> dict[str, Any]:
+        """The page `cursor` points at, as the SDK would put it on the wire, its list only as JSON
+        (`listing.PromptPages.page`; `prepared.plain_result` makes it a plain result)."""
+        return self.pages.page(self.registry.snapshot(), revision, cursor)
 
     async def get_prompt(
         self,
@@ -217,6 +240,35 @@ class Answers:
             result = complete_argument(spec, name, value, context)
         return types.CompleteResult(completion=to_mcp_completion(result))
 
+    # --- the server itself ------------------------------------------------------------------------------------
+
+    def discover(self, revision: str) -> types.DiscoverResult:
+        """What a 2026-07-28 client learns before anything else: the revisions, capabilities and instructions."""
+        return types.DiscoverResult(
+            supported_versions=list(MODERN_REVISIONS),
+            capabilities=self._capabilities(revision),
+            instructions=self._instructions,
+        )
+
+    def ping(self) -> types.EmptyResult:
+        return types.EmptyResult()
+
+    async def listen(
+        self, feed: ChangeFeed, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """Serve one 2026-07-28 `subscriptions/listen` stream on `feed`, for the kinds of change announced.
+
+        The acknowledgement lists only those: prompt list changes, resource
+        list changes when resources are served; never tool list changes
+        (there are no tools) or single-resource updates (none are sent).
+        """
+        asked = params.notifications
+        honoured = types.SubscriptionFilter(
+            prompts_list_changed=True if asked.prompts_list_changed else None,
+            resources_list_changed=True if asked.resources_list_changed and self.resources is not None else None,
+        )
+        return await feed.listen_handler(ctx, params.model_copy(update={"notifications": honoured}))
+
     # --- resources --------------------------------------------------------------------------------------------
 
     def _provider(self) -> ResourceProvider:
@@ -229,6 +281,11 @@ class Answers:
         infos = await anyio.to_thread.run_sync(self._provider().list_resources)
         # A listing the provider fingerprinted once per change is paged as it is (prompts/list pages a snapshot).
         fingerprint = infos.fingerprint if isinstance(infos, ResourceListing) else fingerprint_of(infos := tuple(infos))
+        if self.skills is not None:  # the skills' files follow the folder's own resources
+            snapshot = self.registry.snapshot()
+            if snapshot.skills:
+                infos = (*infos, *self.skills.resource_infos(snapshot))
+                fingerprint = f"{fingerprint}+{snapshot.fingerprint}"
         page = self.paginator.page("resources", infos, fingerprint, cursor)
         return types.ListResourcesResult(
             resources=[to_mcp_resource(info, revision) for info in page.items], next_cursor=page.next_cursor
@@ -240,7 +297,10 @@ class Answers:
         return types.ListResourceTemplatesResult(resource_templates=[], next_cursor=page.next_cursor)
 
     async def read_resource(self, revision: str, uri: str) -> types.ReadResourceResult:
-        contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(self._provider().read_resource, uri)
+        read = (
+            self.skills.read if self.skills is not None and self.skills.serves(uri) else self._provider().read_resource
+        )
+        contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(read, uri)
         return types.ReadResourceResult(contents=[to_mcp_resource_contents(item, revision) for item in contents])
 
     # --- a whole stateless request ----------------------------------------------------------------------------
@@ -255,9 +315,11 @@ class Answers:
         an unknown prompt, anything our errors say (`errors.to_mcp_error`).
         """
         try:
+            if method in SKILL_METHODS and self.skills is not None:
+                return to_json(self._shape(method, revision, self.answer_skills(method, params, revision)))
             typed = self._checked(method, params, revision)
             if method == LIST_PROMPTS:
-                page = self.list_prompts(revision, typed.cursor, wire=True, in_transport=True)
+                page = self.list_prompts(revision, typed.cursor)
                 return prepared_json(page) or to_json(plain_result(page))
             result: BaseModel
             if method == "prompts/get":
@@ -268,6 +330,8 @@ class Answers:
                 return self._stamped(await self.complete(typed))
             elif method == "resources/list":
                 result = await self.list_resources(revision, typed.cursor)
+            elif method == "server/discover":
+                result = self.discover(revision)
             elif method == "resources/templates/list":
                 result = self.list_resource_templates(typed.cursor)
             else:
@@ -277,6 +341,24 @@ class Answers:
             raise capped(error) from error.__cause__
         except Exception as exc:
             raise capped(to_mcp_error(exc, revision=revision, method=method)) from exc
+
+    def answer_skills(self, method: str, params: Mapping[str, Any] | BaseModel | None, revision: str) -> dict[str, Any]:
+        """A skills method's result (`skills.py`), before the SDK's shaping; params as sent or as parsed."""
+        if self.skills is None:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
+        models: dict[str, type[BaseModel]] = {SKILLS_LIST: types.PaginatedRequestParams, SKILLS_GET: GetSkillParams}
+        model = models.get(method, ReadDirectoryParams)
+        try:
+            typed: Any = params if isinstance(params, BaseModel) else model.model_validate(params or {}, by_name=False)
+        except ValidationError as problem:
+            raise invalid_params(method, problem) from None
+        if method == SKILLS_LIST:
+            return self.skills.list_skills(revision, typed.cursor)
+        if method == SKILLS_GET:
+            return self.skills.get_skill(revision, typed.uri)
+        if method == DIRECTORY_READ:
+            return self.skills.read_directory(revision, typed.uri, typed.cursor)
+        raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
 
     def _checked(self, method: str, params: Mapping[str, Any] | None, revision: str) -> Any:
         if method not in self.methods:

@@ -9,8 +9,9 @@ thread, hops onto the server's event loop, and fans each change out to
   pipe, or the HTTP session's GET stream). The SDK does not keep a list of
   connections, so `ConnectionTracker` remembers each one when it first sends
   a request and forgets it when the connection ends (or stops reading);
-* every 2026-07-28 `subscriptions/listen` stream, through the SDK's
-  subscription bus, which stamps the subscription id and filters by kind.
+* every 2026-07-28 `subscriptions/listen` stream (`answers.Answers.listen`
+  opens one on `listen_handler`), through the SDK's subscription bus, which
+  stamps the subscription id and filters by kind.
 
 Bursts coalesce: changes that arrive while a fan-out is running produce one
 more notification, not one each; and only a change of the prompts themselves
@@ -34,7 +35,6 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ResourcesListChanged
-from mcp_types import SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult
 
 from ..registry import PromptRegistry, RegistrySnapshot
 from .revisions import is_modern
@@ -76,22 +76,6 @@ class ChangeFeed:
             return
         self._connections.add(connection)
         connection.exit_stack.callback(self._connections.discard, connection)
-
-    async def listen(
-        self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams
-    ) -> SubscriptionsListenResult:
-        """Serve one 2026-07-28 `subscriptions/listen` stream, for the kinds of change this server announces.
-
-        The acknowledgement lists only those: prompt list changes, resource
-        list changes when resources are served; never tool list changes
-        (there are no tools) or single-resource updates (none are sent).
-        """
-        asked = params.notifications
-        honoured = SubscriptionFilter(
-            prompts_list_changed=True if asked.prompts_list_changed else None,
-            resources_list_changed=True if asked.resources_list_changed and self.resources else None,
-        )
-        return await self.listen_handler(ctx, params.model_copy(update={"notifications": honoured}))
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ChangeFeed]:

@@ -9,21 +9,15 @@ few hundred bytes a prompt and no objects for the garbage collector, so a
 listing of any size is kept whole until the prompts change. After a change, the entries of the prompts
 it did not touch (the same objects) are kept instead of being built again.
 
-A page is served in one of three forms:
-
-* `PromptPages.page`, the handler's result, which the SDK validates and
-  shapes for the request's revision like any other (dicts, made from the
-  bytes; the last pages asked for are kept);
-* `PromptPages.wire_page`, that result already shaped exactly as the SDK
-  would shape it (the envelope, cache hints and stamps by the SDK's own
-  shaping, `sdk_seam.shape_result`) and prepared (`prepared`), so the
-  transport writes its JSON bytes as they are: `PreparedListing`, a server
-  middleware, answers `prompts/list` with it, past the SDK's validation;
-* for a server whose results are written through `prepared` (its stdio and
-  HTTP transports say so), the same page carrying its JSON, and where its
-  envelope can be cut around the list, *hollow*: only its bytes, the entries
-  joined inside the envelope's. Once such a page is written, the next one is
-  built while the client reads.
+A page has one form, whoever asks (`PromptPages.page`): the result as the
+SDK would put it on the wire (its envelope, cache hints and stamps shaped by
+the SDK's own shaping, `sdk_seam.shape_result`), *hollow* (`prepared`): the
+list exists only as JSON, joined inside the envelope's, so the whole page is
+bytes made once. A transport that writes results through `prepared` (stdio,
+and `Answers.answer` for stateless HTTP) writes those bytes as they are; for
+one that serializes results itself, the middleware hands over the plain
+result (`prepared.plain_result`: the list parsed from its JSON). Once such a
+page is written, the next one is built while the client reads.
 
 A cursor is checked by the `Paginator`, unless this cache issued it for the
 current snapshot (then where it points is known), so cursors stay exactly
@@ -50,17 +44,17 @@ from ..registry import RegistrySnapshot
 from .convert import EntryFields, to_mcp_prompt_entry
 from .errors import to_mcp_error
 from .paging import Paginator
-from .prepared import PreparedResults, prepare, prepare_hollow
+from .prepared import PreparedResults, plain_result, prepare_hollow
 from .sdk_seam import initialize_accepted
 
 __all__ = ["LIST_PROMPTS", "PreparedListing", "PromptPages", "entries_json"]
 
 LIST_PROMPTS: Final = "prompts/list"
 
-# Pages kept in dict form (for transports that serialize a result themselves): enough for
-# clients that page through a large listing together, a fraction of a 100,000-prompt one.
+# The JSON of the pages served lately: enough for clients that page through a large listing together, a
+# fraction of a 100,000-prompt one.
 _MAX_PAGES = 256
-_MAX_DICT_ENTRIES = 12_800
+_MAX_PAGE_ENTRIES = 12_800
 
 Shape = Callable[[str, dict[str, Any]], dict[str, Any]]
 """(revision, handler result) -> the result as the SDK puts it on the wire at that revision."""
@@ -94,22 +88,17 @@ _PLACE: Final = "\x00mcp-notebook-prompts\x00"
 
 @dataclass(frozen=True, slots=True)
 class _Envelope:
-    """A page's result without its prompts: the wire dict (list empty), and its JSON around the list."""
+    """A page's result without its prompts: the wire dict (list empty), and its JSON around the list (None when
+    it cannot be cut there: then the page's JSON is made whole)."""
 
     wire: dict[str, Any]
-    before: bytes
-    after: bytes
+    before: bytes | None
+    after: bytes | None
 
-
-class _Page:
-    """A page in dict form (the handler's result, and once asked for, its prepared wire form)."""
-
-    __slots__ = ("prepared", "result", "wire")
-
-    def __init__(self, result: dict[str, Any]) -> None:
-        self.result = result
-        self.wire: dict[str, Any] | None = None  # as the SDK would put it on the wire
-        self.prepared: dict[str, Any] | None = None  # the same, carrying its JSON
+    def around(self, items: bytes) -> bytes:
+        if self.before is None or self.after is None:
+            return to_json({**self.wire, "prompts": json.loads(items)})
+        return self.before + items + self.after
 
 
 _HEAD: Final = ("name", "title", "description")
@@ -164,29 +153,27 @@ class PromptPages:
     Each prompt's entry is serialized once per revision and kept as bytes
     (no objects for the collector to visit, a few hundred bytes a prompt), so
     every page of a listing of any size is kept until the prompts change; a
-    page is those bytes joined. Pages in dict form (for the handler's result
-    and for transports that serialize themselves) are kept for the last
-    pages asked for, at most `max_pages` holding `max_dict_entries` prompts.
+    page is those bytes joined inside its envelope, kept for the last pages
+    asked for, at most `max_pages` holding `max_page_entries` prompts.
     After a change, the entries of the prompts it did not touch (the same
-    objects) are kept instead of being built again.
-    Serving a page to a writer that takes prepared results (`prepared`) also
-    builds the next one once the page is written, while the client reads it.
+    objects) are kept instead of being built again. A page written by a
+    transport that takes prepared results (`prepared`) also builds the next
+    one once it is written, while the client reads it.
     """
 
     def __init__(
         self,
         paginator: Paginator,
         *,
-        shape: Shape | None = None,
+        shape: Shape,
         max_pages: int = _MAX_PAGES,
-        max_dict_entries: int = _MAX_DICT_ENTRIES,
+        max_page_entries: int = _MAX_PAGE_ENTRIES,
         max_revisions: int = 2,
     ) -> None:
         self._paginator = paginator
         self._shape = shape
         self._max_pages = max_pages
-        self._max_dict_entries = max_dict_entries
-        self._dict_entries = 0  # entries held by the pages in dict form
+        self._max_page_entries = max_page_entries
         self._max_revisions = max_revisions
         self._snapshot: RegistrySnapshot | None = None
         # Per revision, the JSON of each prompt's entry by `id(spec)`: this snapshot's, and the last one's
@@ -195,8 +182,7 @@ class PromptPages:
         self._stale: dict[str, dict[int, bytes]] = {}
         self._kept_alive: tuple[PromptSpec, ...] = ()
         self._envelopes: dict[tuple[str, int], _Envelope] = {}
-        self._pages: OrderedDict[tuple[str, int], _Page] = OrderedDict()
-        # The JSON of the last pages served hollow (their list, and the whole body), as many as the dict pages.
+        # The JSON of the last pages served (their list, the whole page, how many prompts it holds).
         self._bodies: OrderedDict[tuple[str, int], tuple[bytes, bytes, int]] = OrderedDict()
         self._body_entries = 0
         # Where each cursor issued for this snapshot points, and the cursor after that page.
@@ -217,7 +203,7 @@ class PromptPages:
                 self._stale, self._kept_alive = dict(self._entries), self._snapshot.prompts
             self._snapshot = snapshot
             self._entries = OrderedDict((revision, {}) for revision in self._stale)
-            self._envelopes, self._pages, self._issued, self._dict_entries = {}, OrderedDict(), {}, 0
+            self._envelopes, self._issued = {}, {}
             self._bodies, self._body_entries = OrderedDict(), 0
         offset, next_cursor = location
         if next_cursor is not None and next_cursor not in self._issued:
@@ -267,75 +253,25 @@ class PromptPages:
         result["resultType"] = "complete"
         return result
 
-    def _page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> _Page:
-        offset, next_cursor = self._locate(snapshot, cursor)
-        key = (revision, offset)
-        cached = self._pages.get(key)
-        if cached is not None:
-            self._pages.move_to_end(key)
-            return cached
-        items = self._items(snapshot.prompts[offset : offset + self._paginator.page_size], revision)
-        with _collector_paused():
-            entries = json.loads(b"[" + b",".join(items) + b"]")
-        page = self._pages[key] = _Page(self._result(revision, entries, next_cursor))
-        self._dict_entries += len(entries)
-        while len(self._pages) > 1 and (
-            len(self._pages) > self._max_pages or self._dict_entries > self._max_dict_entries
-        ):
-            self._dict_entries -= len(self._pages.popitem(last=False)[1].result["prompts"])
-        return page
-
-    def page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> dict[str, Any]:
-        """The `prompts/list` result `cursor` points at; `InvalidCursorError` as `Paginator.page` raises it."""
-        return self._page(snapshot, revision, cursor).result
-
-    def wire_page(
-        self, snapshot: RegistrySnapshot, revision: str, cursor: str | None, *, in_transport: bool = False
-    ) -> dict[str, Any]:
-        """`page(...)` as the SDK would put it on the wire (the `shape` given).
-
-        `in_transport`: the server's results are written through `prepared` (`PreparedResults`), so the page
-        carries its JSON, and is hollow (`prepared.prepare_hollow`) when its envelope can be cut around the list.
-        """
-        shape = self._shape
-        if shape is None:
-            raise ValueError("wire pages need the SDK's shaping: PromptPages(..., shape=...)")
-        if in_transport:
-            hollow = self._hollow_page(snapshot, revision, cursor, shape)
-            if hollow is not None:
-                return hollow
-        page = self._page(snapshot, revision, cursor)
-        if page.wire is None:
-            # The SDK shapes the envelope (hints, stamps); the entries are in their wire form already.
-            wire = shape(revision, {**page.result, "prompts": []})
-            wire["prompts"] = page.result["prompts"]
-            page.wire = wire
-        if not in_transport:
-            return page.wire
-        if page.prepared is None:
-            page.prepared = prepare(page.wire)
-        return page.prepared
-
-    def _envelope(self, revision: str, offset: int, next_cursor: str | None, shape: Shape) -> _Envelope | None:
-        """The page's envelope, or None if its JSON cannot be cut around the list (then it is served whole)."""
+    def _envelope(self, revision: str, offset: int, next_cursor: str | None) -> _Envelope:
         key = (revision, offset)
         envelope = self._envelopes.get(key)
         if envelope is None:
-            wire = shape(revision, self._result(revision, [], next_cursor))
+            wire = self._shape(revision, self._result(revision, [], next_cursor))
             place = to_json(_PLACE)
             before, found, after = to_json({**wire, "prompts": _PLACE}).partition(place)
             if not found or place in before or place in after or "prompts" not in wire:
-                return None
-            envelope = self._envelopes[key] = _Envelope(wire, before, after)
+                envelope = _Envelope(wire, None, None)
+            else:
+                envelope = _Envelope(wire, before, after)
+            self._envelopes[key] = envelope
         return envelope
 
-    def _hollow_page(
-        self, snapshot: RegistrySnapshot, revision: str, cursor: str | None, shape: Shape
-    ) -> dict[str, Any] | None:
+    def page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> dict[str, Any]:
+        """The `prompts/list` result `cursor` points at, hollow (module docstring); `InvalidCursorError` as
+        `Paginator.page` raises it."""
         offset, next_cursor = self._locate(snapshot, cursor)
-        envelope = self._envelope(revision, offset, next_cursor, shape)
-        if envelope is None:
-            return None
+        envelope = self._envelope(revision, offset, next_cursor)
         end = offset + self._paginator.page_size
         key = (revision, offset)
         cached = self._bodies.get(key)
@@ -345,11 +281,11 @@ class PromptPages:
         else:
             page = snapshot.prompts[offset:end]
             items = b"[" + b",".join(self._items(page, revision)) + b"]"
-            body = envelope.before + items + envelope.after
+            body = envelope.around(items)
             self._bodies[key] = (items, body, len(page))
             self._body_entries += len(page)
             while len(self._bodies) > 1 and (
-                len(self._bodies) > self._max_pages or self._body_entries > self._max_dict_entries
+                len(self._bodies) > self._max_pages or self._body_entries > self._max_page_entries
             ):
                 self._body_entries -= self._bodies.popitem(last=False)[1][2]
 
@@ -366,7 +302,7 @@ class PromptPages:
 class PageMaker(Protocol):
     """What `PreparedListing` asks for a page (`answers.Answers.list_prompts`)."""
 
-    def list_prompts(self, revision: str, cursor: str | None, *, wire: bool, in_transport: bool) -> dict[str, Any]: ...
+    def list_prompts(self, revision: str, cursor: str | None) -> dict[str, Any]: ...
 
 
 class PreparedListing:
@@ -392,8 +328,7 @@ class PreparedListing:
         except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
             return await call_next(ctx)  # the SDK refuses it in its own words
         try:
-            return self._answers.list_prompts(
-                ctx.protocol_version, params.cursor, wire=True, in_transport=self._results.in_transport
-            )
+            page = self._answers.list_prompts(ctx.protocol_version, params.cursor)
+            return page if self._results.in_transport else plain_result(page)
         except Exception as exc:
             raise to_mcp_error(exc, revision=ctx.protocol_version, method=LIST_PROMPTS) from exc

@@ -21,11 +21,11 @@ stdio framing, the Streamable HTTP transport's JSON and SSE responses):
 * once a result is on its way to the client it calls `result_written(result)`
   (a listing builds the next page meanwhile).
 
-A server whose results are taken may answer with *hollow* results
-(`prepare_hollow`): the list is empty and exists only as JSON, so a page
-costs no objects per prompt at all. A server whose results are not taken
-(an in-memory client, the SDK's own stdio transport) is never handed a
-carrier: its handlers answer plain dicts, serialized by whoever writes them.
+A prepared result is *hollow* (`prepare_hollow`): its list is empty and
+exists only as JSON, so a page costs no objects per prompt at all. A server
+whose results are not taken (an in-memory client, the SDK's own HTTP
+transport) is never handed a carrier: it is answered `plain_result(...)`,
+serialized by whoever writes it.
 A carrier that reaches a serializer that did not ask fails loudly (pydantic
 cannot serialize a `Prepared`) rather than writing an empty list.
 """
@@ -37,7 +37,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import mcp_types as types
-from pydantic_core import to_json
 
 __all__ = [
     "PREPARED",
@@ -46,7 +45,6 @@ __all__ = [
     "encode_message",
     "plain_message",
     "plain_result",
-    "prepare",
     "prepare_hollow",
     "prepared_json",
     "result_written",
@@ -64,13 +62,13 @@ class Prepared:
     def __init__(
         self,
         others: tuple[tuple[str, Any], ...],
-        body: bytes | None,
-        items: tuple[str, bytes] | None = None,
+        body: bytes,
+        items: tuple[str, bytes],
         after_written: Callable[[], object] | None = None,
     ) -> None:
         self.others = others  # every (key, value) of the result, as prepared
-        self.body = body  # the whole result's JSON; made at the first ask when None
-        self.items = items  # a hollow result's list: its key and its JSON
+        self.body = body  # the whole result's JSON
+        self.items = items  # the result's list: its key and its JSON
         self.after_written = after_written  # what to run once the result is written
 
 
@@ -92,11 +90,6 @@ class PreparedResults:
     def in_transport(self) -> bool:
         """Whether a transport said `encode_in_transport()`."""
         return self._taken
-
-
-def prepare(result: Mapping[str, Any]) -> dict[str, Any]:
-    """`result` (a wire dict, never changed afterwards) carrying its own JSON, made at the first ask."""
-    return {**result, PREPARED: Prepared(tuple(result.items()), None)}
 
 
 def prepare_hollow(
@@ -123,10 +116,7 @@ def prepared_json(result: Mapping[str, Any]) -> bytes | None:
     carrier = _carrier(result)
     if carrier is None or not _unchanged(result, carrier):
         return None
-    body = carrier.body
-    if body is None:
-        body = carrier.body = to_json(dict(carrier.others))
-    return body
+    return carrier.body
 
 
 def _unchanged(result: Mapping[str, Any], carrier: Prepared) -> bool:
@@ -142,12 +132,11 @@ def plain_result(result: dict[str, Any]) -> dict[str, Any]:
     if carrier is None:
         return result
     plain = {name: value for name, value in result.items() if name != PREPARED}
-    if carrier.items is not None:
-        key, items = carrier.items
-        hollow = dict(carrier.others)[key]
-        for name, value in plain.items():
-            if value is hollow:  # the hollow list, wherever it went on the way
-                plain[name] = json.loads(items)
+    key, items = carrier.items
+    hollow = dict(carrier.others)[key]
+    for name, value in plain.items():
+        if value is hollow:  # the hollow list, wherever it went on the way
+            plain[name] = json.loads(items)
     return plain
 
 

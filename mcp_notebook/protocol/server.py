@@ -24,7 +24,7 @@ reloaded is served from the last good set until the new one is published.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
@@ -49,9 +49,19 @@ from .changes import ChangeFeed, ConnectionTracker
 from .errors import ErrorShaper, guarded
 from .listing import LIST_PROMPTS, PreparedListing, PromptPages
 from .paging import DEFAULT_PAGE_SIZE, Paginator
-from .prepared import PreparedResults
+from .prepared import PreparedResults, plain_result
 from .revisions import supports
 from .sdk_seam import add_middleware, shape_result
+from .skills import (
+    DIRECTORY_READ,
+    SKILLS_EXTENSION,
+    SKILLS_GET,
+    SKILLS_LIST,
+    GetSkillParams,
+    ReadBytes,
+    ReadDirectoryParams,
+    SkillAnswers,
+)
 
 __all__ = ["CachePolicy", "HandshakeTrimmer", "PromptServer", "create_server"]
 
@@ -87,11 +97,18 @@ class CachePolicy:
 
 
 class HandshakeTrimmer:
-    """Server middleware: leaves out of an `initialize` result what the negotiated revision predates.
+    """Server middleware: an `initialize` result as the negotiated revision has it.
 
     The SDK builds one capability set for every revision; 2024-11-05 has no
     `completions` capability (the method itself exists, and stays served).
+    The SDK's shaping drops `extensions` from handshake results (its schema
+    has them from 2026-07-28), but extensions are declared in the
+    `initialize` result (SEP-2133, and the Skills extension says so): the
+    server's `extensions` are put back.
     """
+
+    def __init__(self, extensions: Mapping[str, Any] | None = None) -> None:
+        self.extensions = extensions if extensions is not None else {}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
@@ -100,7 +117,10 @@ class HandshakeTrimmer:
         capabilities = result.get("capabilities")
         revision = str(result.get("protocolVersion", ""))
         if isinstance(capabilities, dict) and not supports(revision, "completions_capability"):
-            result = {**result, "capabilities": {k: v for k, v in capabilities.items() if k != "completions"}}
+            capabilities = {k: v for k, v in capabilities.items() if k != "completions"}
+            result = {**result, "capabilities": capabilities}
+        if isinstance(capabilities, dict) and self.extensions:
+            result = {**result, "capabilities": {**capabilities, "extensions": dict(self.extensions)}}
         return result
 
 
@@ -111,7 +131,22 @@ def _feed_of(server: Server[ChangeFeed]) -> AbstractAsyncContextManager[ChangeFe
 
 
 class PromptServer(Server[ChangeFeed]):
-    """A low-level MCP `Server` that serves a `PromptRegistry`; build it with `create_server`."""
+    """A low-level MCP `Server` serving `registry`'s prompts, ready for any transport (also `create_server`).
+
+    `resources` adds `resources/list` and `resources/read`; `read_file` lets
+    prompts embed files (it must refuse paths outside the served root);
+    `page_size` is the number of items per list page; `cache` sets the
+    2026-07-28 cache hints; an argument value over `max_argument_bytes`
+    (UTF-8) is refused with -32602.
+
+    `render(spec, arguments)` renders the prompts the caller owns (e.g. a
+    kernel running a magic) and answers None for the others, which are
+    rendered from their templates; `complete(spec, argument, value, context)`
+    suggests values where the caller knows better than the static
+    completions (e.g. a kernel's variable names) and answers None elsewhere.
+    Both get the prompt already found; errors they raise reach the client as
+    ours always do (`MCPNotebookError`s as JSON-RPC errors).
+    """
 
     def __init__(
         self,
@@ -126,10 +161,12 @@ class PromptServer(Server[ChangeFeed]):
         max_argument_bytes: int = 1_000_000,
         render: RenderHook | None = None,
         complete: CompleteHook | None = None,
+        skills: ReadBytes | None = None,
     ) -> None:
         self.registry = registry
         self.resource_provider = resources
         self.paginator = Paginator(page_size)
+        policy = cache or CachePolicy()
         resource_handlers: dict[str, Any] = {}
         if resources is not None:
             resource_handlers = {
@@ -142,18 +179,29 @@ class PromptServer(Server[ChangeFeed]):
             name,
             version=__version__,
             instructions=instructions,
-            cache_hints=(cache or CachePolicy()).hints(),
+            cache_hints=policy.hints(),
             lifespan=_feed_of,
             # The SDK takes a wire dict from any handler, though its signature names the model.
             on_list_prompts=cast(Any, guarded("prompts/list", self._list_prompts)),
             on_get_prompt=guarded("prompts/get", self._get_prompt),
             on_completion=guarded("completion/complete", self._complete),
             on_subscriptions_listen=guarded("subscriptions/listen", self._listen),
+            on_ping=self._ping,
             **resource_handlers,
         )
+        self.add_request_handler("server/discover", types.RequestParams, guarded("server/discover", self._discover))
         # Whether the results are written through `prepared` (the transport says): then pages carry their JSON.
         self.prepared_results = PreparedResults()
         self._prompt_pages = PromptPages(self.paginator, shape=partial(shape_result, self, LIST_PROMPTS))
+        # Skills (the Skills extension) are served beside the folder's resources, which they are part of.
+        skill_answers = None
+        if skills is not None and resources is not None:
+            hints = {"ttlMs": policy.ttl_ms, "cacheScope": policy.scope}
+            skill_answers = SkillAnswers(registry, self.paginator, skills, hints=lambda: hints)
+            self.extensions[SKILLS_EXTENSION] = {"directoryRead": True}
+            self.add_request_handler(SKILLS_LIST, types.PaginatedRequestParams, guarded(SKILLS_LIST, self._skills))
+            self.add_request_handler(SKILLS_GET, GetSkillParams, guarded(SKILLS_GET, self._skills))
+            self.add_request_handler(DIRECTORY_READ, ReadDirectoryParams, guarded(DIRECTORY_READ, self._skills))
         # Every method's answer, which these handlers and the HTTP transport's stateless requests reach alike.
         self.answers = Answers(
             registry,
@@ -161,18 +209,21 @@ class PromptServer(Server[ChangeFeed]):
             self.paginator,
             shape=partial(shape_result, self),
             server_info=self.server_info_stamp,
+            capabilities=lambda revision: self.get_capabilities(protocol_version=revision),
+            instructions=instructions,
             resources=resources,
             read_file=read_file,
             max_argument_bytes=max_argument_bytes,
             render=render,
             complete=complete,
+            skills=skill_answers,
         )
         add_middleware(
             self,
             [
                 ErrorShaper(self),
                 ConnectionTracker(),
-                HandshakeTrimmer(),
+                HandshakeTrimmer(self.extensions),
                 PreparedListing(self.answers, self.prepared_results),
             ],
         )
@@ -221,7 +272,9 @@ class PromptServer(Server[ChangeFeed]):
 
     async def _list_prompts(self, ctx: Context, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
         # `PreparedListing` answers the requests the SDK would serve before they get here; this serves the rest.
-        return self.answers.list_prompts(ctx.protocol_version, params.cursor if params is not None else None)
+        return plain_result(
+            self.answers.list_prompts(ctx.protocol_version, params.cursor if params is not None else None)
+        )
 
     async def _get_prompt(
         self, ctx: Context, params: types.GetPromptRequestParams
@@ -248,7 +301,13 @@ class PromptServer(Server[ChangeFeed]):
     async def _listen(
         self, ctx: Context, params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
-        return await ctx.lifespan_context.listen(ctx, params)
+        return await self.answers.listen(ctx.lifespan_context, ctx, params)
+
+    async def _discover(self, ctx: Context, params: types.RequestParams) -> types.DiscoverResult:
+        return self.answers.discover(ctx.protocol_version)
+
+    async def _ping(self, ctx: Context, params: types.RequestParams | None) -> types.EmptyResult:
+        return self.answers.ping()
 
     async def _list_resources(
         self, ctx: Context, params: types.PaginatedRequestParams | None
@@ -263,45 +322,9 @@ class PromptServer(Server[ChangeFeed]):
     async def _read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         return await self.answers.read_resource(ctx.protocol_version, params.uri)
 
+    async def _skills(self, ctx: Context, params: types.RequestParams) -> dict[str, Any]:
+        return self.answers.answer_skills(ctx.method, params, ctx.protocol_version)
 
-def create_server(
-    registry: PromptRegistry,
-    *,
-    resources: ResourceProvider | None = None,
-    read_file: FileReader | None = None,
-    page_size: int = DEFAULT_PAGE_SIZE,
-    name: str = "mcp-notebook",
-    instructions: str | None = None,
-    cache: CachePolicy | None = None,
-    max_argument_bytes: int = 1_000_000,
-    render: RenderHook | None = None,
-    complete: CompleteHook | None = None,
-) -> PromptServer:
-    """An MCP server for `registry`'s prompts, ready for any transport.
 
-    `resources` adds `resources/list` and `resources/read`; `read_file` lets
-    prompts embed files (it must refuse paths outside the served root);
-    `page_size` is the number of items per list page; `cache` sets the
-    2026-07-28 cache hints; an argument value over `max_argument_bytes`
-    (UTF-8) is refused with -32602.
-
-    `render(spec, arguments)` renders the prompts the caller owns (e.g. a
-    kernel running a magic) and answers None for the others, which are
-    rendered from their templates; `complete(spec, argument, value, context)`
-    suggests values where the caller knows better than the static
-    completions (e.g. a kernel's variable names) and answers None elsewhere.
-    Both get the prompt already found; errors they raise reach the client as
-    ours always do (`MCPNotebookError`s as JSON-RPC errors).
-    """
-    return PromptServer(
-        registry,
-        resources=resources,
-        read_file=read_file,
-        page_size=page_size,
-        name=name,
-        instructions=instructions,
-        cache=cache,
-        max_argument_bytes=max_argument_bytes,
-        render=render,
-        complete=complete,
-    )
+create_server = PromptServer
+"""An MCP server for a registry's prompts, ready for any transport (`PromptServer`, whose docstring says how)."""

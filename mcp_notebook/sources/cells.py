@@ -183,7 +183,7 @@ def _cell_part(
         mcp = None
     fields: Mapping[str, Any] = mcp or {}
     if not names:
-        if set(fields) - {"prompt"}:
+        if set(fields) - {"prompt", "skill"}:  # a cell of a skill alone (notebook_skills.py) names no prompt
             warn(f"{where}: has metadata.mcp fields but names no prompt (metadata.mcp.prompt or a prompt:NAME tag)")
         return None
     unknown = [] if KNOWN_FIELDS.issuperset(fields) else sorted(str(k) for k in fields if k not in KNOWN_FIELDS)

@@ -37,7 +37,7 @@ Warn = Callable[[str], None]
 
 PROMPT_FIELDS = ("title", "description", "arguments", "icons", "_meta")
 CELL_FIELDS = ("role", "outputs", "source", "resource", "link", "annotations")
-KNOWN_FIELDS = frozenset({"prompt", *PROMPT_FIELDS, *CELL_FIELDS})
+KNOWN_FIELDS = frozenset({"prompt", "skill", *PROMPT_FIELDS, *CELL_FIELDS})  # `skill`: notebook_skills.py
 
 # `_meta` goes to clients as it is written; their JSON parsers and validators recurse.
 MAX_META_NESTING = 32

@@ -40,12 +40,12 @@ from .cells import NotebookPrompts
 from .finding import Seen, ServedPaths, SwapBounds, present
 from .folder_resources import MAX_FILE_BYTES, FolderResources
 from .index import Entry, NotebookIndex, Stamp
-from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason, read_notebook_inside
+from .loading import MAX_NOTEBOOK_BYTES, NotebookState, build, build_stored, failure_reason
 from .loading import digest as file_digest
 from .offload import MIN_BYTES as MIN_OFFLOADED_BYTES
 from .offload import BuildProcess
 from .parallel import Built, SharedBuild, worker_count
-from .reloading import Reloader
+from .reloading import Refreshable, Reloader
 from .sandbox import FileRefusal, SandboxedFile, look_inside, resolve_inside
 from .stored import Body, Interned, StoredBody, restore
 from .test_cells import PromptTest
@@ -96,6 +96,7 @@ class NotebookFolderSource:
         self._states: Mapping[str, NotebookState] = MappingProxyType({})
         self._version = 0  # counts the changes published; what is derived from the prompts is keyed by it
         self._resources = FolderResources(self)
+        self._skills: Refreshable | None = None
 
     def _serve_at(self, resolved: tuple[Path, ...]) -> None:
         """Serve the paths given as they resolve now: `resolved` (the folders, the files, their common root)."""
@@ -104,6 +105,15 @@ class NotebookFolderSource:
     @property
     def _resolution(self) -> tuple[Path, ...]:
         return self._served.resolution
+
+    @property
+    def skills(self) -> Refreshable | None:
+        """The skills found in these folders (`skills.py`), looked for again after a save that may change one."""
+        return self._skills
+
+    @skills.setter
+    def skills(self, catalog: Refreshable | None) -> None:
+        self._skills = catalog
 
     @property
     def given_paths(self) -> tuple[Path, ...]:
@@ -175,9 +185,6 @@ class NotebookFolderSource:
     def _discover(self, under: Path | None = None, seen: Seen | None = None) -> dict[str, Path]:
         """Every served notebook on disk now (only those below `under`), as `seen` found it where the watch polls."""
         return self._served.discover(under, seen=seen)
-
-    def _read_notebook(self, key: str) -> SandboxedFile:
-        return read_notebook_inside(self._root, key)
 
     def _look(self, key: str) -> Stamp | None:
         """The identity of the file of notebook `key`, found as reading it would find it; None if it is refused."""
@@ -475,6 +482,17 @@ class NotebookFolderSource:
             gone -= set(found) | set(rescanned)
             changes = {**found, **below_only}
             return self._apply(changes, gone, rescanned=below_only, unless_moved=in_turn, offload=in_turn)
+
+    def catch_up(self, path: Path) -> str | None:
+        """Reload the notebook at `path` now, unless it is still the very file last loaded (a save the watch
+        has not got to yet is seen at once); its key, or None when this source does not serve it."""
+        key = self._key(path)
+        if key is None:
+            return None
+        state = self._states.get(key)
+        if state is None or not self._unchanged(state, path):
+            self.reload([path])
+        return key
 
     def accepts(self, path: Path) -> bool:
         """Whether a changed path may matter: a served notebook, or anything (a folder) inside a served folder."""

@@ -1,10 +1,11 @@
 """Magics as prompt specs: names, arguments, descriptions, and which of them a listing shows.
 
 Every magic becomes `magic.<name>` (`magic.cell.<name>` for a cell magic
-whose line twin exists). A listing is "all" (one prompt per magic) or
+whose line twin exists). A listing is "all" (one prompt per magic),
 "curated": the live magics, the one `magic` prompt whose `name` completes
-every magic, and a few common ones, at most `MAX_LISTED_MAGICS`. A live
-prompt says in its description and `_meta` whether it executes code.
+every magic, and a few common ones, at most `MAX_LISTED_MAGICS`; or "live":
+the live magics alone (what a kernel serves unless asked for its magics). A
+live prompt says in its description and `_meta` whether it executes code.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ __all__ = [
     "to_magic_prompts",
 ]
 
-Listing = Literal["all", "curated"]
+Listing = Literal["all", "curated", "live"]
 
 MAX_LISTED_MAGICS = 10  # magic prompts a default listing shows (more only when more are live)
 GENERIC_PROMPT = "magic"  # the one prompt that documents any magic
@@ -136,7 +137,8 @@ def to_magic_prompts(
     ones stay documentation). Magics whose names cannot be prompt names (`%%!`)
     are left out. `listing="curated"` lists the live magics, the one `magic`
     prompt that documents any magic, and a few common ones: at most
-    `MAX_LISTED_MAGICS` (more only when more are live); `"all"` lists each magic.
+    `MAX_LISTED_MAGICS` (more only when more are live); `"all"` lists each magic;
+    `"live"` only the live ones.
     """
     line_names = frozenset(i.name for i in infos if i.kind == "line")
     policies = live_policies(infos, live)
@@ -148,17 +150,20 @@ def to_magic_prompts(
         prompts.append(_magic_prompt(info, name, policies.get(info.title)))
     if listing == "all":
         return tuple(prompts)
+    if listing == "live":
+        return tuple(_live(prompts))
     return _curated(prompts, infos, line_names)
+
+
+def _live(prompts: Sequence[PromptSpec]) -> list[PromptSpec]:
+    return [prompt for prompt in prompts if (prompt.meta or {})[MAGIC_META_KEY]["live"]]
 
 
 def _curated(
     prompts: Sequence[PromptSpec], infos: Sequence[MagicInfo], line_names: frozenset[str]
 ) -> tuple[PromptSpec, ...]:
     by_title = {p.title: p for p in prompts}
-    chosen: dict[str, PromptSpec] = {}
-    for prompt in prompts:
-        if (prompt.meta or {})[MAGIC_META_KEY]["live"]:
-            chosen[prompt.name] = prompt
+    chosen = {prompt.name: prompt for prompt in _live(prompts)}
     for title in CURATED_MAGICS:
         if len(chosen) + 1 >= MAX_LISTED_MAGICS:
             break

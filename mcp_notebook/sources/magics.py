@@ -15,9 +15,10 @@ or `%%name` and described by the first paragraph of its docstring.
   the invocation, and `magic_output` turns the captured output into content
   blocks. A live prompt's `_meta` says whether it executes code.
 
-A kernel lists every magic only when asked (`listing="all"`); by default it
-lists the one `magic` prompt, whose `name` argument completes every magic and
-renders its documentation, the live magics and a few common ones.
+A kernel lists its magics only when asked: `listing="curated"` is the one
+`magic` prompt, whose `name` argument completes every magic and renders its
+documentation, the live magics and a few common ones; `"all"` is every magic;
+`"live"` (what `%mcp serve` lists unless asked for its magics) the live ones.
 
 The prompt specs and the listing are `magic_listing`'s, the invocations
 `magic_invocation`'s, what a live magic may be passed `live_policy`'s; this
@@ -283,8 +284,8 @@ class MagicPromptSource:
 
     `refresh(table)` runs on the kernel's main thread (after each cell); the
     server thread only calls `magic_for`, `policy_for` and `render_generic`,
-    which read an immutable catalog. `listing` is "all" (a prompt per magic) or
-    "curated" (see `to_magic_prompts`).
+    which read an immutable catalog. `listing` is "all" (a prompt per magic),
+    "curated" or "live" (see `to_magic_prompts`).
     """
 
     def __init__(

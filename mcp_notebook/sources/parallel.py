@@ -2,30 +2,39 @@
 
 A first scan of thousands of notebooks is pure Python work, bound to one core
 by the interpreter lock. On Linux, when the process has no other thread yet
-(a server's start), the notebooks to build are shared out: forked children
-each build their share and send back what the persistent index would store
-(a compact listing and the pickled messages, `stored.py`), a few notebooks at
-a time, while this process builds its own share as usual, then restores what
-the children sent as it arrives. What a child sends is restored exactly as an
-index entry is, so both kinds of notebook serve the same prompts.
+(a server's start), the notebooks to build are shared out: a pool of forked
+processes (`concurrent.futures.ProcessPoolExecutor`) builds a share, a few
+notebooks at a time, and sends back what the persistent index would store (a
+compact listing and the pickled messages, `stored.py`), while this process
+builds its own share as usual, then restores what the pool sent as it
+arrives. What the pool sends is restored exactly as an index entry is, so
+both kinds of notebook serve the same prompts.
 
-Anything a child cannot do (a notebook that fails to load, a child that dies)
-is simply left to this process, which loads it the ordinary way and reports
-it as always. Forking is never done with other threads running, where a
-child could inherit a lock held by one of them.
+A frame of built notebooks (a megabyte or so) goes through a file the child
+writes; only its name goes through the pool. Through the pool's own pipe it
+would be read by the pool's thread in this process, 64 KiB each time that
+thread gets the interpreter lock back from this busy process (up to the
+switch interval, 5 ms), while the child waits on the full pipe instead of
+building.
+
+Anything the pool cannot do (a notebook that fails to load, a process that
+dies) is simply left to this process, which loads it the ordinary way and
+reports it as always. The pool forks all its processes at once, before its
+own thread starts, and only when no other thread runs, where a child could
+inherit a lock held by one of them.
 """
 
 from __future__ import annotations
 
-import contextlib
+import multiprocessing
 import os
 import pickle
-import select
-import signal
+import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["MIN_NOTEBOOKS", "Built", "SharedBuild", "can_fork", "worker_count"]
 
@@ -35,13 +44,14 @@ Built = tuple[tuple[int, int, int, int], bytes, bytes, bytes]
 MIN_NOTEBOOKS = 128  # below this, a fork costs more than it saves
 _MAX_WORKERS = 3
 _OWN_WEIGHT, _CHILD_WEIGHT = 11, 9  # how notebooks are dealt out between this process and each child
-_FRAME = 64  # notebooks a child sends at a time
+_FRAME = 64  # notebooks a child builds and sends at a time
+
+_build: Callable[[str], Built | None] | None = None  # in a child: what builds a notebook (inherited by the fork)
 
 
 def can_fork() -> bool:
     """Whether this process may fork children here: on Linux, with no other thread running."""
-    linux = sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(os, "memfd_create")
-    return linux and threading.active_count() == 1
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def worker_count(notebooks: int) -> int:
@@ -51,153 +61,80 @@ def worker_count(notebooks: int) -> int:
     return max(0, min(len(os.sched_getaffinity(0)) - 1, _MAX_WORKERS))
 
 
-class SharedBuild:
-    """Children building their shares of `keys` with `build`, started at once; this process keeps the first share.
+def _adopt(build: Callable[[str], Built | None]) -> None:
+    global _build
+    _build = build
 
-    `mine(key)` tells whether this process builds `key` itself; `get(key)` is what a child built for it
-    (None when the child could not: then this process loads it). A child sends what it built in frames
-    of `_FRAME` notebooks as it goes, and `get` waits only for the frame that holds its notebook, so this
-    process restores the first frames while the children build the last (it used to wait for all of a
-    child's share, then restore it all: a fifth of a cold start at 100,000 prompts). A `busy` process
-    (one with other work to do meanwhile) keeps a smaller share.
+
+def _build_frame(keys: Sequence[str], into: str) -> str:
+    """In a child: each notebook of `keys` built (None where it could not be: this process loads it), pickled
+    into a new file of the folder `into`, whose path is returned."""
+    build = _build
+    results: list[tuple[str, Built | None]] = []
+    for key in keys:
+        try:
+            results.append((key, build(key) if build is not None else None))
+        except Exception:
+            results.append((key, None))
+    fd, path = tempfile.mkstemp(dir=into)
+    with os.fdopen(fd, "wb") as out:
+        pickle.dump(results, out, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+class SharedBuild:
+    """A pool building its share of `keys` with `build`, started at once; this process keeps the first share.
+
+    `mine(key)` tells whether this process builds `key` itself; `get(key)` is what the pool built for it
+    (None when it could not: then this process loads it). The pool builds in frames of `_FRAME` notebooks,
+    and `get` waits only for the frame that holds its notebook, so this process restores the first frames
+    while the pool builds the last. A `busy` process (one with other work to do meanwhile) keeps a smaller share.
     """
 
     def __init__(
         self, keys: Sequence[str], build: Callable[[str], Built | None], workers: int, *, busy: bool = False
     ) -> None:
-        # Dealt out in turn, this process taking a little more: a child also turns its notebooks into
+        # Dealt out in turn, this process taking a little more: the pool also turns its notebooks into
         # their stored form, which this process then restores.
         weights = [_CHILD_WEIGHT if busy else _OWN_WEIGHT] + [_OWN_WEIGHT if busy else _CHILD_WEIGHT] * workers
         # Interleaved, so that even a few notebooks are shared: share s takes its turns evenly spaced.
         turns = [s for _, s in sorted(((k + 0.5) / w, s) for s, w in enumerate(weights) for k in range(w))]
-        shares: list[list[str]] = [[] for _ in range(workers + 1)]
+        mine: list[str] = []
+        theirs: list[str] = []
         for position, key in enumerate(keys):
-            shares[turns[position % len(turns)]].append(key)
-        self._mine = set(shares[0])
-        self._children: list[_Child] = []
-        self._owner: dict[str, _Child] = {}
+            (mine if turns[position % len(turns)] == 0 else theirs).append(key)
+        self._mine = set(mine)
+        self._frames: dict[str, Future[str]] = {}
         self._built: dict[str, Built | None] = {}
+        self._folder = tempfile.mkdtemp(prefix="mcp-notebook-build-")
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_adopt, initargs=(build,)
+        )
         try:
-            for share in shares[1:]:
-                child = self._fork(share, build)
-                self._children.append(child)
-                self._owner.update(dict.fromkeys(share, child))
+            for start in range(0, len(theirs), _FRAME):
+                frame = theirs[start : start + _FRAME]
+                future = self._pool.submit(_build_frame, frame, self._folder)
+                self._frames.update(dict.fromkeys(frame, future))
         except BaseException:
             self.close()
             raise
-
-    def _fork(self, keys: Sequence[str], build: Callable[[str], Built | None]) -> _Child:
-        # The frames go to a file in memory, which never makes the child wait for this process to read
-        # (a pipe would, once full, while this process imports or builds); one byte on the pipe says
-        # each frame is whole, and the pipe's end says the child is done.
-        frames = os.memfd_create("mcp-notebook-build", os.MFD_CLOEXEC)
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: build, send, and leave without running anything of the parent's
-            status = 1
-            try:
-                os.close(read)
-                for other in self._children:
-                    other.close_files()
-                for start in range(0, len(keys), _FRAME):
-                    results: list[tuple[str, Built | None]] = []
-                    for key in keys[start : start + _FRAME]:
-                        try:
-                            results.append((key, build(key)))
-                        except Exception:
-                            results.append((key, None))
-                    frame = pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
-                    _write_all(frames, len(frame).to_bytes(8, "little") + frame)
-                    os.write(write, b"\x01")
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(write)
-        os.set_blocking(read, False)
-        return _Child(pid, read, frames)
 
     def mine(self, key: str) -> bool:
         return key in self._mine
 
     def get(self, key: str) -> Built | None:
-        child = self._owner.get(key)
-        while key not in self._built and child is not None and child.open:
-            self._take(child, child.receive())
-        return self._built.get(key)
-
-    def _take(self, child: _Child, frames: list[bytes]) -> None:
-        for frame in frames:
+        future = self._frames.pop(key, None)
+        if future is not None and key not in self._built:
             try:
-                results: Any = pickle.loads(frame)
-                self._built.update(results)
-            except Exception:  # its notebooks are loaded here
-                continue
-        if not child.open:
-            child.reap()
+                path = future.result()
+                with open(path, "rb") as frame:
+                    self._built.update(pickle.load(frame))
+                os.unlink(path)
+            except Exception:  # a child died, or its frame did not come back: its notebooks are loaded here
+                pass
+        return self._built.pop(key, None)
 
     def close(self) -> None:
-        """End children still running (after an error here) and reap them."""
-        children, self._children = self._children, []
-        for child in children:
-            child.end()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-class _Child:
-    """A child of a shared build: the frames it wrote (an 8-byte length, then a pickle), one byte on its pipe each."""
-
-    __slots__ = ("_at", "frames", "open", "pid", "read")
-
-    def __init__(self, pid: int, read: int, frames: int) -> None:
-        self.pid = pid
-        self.read = read
-        self.frames = frames
-        self.open = True  # its pipe has not ended yet
-        self._at = 0  # where the next frame starts in `frames`
-
-    def receive(self) -> list[bytes]:
-        """The frames that are whole, waiting for at least one; none once the child has ended."""
-        while self.open:
-            select.select([self.read], [], [])
-            try:
-                ready = os.read(self.read, 1 << 16)
-            except BlockingIOError:
-                continue
-            except OSError:
-                ready = b""
-            if not ready:
-                self.open = False  # done, or gone: a frame it did not finish was never announced
-                return []
-            return [self._frame() for _ in ready]
-        return []
-
-    def _frame(self) -> bytes:
-        size = int.from_bytes(os.pread(self.frames, 8, self._at), "little")
-        frame = os.pread(self.frames, size, self._at + 8)
-        self._at += 8 + size
-        return frame
-
-    def close_files(self) -> None:
-        for fd in (self.read, self.frames):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def reap(self) -> None:
-        self.close_files()
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
-        self.pid = 0
-
-    def end(self) -> None:
-        """The child is ended if it still runs, and reaped."""
-        if self.pid == 0:
-            return
-        self.open = False
-        with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGKILL)
-        self.reap()
+        """Let go of frames not asked for, end the pool and reap its processes."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self._folder, ignore_errors=True)

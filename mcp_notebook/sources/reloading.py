@@ -19,9 +19,17 @@ from .embeds import is_hidden_part
 from .finding import Seen, is_notebook_name
 from .watch import symlinks_on_the_way, watch_paths
 
-__all__ = ["Reloadable", "Reloader"]
+__all__ = ["Refreshable", "Reloadable", "Reloader"]
 
 log = logging.getLogger(__name__)
+
+
+class Refreshable(Protocol):
+    """What else a save may change (the skills of the folders: `skills.SkillCatalog`), refreshed in the same turn."""
+
+    def refresh(self, changed: Iterable[Path]) -> None: ...
+
+    def wants(self, name: str) -> bool: ...
 
 
 class Reloadable(Protocol):
@@ -43,6 +51,9 @@ class Reloadable(Protocol):
     def follow_swap(self) -> bool: ...
 
     def reload(self, changed: Iterable[Path], *, in_turn: bool = False, seen: Seen | None = None) -> bool: ...
+
+    @property
+    def skills(self) -> Refreshable | None: ...
 
 
 class Reloader:
@@ -103,7 +114,8 @@ class Reloader:
         names = {path.name for path in (*source.served_files, *links)}
 
         def wanted(name: str) -> bool:
-            return is_notebook_name(name) or name in names
+            # Where the watch polls, this says which files are looked at: the skills' too.
+            return is_notebook_name(name) or name in names or (source.skills is not None and source.skills.wants(name))
 
         async def take_turns() -> None:
             nonlocal swapped
@@ -113,6 +125,8 @@ class Reloader:
                 swapped = await anyio.to_thread.run_sync(self._turn, everything, polled)
             else:
                 swapped = await anyio.to_thread.run_sync(source.rescan, polled)
+                if not swapped and source.skills is not None:  # the new target's skills too
+                    await anyio.to_thread.run_sync(source.skills.refresh, set(source.served_folders))
             if swapped:
                 return
             ready()  # after the first look, which every later batch follows
@@ -159,6 +173,11 @@ class Reloader:
                 source.reload(changed, in_turn=True, seen=seen)
         except Exception:  # one failed reload must not end the watch
             log.exception("reloading changed notebooks failed")
+        try:
+            if changed and source.skills is not None:
+                source.skills.refresh(changed)
+        except Exception:  # nor a failed look at the skills
+            log.exception("looking again at the skills failed")
         return source.follow_swap()  # swapped while it read: it published nothing, the new target is read
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT_GUIDE", "StartReport", "claim_the_report", "summary_lines", "then_for"]
 
-FORMAT_GUIDE = "docs/notebook-format.md"  # how to write a prompt, for a folder that has none yet
+FORMAT_GUIDE = "mcp-notebook help format"  # how to write a prompt (a page every install has), for a folder with none
 _FOLDER_LOG = __name__.rpartition(".")[0] + ".folder"  # the logger of sources/folder.py
 
 
@@ -51,7 +51,7 @@ def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, the
     elif not found:
         head = (
             f"0 prompts: no notebook (.ipynb) was found in {source.root}. "
-            f"Write one with a cell tagged prompt:NAME ({FORMAT_GUIDE}){then}"
+            f"Write one with a cell tagged prompt:NAME (the format: {FORMAT_GUIDE}){then}"
         )
     elif not read:
         head = f"0 prompts: no notebook in {source.root} could be read (the warnings below say why)"
@@ -60,9 +60,10 @@ def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, the
         has = "has no" if read == 1 else "has a"
         head = (
             f"0 prompts: {which} in {source.root} {has} cell tagged prompt:NAME. "
-            f"Tag a cell prompt:NAME ({FORMAT_GUIDE}){then}"
+            f"Tag a cell prompt:NAME (the format: {FORMAT_GUIDE}){then}"
         )
-    return [head, *(f"warning: {warning}" for warning in snapshot.warnings)]
+    skills = [f"{_plural(len(snapshot.skills), 'skill')}: {', '.join(s.uri for s in snapshot.skills)}"]
+    return [head, *(skills if snapshot.skills else []), *(f"warning: {warning}" for warning in snapshot.warnings)]
 
 
 def claim_the_report(worker_dir: str | None) -> bool:

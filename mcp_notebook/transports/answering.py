@@ -14,9 +14,11 @@ SDK's Streamable HTTP transport makes before its dispatch, in its order:
    `_meta` pair, each header against the body, a supported version) passes;
    else -32020, -32602 or -32022.
 
-A request that fails one of them, and a method `Answers` does not answer
-(`server/discover`, `subscriptions/listen`, `ping`, notifications), goes on
-to the SDK's transport, which says so (or answers it) in its words. The rest
+A request that fails one of them, a `subscriptions/listen` stream (the SDK's
+transport streams it, to the handler that calls `Answers.listen`), and
+anything else `Answers.answer` does not take (notifications, methods not
+served), goes on to the SDK's transport, which says so (or serves it) in its
+words. The rest
 is answered here: `Answers.answer` gives its result JSON, or raises the
 error the client gets, written with the HTTP status the transport maps it
 to, as a JSON body.

@@ -41,7 +41,7 @@ from ..protocol.screening import (
     unknown_id_omitted,
 )
 
-__all__ = ["LineRules"]
+__all__ = ["LineCodec"]
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class _Batch:
     answers: dict[types.RequestId, dict[str, Any]] = field(default_factory=dict)
 
 
-class LineRules:
+class LineCodec:
     """Decodes the lines one connection reads and encodes the messages it writes."""
 
     def __init__(self) -> None:

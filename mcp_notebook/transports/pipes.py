@@ -48,7 +48,7 @@ from mcp.shared.message import SessionMessage
 
 from ..protocol.prepared import result_written
 from ..protocol.sdk_seam import ContextReceiveStream, ContextSendStream, ReadStream, WriteStream, create_context_streams
-from .framing import LineRules
+from .framing import LineCodec
 
 __all__ = ["InFlight", "PipeStreams", "pipe_streams", "pipes_supported", "read_messages", "write_messages"]
 
@@ -191,7 +191,7 @@ DRAIN_SECONDS = 10.0
 
 
 async def _deliver(
-    line: bytes, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None, rules: LineRules
+    line: bytes, send: WriteStream[SessionMessage | Exception], in_flight: InFlight | None, rules: LineCodec
 ) -> None:
     for item in rules.read(line):  # one message, or none (a blank line), or a batch's
         if in_flight is not None and isinstance(item, SessionMessage):
@@ -203,14 +203,14 @@ async def read_messages(
     fd: int,
     send: WriteStream[SessionMessage | Exception],
     in_flight: InFlight | None = None,
-    rules: LineRules | None = None,
+    rules: LineCodec | None = None,
 ) -> None:
     """Read lines from `fd` until it ends, passing each on as a message (or the error it is); closes `send`.
 
     With `in_flight`, the end of `fd` waits for the replies to the requests read (bounded) before closing.
     `rules` are the connection's (shared with its writer).
     """
-    rules = rules or LineRules()
+    rules = rules or LineCodec()
     waits = _waits(fd)
     buffer = bytearray()
     async with send:
@@ -292,10 +292,10 @@ async def _write_all(
 
 
 async def write_messages(
-    fd: int, receive: ReadStream[SessionMessage], in_flight: InFlight | None = None, rules: LineRules | None = None
+    fd: int, receive: ReadStream[SessionMessage], in_flight: InFlight | None = None, rules: LineCodec | None = None
 ) -> None:
     """Write each message from `receive` to `fd` as one line, until the stream closes; drops them if `fd` is gone."""
-    rules = rules or LineRules()
+    rules = rules or LineCodec()
     writable: select.poll | None = None
     twin: int | None = None
     if _waits(fd):
@@ -339,7 +339,7 @@ async def pipe_streams() -> AsyncIterator[PipeStreams]:
     try:
         read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
         write_stream, write_reader = create_context_streams[SessionMessage](0)
-        in_flight, rules = InFlight(), LineRules()
+        in_flight, rules = InFlight(), LineCodec()
         async with anyio.create_task_group() as group:
             group.start_soon(read_messages, in_fd, read_writer, in_flight, rules)
             group.start_soon(write_messages, out_fd, write_reader, in_flight, rules)

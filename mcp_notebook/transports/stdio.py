@@ -144,7 +144,7 @@ async def serve_stdio(
     transport diverts them), so nothing but protocol messages reaches stdout.
     """
     if stdin is None and stdout is None and pipes_supported() and isinstance(server, PromptServer):
-        # The pipes' framing writes every result through `protocol.prepared` (`LineRules.encode`).
+        # The pipes' framing writes every result through `protocol.prepared` (`LineCodec.encode`).
         server.prepared_results.encode_in_transport()
     async with stdio_transport(stdin, stdout) as (read_stream, write_stream), anyio.create_task_group() as group:
         for task in tasks:

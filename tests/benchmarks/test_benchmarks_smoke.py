@@ -27,6 +27,7 @@ QUICK = {
     ),
     "benchmarks.bench_loop_stall": ("--cells", "300", "--megabytes", "1", "--window", "0.3"),
     "benchmarks.bench_check": ("--notebooks", "3", "--prompts", "2", "--repeats", "1"),
+    "benchmarks.bench_skills": ("--count", "20", "--repeats", "1"),
     "benchmarks": ("--quick", "--only", "bench_index"),
 }  # fmt: skip
 NUMBER = r"-?\d+(?:\.\d+)?"
@@ -85,6 +86,7 @@ def test_server_benchmark_finds_both_servers_serve_the_same_prompts(run_benchmar
         ("benchmarks.bench_scale", "floor: find and json-load every notebook"),
         ("benchmarks.bench_loop_stall", "stdio `ping`, 300-cell notebook saved"),
         ("benchmarks.bench_check", "`mcp-notebook list FOLDER`, spawn to exit: wall"),
+        ("benchmarks.bench_skills", "20 prompts: spawn to the first page"),
     ],
 )
 def test_benchmark_prints_a_figure_for_each_of_its_measurements(

@@ -6,7 +6,6 @@ recording finds our code and the SDK's in the server's busy samples, is.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -43,11 +42,16 @@ def test_the_leaf_frame_of_each_stack_gets_its_samples() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["prompts/get", "completion/complete"])
-def test_a_real_recording_of_our_server_under_load_finds_ours_and_the_sdks_code(method: str, tmp_path: Path) -> None:
+def test_a_real_recording_of_our_server_under_load_is_reported_as_recorded(method: str, tmp_path: Path) -> None:
+    """Which code gets how many samples is the measurement (on a busy machine the server gets few, and the SDK,
+    seldom on the stack of a stateless request, may get none): the smoke test checks that requests were recorded
+    and that the report says what the recording holds, not what it found."""
     raw = tmp_path / "stacks.txt"
     quick = ["--seconds", "2", "--clients", "4", "--notebooks", "2", "--prompts", "2", "--method", method]
     out = run_benchmark("benchmarks.profile_http", *quick, "--raw", str(raw))
-    shares = dict(re.findall(r"^\| (\w+) \| (\d+)% \|$", out, re.MULTILINE))
-    assert {"ours", "SDK"} <= shares.keys(), out
-    assert 97 <= sum(int(share) for share in shares.values()) <= 103
+    recorded = read_collapsed(raw.read_text().splitlines())
+    assert recorded.samples > 0
+    assert f"(4 clients, {recorded.samples} busy samples)" in out
+    assert "\n".join(recorded.owner_lines()) in out
+    assert "\n".join(recorded.function_lines(10)[:3]) in out
     assert raw.read_text().count("mcp_notebook/transports/gate.py") > 0  # the access gate, in every request

@@ -292,6 +292,19 @@ def test_slash_in_a_notebook_markdown_cell_with_autocompletion_on(page: Any, lsp
         sent = [m for m in messages if m.get("method") == "textDocument/completion"]
         assert sent and all(m["params"]["textDocument"]["uri"].endswith(".ipynb.python-markdown.md") for m in sent)
         assert sent[0]["params"]["context"] == {"triggerKind": 2, "triggerCharacter": "/"}
+
+        # Render below: the line stays, without the space typed to open the menu, the prompt after it.
+        line = "/jupyter:describe_chart audience=engineers"
+        page.evaluate(
+            "(text) => window.jupyterapp.shell.currentWidget.content.activeCell.model.sharedModel.setSource(text)",
+            f"Notes.\n\n{line}",
+        )
+        page.keyboard.press("Control+End")
+        below = "/jupyter:describe_chart — render below"
+        wait_for_menu(page, render, lambda labels: below in labels)
+        choose(page, below)
+        text = wait_for_text(page, "cell", contains="Describe this chart for engineers")
+        assert text.startswith(f"Notes.\n\n{line}\n\n"), text
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / "jupyterlab-cell-failure.png"), full_page=True)
         raise

@@ -9,6 +9,8 @@
   at the last start (the bridge's stored list), then the fresh ones.
 * The 0.10 configuration runs on the same binary (no 0.10 build installs here).
 * Debian's Neovim 0.7 is too old: both configurations say so in one line.
+* Accepting a prompt leaves a tab stop per required argument (a snippet); an empty value without suggestions
+  lists one item that says so.
 * `:qa!` never leaves the bridge or a server behind (20 rounds).
 """
 
@@ -310,5 +312,76 @@ def test_typing_after_the_slash_is_never_garbled_by_an_inserted_item(tmp_path: P
         _tmux("send-keys", "-t", session, "Escape", ":echo 'left insert mode'", "Enter")
         screen = _screen_until(session, "left insert mode")
         assert screen.splitlines()[0] == "/nb:s"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
+
+
+def _screen_until_menu(session: str, line: str, items: list[str], deadline: float = 60.0) -> str:
+    """The screen once the document's first line reads `line` and the menu under it lists `items`, in order."""
+    end = time.monotonic() + deadline
+    screen = ""
+    while time.monotonic() < end:
+        screen = _tmux("capture-pane", "-p", "-t", session)
+        rows = screen.splitlines()
+        shown = [row.split()[0] for row in rows[1 : 1 + len(items) + 1] if row.startswith("/")]
+        if rows[:1] == [line] and shown == items:
+            return screen
+        time.sleep(0.05)  # what a terminal shows: there is no event for it
+    raise AssertionError(f"the menu under {line!r} never listed {items}:\n{screen}")
+
+
+def test_accepting_a_prompt_leaves_a_tab_stop_per_required_argument_and_an_empty_value_says_why(
+    tmp_path: Path,
+) -> None:
+    """Neovim 0.11 expands the item as a snippet: typing fills the first value, Tab goes to the next. `=` on an
+    argument the server suggests nothing for lists one item that says so."""
+    from notebook_files import write_notebook
+
+    nvim = require(NVIM_011, "Neovim 0.11")
+    require("/usr/bin/tmux", "tmux")
+    project = make_project(tmp_path)
+    pair = {"prompt": "compare", "arguments": [{"name": "left"}, {"name": "right"}]}
+    write_notebook(
+        project.root / "prompts" / "pair.ipynb", [{"source": "Compare {{left}} with {{right}}.", "mcp": pair}]
+    )
+    artifacts = ROOT / "test-artifacts" / "neovim"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    session = f"mcpnb-snippet-{tmp_path.name}"
+    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
+    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
+    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
+    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
+    try:
+        _screen_until(session, "notes.md")
+        end = time.monotonic() + 60
+        while True:  # servers connect in the background: type "/" until the menu lists the notebook's prompts
+            _tmux("send-keys", "-t", session, "S/")
+            try:
+                _screen_until(session, "/nb:compare", deadline=3)
+                break
+            except AssertionError:
+                _tmux("send-keys", "-t", session, "Escape")
+                assert time.monotonic() < end, "the menu never listed the notebook's prompts"
+        _tmux("send-keys", "-t", session, "comp")
+        _screen_until_menu(session, "/comp", ["/nb:compare"])  # the menu has narrowed to what was typed
+        _tmux("send-keys", "-t", session, "C-n")  # select /nb:compare (its documentation shows), then accept it
+        _screen_until(session, "- `right` *(required)*")
+        _tmux("send-keys", "-t", session, "C-y")
+        _first_line_until(session, "/nb:compare left=left right=right")
+        screen = _screen_until(session, "-- SELECT --")  # the first tab stop is selected: typing replaces it
+        (artifacts / "snippet-accepted.txt").write_text(screen)
+        _tmux("send-keys", "-t", session, "A")
+        _first_line_until(session, "/nb:compare left=A right=right")
+        _screen_until(session, "-- INSERT --")
+        _tmux("send-keys", "-t", session, "Tab")  # to the next tab stop, selected in turn
+        _screen_until(session, "-- SELECT --")
+        _tmux("send-keys", "-t", session, "B")
+        screen = _first_line_until(session, "/nb:compare left=A right=B")
+        (artifacts / "snippet-filled.txt").write_text(screen)
+        # An empty value of an argument without suggestions: the menu says there are none, and why.
+        _tmux("send-keys", "-t", session, "Escape", "S/nb:compare left=")
+        screen = _screen_until(session, "no suggestions for left=")
+        (artifacts / "empty-value-menu.txt").write_text(screen)
+        assert "the server offers none: type a value" in screen
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)

@@ -218,6 +218,28 @@ async def test_a_variable_argument_completes_from_the_kernel_namespace_filtered_
         assert untyped.completion.values == ["ks_name"]
 
 
+@pytest.mark.parametrize(
+    ("argv", "listed"),
+    [
+        ([], set()),
+        (["--live", "%who"], {"magic.who"}),
+        (["--magics"], {"magic", "magic.who", "magic.timeit"}),
+        (["--all-magics"], {"magic.who", "magic.timeit", "magic.alias"}),
+    ],
+    ids=["default", "live", "magics", "all-magics"],
+)
+async def test_the_magics_are_listed_only_when_asked_for(kernel: Kernel, argv: list[str], listed: set[str]) -> None:
+    """Menus are not crowded with a kernel's magics: `%mcp serve` lists them with --magics (as the bridge shows
+    them with --magics); the live magics a user allowed are listed in any case."""
+    kernel.cell("%%prompt ks_own_only\nMine.")
+    server = kernel.serve(*argv)
+    async with connect(server.url or "", server.token) as client:
+        names = {p.name for p in (await client.list_prompts()).prompts}
+    assert "ks_own_only" in names
+    magics = {name for name in names if name == "magic" or name.startswith("magic.")}
+    assert listed <= magics and (magics == listed or argv[:1] in (["--magics"], ["--all-magics"]))
+
+
 async def test_a_magic_renders_its_documentation_and_nothing_runs(kernel: Kernel) -> None:
     server = kernel.serve("--all-magics")
     async with connect(server.url or "", server.token) as client:
@@ -232,7 +254,7 @@ async def test_a_magic_renders_its_documentation_and_nothing_runs(kernel: Kernel
 
 async def test_an_allowed_magic_runs_live_on_the_main_thread_and_others_stay_documentation(kernel: Kernel) -> None:
     kernel.cell("ks_live_value = 1")
-    server = kernel.serve("--live", "%who")
+    server = kernel.serve("--live", "%who", "--magics")
     async with connect(server.url or "", server.token) as client:
         live = await client.get_prompt("magic.who", {"line": "int"})
         refused = await client.get_prompt("magic", {"name": "who_ls", "line": "int"})

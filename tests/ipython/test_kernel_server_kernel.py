@@ -35,7 +35,7 @@ async def test_a_client_uses_the_prompts_variables_and_magics_of_a_real_kernel(k
     kernel.execute("kp_sales = [1, 2]\nkp_costs = [3]\nkp_label = 'q3'")
     published = kernel.execute('%%prompt kp_explain --arg data:var[list]="a list"\nExplain {{data}}.\nkp_ran = 1').text
     assert "Published prompt 'kp_explain' (data)" in published
-    [served] = kernel.execute("%mcp serve --live %who").displays
+    [served] = kernel.execute("%mcp serve --magics --live %who").displays
     connection = kernel.connection()
     assert connection.token and connection.pid == kernel.pid
     assert connection.token not in served["text/plain"] and connection.token not in served["text/html"]
@@ -105,17 +105,17 @@ async def test_a_live_magic_asked_for_during_a_running_cell_runs_after_it(kernel
     kernel.execute("%mcp stop")
 
 
-async def test_the_default_listing_puts_the_users_prompts_first_and_at_most_ten_magics(
+async def test_the_magics_listing_puts_the_users_prompts_first_and_at_most_ten_magics(
     kernel: RealKernel, notebook_factory: Callable[..., Path]
 ) -> None:
     notebook = notebook_factory("mine.ipynb", [{"source": "From my notebook.", "mcp": {"prompt": "kp_from_file"}}])
     kernel.execute("%%prompt kp_mine\nMy own prompt.")
-    kernel.execute(f"%mcp serve --notebook {notebook} --live who")
+    kernel.execute(f"%mcp serve --notebook {notebook} --magics --live who")
     connection = kernel.connection()
     try:
         async with connect(connection.url, connection.token) as client:
             page = await client.list_prompts()
-            assert page.next_cursor is None  # the whole default listing fits on one page
+            assert page.next_cursor is None  # the whole listing fits on one page
             prompts = page.prompts
             magics = [p for p in prompts if (p.meta or {}).get(MAGIC_META_KEY)]
             assert 1 < len(magics) <= 10

@@ -212,7 +212,7 @@ async def test_whatever_a_live_magic_raises_is_an_error_and_the_server_keeps_ser
                 await client.get_prompt(f"magic.{magic}", {"line": ""})
             assert failed.value.error.code == -32603
             assert message in failed.value.error.message
-        assert "magic" in {p.name for p in (await client.list_prompts()).prompts}
+        assert f"magic.{magic}" in {p.name for p in (await client.list_prompts()).prompts}
     assert kernel.connection() == connection
     assert kernel.execute("print(40 + 2)").text == "42\n"
     kernel.execute("%mcp stop")

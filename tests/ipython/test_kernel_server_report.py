@@ -139,10 +139,29 @@ def test_the_count_of_prompts_reads_right_in_the_singular_and_plural(kernel: Ker
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         kernel.main.run(lambda: serve_command(kernel.shell, [], scheduler=kernel.scheduler))
-    assert out.getvalue().startswith(f"Serving {served}, the kernel's magics")
+    assert out.getvalue().startswith(f"Serving {served}.")  # the magics are not listed unless asked for
     assert "prompt(s)" not in out.getvalue()
     server = kernel_prompt_state(kernel.shell).server
     assert server is not None
+    kernel.stop()
+
+
+@pytest.mark.parametrize(
+    ("argv", "served"),
+    [
+        (
+            ["--magics"],
+            "Serving no prompts from %%prompt cells, the kernel's magics (the `magic` prompt names them all).",
+        ),
+        (["--all-magics"], "Serving no prompts from %%prompt cells, every magic."),
+        (["--live", "%who"], "Serving no prompts from %%prompt cells, live magics: %who."),
+    ],
+)
+def test_the_report_names_the_magics_when_they_are_served(kernel: Kernel, argv: list[str], served: str) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        kernel.main.run(lambda: serve_command(kernel.shell, argv, scheduler=kernel.scheduler))
+    assert out.getvalue().startswith(served + "\n")
     kernel.stop()
 
 
@@ -155,7 +174,7 @@ def test_a_real_kernel_shows_html_and_text_and_neither_holds_the_token(tmp_path:
         assert shown.text == ""  # nothing printed: one display
         [data] = shown.displays
         assert set(data) == {"text/plain", "text/html"}
-        assert data["text/plain"].startswith("Serving 1 prompt from a %%prompt cell, the kernel's magics")
+        assert data["text/plain"].startswith("Serving 1 prompt from a %%prompt cell.")
         assert "\nClaude Code:\n  token=$(" in data["text/plain"]
         parsed = outline(data["text/html"])
         assert [summary for summary, _ in parsed.folded][1:3] == ["Claude Code", "VS Code (.vscode/mcp.json)"]

@@ -34,6 +34,8 @@ EVERY_SUBCOMMAND = (
     "prompts",
     "get",
     "complete",
+    "skills",
+    "skill",
     "help",
     "trust",
     "serve",
@@ -204,7 +206,10 @@ def _completions(shell: InteractiveShell, code: str) -> list[str]:
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("%mcp serve --", ["--port", "--no-token", "--live", "--live-timeout", "--all-magics", "--notebook"]),
+        (
+            "%mcp serve --",
+            ["--port", "--no-token", "--live", "--live-timeout", "--magics", "--all-magics", "--notebook"],
+        ),
         ("%mcp serve --li", ["--live", "--live-timeout"]),
         ("%mcp serve --port 1 --st", ["--stdio-proxy"]),
         ("%mcp picker --", ["--all", "--help"]),

@@ -75,7 +75,7 @@ def test_while_serving_the_picker_lists_this_kernels_prompt_cells_and_magics_bef
     kernel: Kernel,
 ) -> None:
     kernel.cell('%%prompt ks_explain --title "Explain a table" --arg df="the table"\nExplain {{df}}.')
-    kernel.serve()
+    kernel.serve("--magics")
     kernel.cell(f"%mcp connect sdk -- {sys.executable} {SDK_SERVER}")
 
     picker = open_picker(kernel)

@@ -27,7 +27,7 @@ from e2e_processes import (
     write_corpus,
     write_notebook,
 )
-from jupyter_harness import JupyterServer
+from jupyter_harness import DEADLINE, JupyterServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -303,3 +303,20 @@ async def test_the_printed_client_configuration_reaches_this_server(jupyter: Jup
             "prompts/list"
         )
     assert [p["name"] for p in listed["result"]["prompts"]] == EXPECTED_NAMES[:2]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026-07-28"])
+async def test_stopping_the_server_after_a_client_came_says_nothing_but_its_log(tmp_path: Path, mode: str) -> None:
+    """No "Task was destroyed but it is pending!" (the event streams' shutdown watcher) or any other stray line."""
+    root = tmp_path / "notebooks"
+    write_corpus(root)
+    jupyter = JupyterServer(root, tmp_path)
+    try:
+        async with sdk_client(jupyter.url, jupyter.auth(), mode=mode) as client:
+            assert (await client.list_prompts()).prompts
+    finally:
+        assert jupyter.close() == 0
+    ended = jupyter.seen + list(iter(lambda: jupyter.lines.get(timeout=DEADLINE), None))
+    stopping = next(i for i, line in enumerate(ended) if "received signal 15, stopping" in line)
+    stray = [line for line in ended[stopping:] if not line.startswith("[")]
+    assert stray == [], "\n".join(ended[stopping:])

@@ -132,6 +132,20 @@ def test_the_wheel_installs_the_file_that_enables_the_extension(installed: Path)
     assert enabling.read_bytes() == (REPO / "jupyter-config/jupyter_server_config.d/mcp_notebook.json").read_bytes()
 
 
+@pytest.mark.parametrize(("topic", "page"), [("format", "notebook-format.md"), ("deployment", "deployment.md")])
+def test_the_wheel_carries_the_guides_hints_point_to(installed: Path, tmp_path: Path, topic: str, page: str) -> None:
+    """`mcp-notebook help TOPIC` where there is no checkout: the installed package prints its docs page."""
+    done = subprocess.run(
+        [str(installed), "-m", "mcp_notebook", "help", topic],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,  # not the checkout
+        timeout=DEADLINE,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (REPO / "docs" / page).read_text(encoding="utf-8")
+
+
 def test_installed_it_is_listed_on_and_disable_turns_it_off(
     installed: Path, tmp_path: Path, served_folder: Path
 ) -> None:

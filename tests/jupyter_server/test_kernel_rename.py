@@ -23,7 +23,7 @@ from kernel_harness import KERNEL_DEADLINE
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_notebook.client.kernels import to_kernel_server_configs
+from mcp_notebook.catalog.kernels import to_kernel_server_configs
 from mcp_notebook.discovery import KernelConnection, list_kernel_connections
 
 pytestmark = pytest.mark.slow

@@ -104,7 +104,10 @@ def jupyter(
         pid=process.pid,
         directory=runtime,
     )
-    with JupyterServer(root, home, env=_env(home, JUPYTER_RUNTIME_DIR=str(runtime))) as server:
+    # No folder watch: a notebook saved is seen because the notebook request reads it again, not by luck of timing.
+    with JupyterServer(
+        root, home, args=["--MCPNotebook.watch=False"], env=_env(home, JUPYTER_RUNTIME_DIR=str(runtime))
+    ) as server:
         yield server
 
 

@@ -18,7 +18,7 @@ from lsp_bridge.jupyter_host import (
     with_completion_deadline,
     with_host_server,
 )
-from mcp_notebook.client.pool import CatalogSnapshot, QuickCompletions
+from mcp_notebook.catalog.pool import CatalogSnapshot, QuickCompletions
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError
 from mcp_notebook.jupyter import lsp_spec
@@ -131,3 +131,4 @@ def test_the_file_types_the_spec_passes_are_the_ones_the_bridge_serves() -> None
     settings = _settings(create_parser().parse_args(argv))
     assert settings.file_types == frozenset(lsp_spec.LANGUAGES)
     assert settings.applies_to("ipythongfm") and not settings.applies_to("python")
+    assert settings.magics is False  # JupyterLab's menus leave kernels' magic prompts out, as editors' do

@@ -26,7 +26,7 @@ from typing import Any
 from lsp_bridge.jupyter_host import started_by_jupyterlab
 from lsp_bridge.server import create_server
 from lsp_bridge.settings import to_settings
-from mcp_notebook.client.pool import CatalogSnapshot, ServerState, ServerStatus
+from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState, ServerStatus
 from mcp_notebook.exceptions import ServerError
 from mcp_notebook.models import CompletionResult, PromptArgument, PromptMessage, PromptSpec, RenderedPrompt, TextContent
 from mcp_notebook.ranking import CommandEntry, CommandIndex

@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from lsp_bridge.diagnostics import resolve_command, to_diagnostics
 from lsp_bridge.slashline import find_commands
-from mcp_notebook.client.pool import CatalogSnapshot, ServerState, ServerStatus
+from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState, ServerStatus
 from mcp_notebook.models import PromptArgument, PromptSpec
 from mcp_notebook.ranking import CommandEntry, CommandIndex
 

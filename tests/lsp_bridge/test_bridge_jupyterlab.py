@@ -157,8 +157,21 @@ async def test_a_space_after_a_complete_command_offers_the_arguments_left_and_re
     assert _shown(result) == [
         ("lang=", "/nb:greet name=Ada lang="),
         ("/nb:greet — render here", "greet: name=Ada"),
-        ("/nb:greet — render below", "/nb:greet name=Ada \n\ngreet: name=Ada"),
+        ("/nb:greet — render below", "/nb:greet name=Ada\n\ngreet: name=Ada"),  # without the space typed
     ]
+
+
+async def test_render_below_leaves_no_typed_space_and_the_answer_still_replaces_the_line(lab: Bridge, uri: str) -> None:
+    lab.open(uri, "/nb:greet name=Ada lang=py ")  # every argument given: no argument name is left to offer
+    result = await lab.complete(uri, 0, 27, trigger=" ")
+    typed = "/nb:greet name=Ada lang=py "
+    assert _shown(result) == [
+        ("/nb:greet — render here", "greet: lang=py, name=Ada"),
+        ("/nb:greet — render below", "/nb:greet name=Ada lang=py\n\ngreet: lang=py, name=Ada"),
+        ("/nb:greet — as typed", typed),  # starts with the whole token: JupyterLab replaces the line
+    ]
+    as_typed = result.items[-1]
+    assert as_typed.filter_text and not set(as_typed.filter_text) & set(typed)  # filtered out of the menu
 
 
 async def test_a_slow_rendering_is_not_waited_for_and_is_offered_by_a_later_answer(lab: Bridge, uri: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_notebook.client.kernels import KernelWatcher, to_kernel_server_configs
+from mcp_notebook.catalog.kernels import KernelWatcher, to_kernel_server_configs
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.discovery import KernelConnection, remove_connection_file, write_connection_file
 

@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 
 import pytest
 
-from mcp_notebook.client.pool import CatalogSnapshot, ClientPool, ServerState
+from mcp_notebook.catalog.pool import CatalogSnapshot, ClientPool, ServerState
+from mcp_notebook.client.skills import Skill, SkillContent
 from mcp_notebook.config import ServerConfig
 from mcp_notebook.exceptions import ServerConnectionError, ServerError
 from mcp_notebook.models import CompletionResult, PromptArgument, PromptMessage, PromptSpec, RenderedPrompt, TextContent
@@ -69,6 +70,16 @@ class FakeClient:
     async def list_prompts(self, *, refresh: bool = False) -> tuple[PromptSpec, ...]:
         self._check()
         return self.server.prompts
+
+    @property
+    def offers_skills(self) -> bool | None:
+        return False  # skills through the pool are tested against a real server (test_bridge_skills.py)
+
+    async def list_skills(self) -> tuple[Skill, ...]:
+        raise AssertionError("a server that offers no skills is not asked for them")
+
+    async def read_skill_file(self, skill: Skill, path: str = "SKILL.md") -> SkillContent:
+        raise AssertionError("a server that offers no skills is not asked for them")
 
     def add_list_changed_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
         self.listeners.append(callback)

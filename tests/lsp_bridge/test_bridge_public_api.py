@@ -9,7 +9,7 @@ import pytest
 PUBLIC = {
     "lsp_bridge.cli": ["create_parser", "main"],
     "lsp_bridge.server": ["BridgeServer", "RENDER_COMMAND", "create_server"],
-    "mcp_notebook.client.pool": [
+    "mcp_notebook.catalog.pool": [
         "CatalogSnapshot",
         "ClientPool",
         "PromptCatalog",
@@ -19,7 +19,7 @@ PUBLIC = {
         "ServerStatus",
         "create_prompt_client",
     ],
-    "mcp_notebook.client.kernels": ["KernelWatcher", "to_kernel_server_configs"],
+    "mcp_notebook.catalog.kernels": ["KernelWatcher", "to_kernel_server_configs"],
     "lsp_bridge.settings": ["ALL_FILE_TYPES", "BridgeSettings", "parse_setting", "to_settings"],
     "lsp_bridge.lifecycle": ["run_stdio", "run_tcp"],
     "lsp_bridge.processes": ["child_pids", "is_running", "stop_children"],

@@ -147,8 +147,8 @@ def test_answering_initialize_imports_no_part_of_the_mcp_sdk() -> None:
         """
         import json, sys
         from lsp_bridge.cli import create_parser
-        from mcp_notebook.client.kernels import KernelWatcher
-        from mcp_notebook.client.pool import ClientPool
+        from mcp_notebook.catalog.kernels import KernelWatcher
+        from mcp_notebook.catalog.pool import ClientPool
         from lsp_bridge.server import create_server
         create_server(ClientPool())
         heavy = ("mcp", "mcp_types", "pydantic", "httpx", "anyio", "mcp_notebook.client.prompt_client")

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import mcp_types as types
 import pytest
+from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from mcp_notebook.models import EmbeddedResource, MessageTemplate, PromptArgument, PromptSpec, ResourceInfo, TextContent
+from mcp_notebook.protocol.prepared import plain_result
 from mcp_notebook.protocol.sdk_seam import shape_result
 from mcp_notebook.protocol.server import PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
@@ -55,11 +58,13 @@ async def _sdk_path(server: PromptServer, method: str, params: dict[str, Any]) -
     elif method == "completion/complete":
         result = await answers.complete(types.CompleteRequestParams.model_validate(params, by_name=False))
     elif method == "prompts/list":
-        result = answers.list_prompts(MODERN, None)
+        result = plain_result(answers.list_prompts(MODERN, None))  # as the handler answers it
     elif method == "resources/list":
         result = await answers.list_resources(MODERN, None)
     elif method == "resources/templates/list":
         result = answers.list_resource_templates(None)
+    elif method == "server/discover":
+        result = answers.discover(MODERN)
     else:
         result = await answers.read_resource(MODERN, params["uri"])
     return shape_result(server, method, MODERN, result)
@@ -76,6 +81,7 @@ CASES = [
     ("resources/list", {}),
     ("resources/templates/list", {}),
     ("resources/read", {"uri": URI}),
+    ("server/discover", {}),
 ]
 
 
@@ -99,3 +105,17 @@ async def test_errors_are_the_clients_errors(method: str, params: dict[str, Any]
     with pytest.raises(MCPError) as raised:
         await _server().answers.answer(method, {**params, "_meta": META}, MODERN)
     assert raised.value.error.code == code
+
+
+async def test_discover_says_what_the_sdks_own_discovery_says() -> None:
+    """`Answers.discover` took over from the SDK's default handler: the same revisions, capabilities, instructions."""
+    registry = PromptRegistry()
+    server = create_server(registry, resources=OneResource(), instructions="Use the prompts.")
+    context = SimpleNamespace(protocol_version=MODERN)
+    sdk = await Server._handle_discover(server, cast(Any, context), None)
+    assert server.answers.discover(MODERN) == sdk
+    assert sdk.instructions == "Use the prompts." and sdk.capabilities.prompts is not None
+
+
+def test_ping_is_empty() -> None:
+    assert _server().answers.ping() == types.EmptyResult()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp_types as types
@@ -15,7 +16,9 @@ from mcp_notebook.models import Icon, PromptArgument, PromptSpec
 from mcp_notebook.protocol.convert import to_mcp_prompt, to_mcp_prompt_entry
 from mcp_notebook.protocol.listing import PromptPages
 from mcp_notebook.protocol.paging import Paginator
+from mcp_notebook.protocol.prepared import prepared_json
 from mcp_notebook.protocol.revisions import KNOWN_REVISIONS
+from mcp_notebook.protocol.server import create_server
 from mcp_notebook.registry import PromptRegistry
 
 VARIED = (
@@ -60,18 +63,28 @@ def test_a_dict_entry_reaches_the_wire_as_the_model_does(spec: PromptSpec, revis
     ) == (expected)
 
 
+def _pages(page_size: int, **bounds: int) -> PromptPages:
+    shape = create_server(PromptRegistry())._prompt_pages._shape
+    return PromptPages(Paginator(page_size=page_size), shape=shape, **bounds)
+
+
+def _body(pages: PromptPages, registry: PromptRegistry, revision: str, cursor: str | None) -> bytes:
+    body = prepared_json(pages.page(registry.snapshot(), revision, cursor))
+    assert body is not None
+    return body
+
+
 def test_pages_are_reused_until_the_snapshot_changes() -> None:
     registry = sample_registry()
-    pages = PromptPages(Paginator(page_size=3))
-    first = pages.page(registry.snapshot(), "2025-11-25", None)
-    assert pages.page(registry.snapshot(), "2025-11-25", None) is first
-    assert pages.page(registry.snapshot(), "2026-07-28", None) is not first  # one page per revision
-    cursor = first["nextCursor"]
-    second = pages.page(registry.snapshot(), "2025-11-25", cursor)
-    assert pages.page(registry.snapshot(), "2025-11-25", cursor) is second
+    pages = _pages(3)
+    first = _body(pages, registry, "2025-11-25", None)
+    assert _body(pages, registry, "2025-11-25", None) is first
+    assert _body(pages, registry, "2026-07-28", None) != first  # one page per revision
+    cursor = json.loads(first)["nextCursor"]
+    second = _body(pages, registry, "2025-11-25", cursor)
+    assert _body(pages, registry, "2025-11-25", cursor) is second
     registry.set_group("more.ipynb", [simple_prompt("zz", origin="more.ipynb")])
-    renewed = pages.page(registry.snapshot(), "2025-11-25", None)
-    assert renewed is not first
+    renewed = json.loads(_body(pages, registry, "2025-11-25", None))
     assert "zz" in [entry["name"] for entry in renewed["prompts"]] or renewed["nextCursor"] != cursor
     with pytest.raises(InvalidCursorError):  # a cursor of the old snapshot, whose page was cached
         pages.page(registry.snapshot(), "2025-11-25", cursor)
@@ -80,12 +93,12 @@ def test_pages_are_reused_until_the_snapshot_changes() -> None:
 def test_every_page_of_a_listing_holds_each_prompt_once() -> None:
     registry = PromptRegistry()
     registry.set_group("many.ipynb", [simple_prompt(f"p{i:03}") for i in range(23)])
-    pages = PromptPages(Paginator(page_size=5), max_pages=2)  # fewer cached pages than the listing has
+    pages = _pages(5, max_pages=2)  # fewer cached pages than the listing has
     for _ in range(2):
         names: list[str] = []
         cursor = None
         while True:
-            page = pages.page(registry.snapshot(), "2025-06-18", cursor)
+            page = json.loads(_body(pages, registry, "2025-06-18", cursor))
             names += [entry["name"] for entry in page["prompts"]]
             cursor = page.get("nextCursor")
             if cursor is None:
@@ -93,18 +106,19 @@ def test_every_page_of_a_listing_holds_each_prompt_once() -> None:
         assert names == [f"p{i:03}" for i in range(23)]
 
 
-def test_pages_in_dict_form_hold_at_most_so_many_entries() -> None:
+def test_pages_hold_at_most_so_many_entries() -> None:
     registry = PromptRegistry()
     registry.set_group("many.ipynb", [simple_prompt(f"p{i:03}") for i in range(40)])
-    pages = PromptPages(Paginator(page_size=10), max_dict_entries=25)
-    results, cursor = [], None
+    pages = _pages(10, max_page_entries=25)
+    results: list[bytes] = []
+    cursor = None
     while True:
-        results.append(pages.page(registry.snapshot(), "2025-06-18", cursor))
-        cursor = results[-1].get("nextCursor")
+        results.append(_body(pages, registry, "2025-06-18", cursor))
+        cursor = json.loads(results[-1]).get("nextCursor")
         if cursor is None:
             break
     assert len(results) == 4
     # The last two pages (20 entries) are kept; a third would pass 25, so the first two were let go.
-    assert pages.page(registry.snapshot(), "2025-06-18", None) is not results[0]
-    assert pages.page(registry.snapshot(), "2025-06-18", results[2]["nextCursor"]) is results[3]
+    assert _body(pages, registry, "2025-06-18", None) is not results[0]
+    assert _body(pages, registry, "2025-06-18", json.loads(results[2])["nextCursor"]) is results[3]
     assert pages.built == 40  # pages made again come from the entries kept as JSON

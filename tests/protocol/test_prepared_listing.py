@@ -21,7 +21,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 from protocol_samples import RICH, simple_prompt
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json
 from test_listing_cache import VARIED
 from wire_harness import ALL_REVISIONS, MODERN, modern_meta
 
@@ -34,14 +34,13 @@ from mcp_notebook.protocol.prepared import (
     PreparedResults,
     plain_message,
     plain_result,
-    prepare,
     prepare_hollow,
     prepared_json,
     result_written,
 )
 from mcp_notebook.protocol.server import CachePolicy, PromptServer, create_server
 from mcp_notebook.registry import PromptRegistry
-from mcp_notebook.transports.framing import LineRules
+from mcp_notebook.transports.framing import LineCodec
 
 DEADLINE = 10.0
 PAGE_SIZE = 3
@@ -78,7 +77,7 @@ class Wire:
 
     def __init__(self, server: PromptServer, revision: str) -> None:
         self.server, self.revision = server, revision
-        self.rules = LineRules()
+        self.rules = LineCodec()
         self.prepared_lines = 0  # lines written from a prepared result's bytes
         self._ids = itertools.count(1)
 
@@ -221,9 +220,14 @@ async def test_a_change_is_listed_at_once_and_old_cursors_are_refused() -> None:
         assert stale["error"]["code"] == types.INVALID_PARAMS
 
 
+def _prepare(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` prepared as a page is: hollow, its list only as JSON."""
+    return prepare_hollow({**result, "prompts": []}, "prompts", to_json(result), to_json(result["prompts"]))
+
+
 def test_prepared_json_is_the_json_of_the_result_while_it_is_unchanged() -> None:
-    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}})
-    assert isinstance(result[PREPARED], Prepared) and result["prompts"] == [{"name": "a"}]
+    result = _prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}})
+    assert isinstance(result[PREPARED], Prepared) and result["prompts"] == []
     copy = dict(result)  # as the SDK copies a handler's result
     body = prepared_json(copy)
     assert body is not None and json.loads(body) == {"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}}
@@ -249,12 +253,12 @@ def _changed(result: dict[str, Any], how: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("how", ["added", "removed", "replaced", "equal but not the same", "list copied", "list moved"])
 def test_a_result_changed_after_it_was_prepared_is_serialized_as_usual(how: str) -> None:
-    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}})
+    result = _prepare({"prompts": [{"name": "a"}], "nextCursor": "c", "_meta": {"k": 1}})
     assert prepared_json(_changed(result, how)) is None
 
 
 def test_a_carrier_never_reaches_the_wire_unasked() -> None:
-    result = prepare({"prompts": [{"name": "a"}], "nextCursor": "c"})
+    result = _prepare({"prompts": [{"name": "a"}], "nextCursor": "c"})
     response = types.JSONRPCResponse(jsonrpc="2.0", id=1, result=result)
     with pytest.raises(PydanticSerializationError):  # a serializer that did not ask fails; it writes nothing wrong
         response.model_dump_json(by_alias=True)
@@ -265,10 +269,16 @@ def test_a_carrier_never_reaches_the_wire_unasked() -> None:
     }
 
 
+def _pages(**bounds: int) -> PromptPages:
+    """Pages shaped as a server's are (its cache hints and identity)."""
+    shape = create_server(PromptRegistry())._prompt_pages._shape
+    return PromptPages(Paginator(page_size=PAGE_SIZE), shape=shape, **bounds)
+
+
 def _walk(pages: PromptPages, registry: PromptRegistry, revision: str) -> list[dict[str, Any]]:
     results, cursor = [], None
     while True:
-        result = pages.page(registry.snapshot(), revision, cursor)
+        result = plain_result(pages.page(registry.snapshot(), revision, cursor))
         results.append(result)
         cursor = result.get("nextCursor")
         if cursor is None:
@@ -278,7 +288,7 @@ def _walk(pages: PromptPages, registry: PromptRegistry, revision: str) -> list[d
 @pytest.mark.parametrize("revision", ALL_REVISIONS)
 def test_after_a_change_only_the_changed_prompts_are_built_again(revision: str) -> None:
     registry = _registry()
-    pages = PromptPages(Paginator(page_size=PAGE_SIZE))
+    pages = _pages()
     _walk(pages, registry, revision)
     assert pages.built == len(registry.snapshot().prompts)
     _walk(pages, registry, revision)
@@ -287,7 +297,7 @@ def test_after_a_change_only_the_changed_prompts_are_built_again(revision: str) 
     registry.set_group("varied.ipynb", list(VARIED))  # the same objects again
     built = pages.built
     after = _walk(pages, registry, revision)
-    assert after == _walk(PromptPages(Paginator(page_size=PAGE_SIZE)), registry, revision)  # as if built anew
+    assert after == _walk(_pages(), registry, revision)  # as if built anew
     assert pages.built - built == 9  # only the new objects, though every page shifted
 
 
@@ -295,7 +305,7 @@ def test_after_a_change_only_the_changed_prompts_are_built_again(revision: str) 
 def test_entries_are_kept_for_the_revisions_asked_for_lately(revision: str) -> None:
     registry = _registry()
     size = len(registry.snapshot().prompts)
-    pages = PromptPages(Paginator(page_size=PAGE_SIZE), max_pages=1, max_revisions=2)  # pages rebuilt from entries
+    pages = _pages(max_pages=1, max_revisions=2)  # pages rebuilt from entries
     for other in ("2024-11-05", "2025-03-26"):
         _walk(pages, registry, other)
     _walk(pages, registry, revision)  # a third revision: the least recently asked one is forgotten
@@ -358,7 +368,7 @@ def test_a_hollow_result_changed_on_the_way_is_written_with_its_prompts(how: str
     body = b'{"prompts":%s,"nextCursor":"c","_meta":{"k":1}}' % items
     result = prepare_hollow({"prompts": [], "nextCursor": "c", "_meta": {"k": 1}}, "prompts", body, items)
     changed = _changed(result, how)
-    line = LineRules().encode(types.JSONRPCResponse(jsonrpc="2.0", id=7, result=changed))
+    line = LineCodec().encode(types.JSONRPCResponse(jsonrpc="2.0", id=7, result=changed))
     assert line is not None
     sent = json.loads(line)["result"]
     listed = next(value for value in sent.values() if isinstance(value, list))
@@ -386,7 +396,6 @@ async def test_only_a_server_whose_results_are_taken_answers_with_prepared_pages
         async with connected(server, "2025-11-25", taken=taken) as wire:
             await wire.pages()
             assert wire.prepared_lines == (-(-len(registry.snapshot().prompts) // PAGE_SIZE) if taken else 0)
-        assert bool(server._prompt_pages._pages) is not taken  # no page in dict form was made for hollow ones
 
 
 async def test_the_next_page_is_built_once_a_page_is_written() -> None:
@@ -409,8 +418,8 @@ def test_a_page_whose_envelope_cannot_be_cut_around_its_list_is_served_whole() -
         return {**result, "_meta": {"echo": listing._PLACE}}  # the placeholder, where only the list should be
 
     pages = PromptPages(Paginator(page_size=PAGE_SIZE), shape=shape)
-    result = pages.wire_page(registry.snapshot(), "2025-11-25", None, in_transport=True)
-    assert len(result["prompts"]) == PAGE_SIZE  # not hollow
+    result = pages.page(registry.snapshot(), "2025-11-25", None)
+    assert plain_result(result)["_meta"] == {"echo": listing._PLACE}
     written_json = json.loads(prepared_json(dict(result)) or b"null")
     assert [entry["name"] for entry in written_json["prompts"]] == [
         spec.name for spec in registry.snapshot().prompts[:PAGE_SIZE]
@@ -421,7 +430,7 @@ def test_a_page_whose_envelope_cannot_be_cut_around_its_list_is_served_whole() -
 def _hollow_walk(pages: PromptPages, registry: PromptRegistry, revision: str) -> list[bytes]:
     bodies, cursor = [], None
     while True:
-        result = pages.wire_page(registry.snapshot(), revision, cursor, in_transport=True)
+        result = pages.page(registry.snapshot(), revision, cursor)
         body = prepared_json(dict(result))
         assert body is not None
         bodies.append(body)
@@ -448,7 +457,7 @@ def test_the_json_of_pages_served_is_kept_for_so_many_entries() -> None:
     registry = _registry()
     server = create_server(registry, page_size=PAGE_SIZE)
     shape = server._prompt_pages._shape
-    pages = PromptPages(Paginator(page_size=PAGE_SIZE), shape=shape, max_dict_entries=PAGE_SIZE)
+    pages = PromptPages(Paginator(page_size=PAGE_SIZE), shape=shape, max_page_entries=PAGE_SIZE)
     bodies = _hollow_walk(pages, registry, "2025-11-25")
     assert len(bodies) > 1
     assert len(pages._bodies) == 1  # one page's worth of entries

@@ -147,7 +147,7 @@ PUBLIC = {
         "session_owners",
         "shape_result",
     ],
-    "mcp_notebook.transports.framing": ["LineRules"],
+    "mcp_notebook.transports.framing": ["LineCodec"],
     "mcp_notebook.transports.http_bodies": [
         "HEADER_MISMATCH",
         "AcceptedBody",

@@ -228,3 +228,13 @@ def test_other_work_of_the_start_is_done_once_while_children_build(
 
     assert done == [(os.getpid(), workers)]  # here, once, after the children started
     assert registry.snapshot().prompts
+
+
+def test_the_frames_children_wrote_are_gone_after_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, scratch = tmp_path / "served", tmp_path / "scratch"
+    scratch.mkdir()
+    _write_table(folder)
+    monkeypatch.setattr(parallel.tempfile, "tempdir", str(scratch))
+    registry, _ = _scan(folder, 2)
+    assert any(isinstance(spec.messages, Deferred) for spec in registry.snapshot().prompts)  # children built some
+    assert list(scratch.iterdir()) == []

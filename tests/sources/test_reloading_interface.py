@@ -40,6 +40,7 @@ def test_what_the_reloader_asks_of_a_source_is_public_and_the_folder_source_has_
         "rescan",
         "served_files",
         "served_folders",
+        "skills",
     ]
     write(tmp_path / "one.ipynb", notebook(markdown("text", {"prompt": "one"})))
     source = NotebookFolderSource([tmp_path], PromptRegistry())

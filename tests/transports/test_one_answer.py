@@ -31,6 +31,8 @@ from mcp_notebook.models import (
     PromptArgument,
     PromptSpec,
     ResourceInfo,
+    SkillFile,
+    SkillSpec,
     TextContent,
 )
 from mcp_notebook.protocol.server import PromptServer, create_server
@@ -53,7 +55,29 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "resources/list": ("list_resources", {}),
     "resources/templates/list": ("list_resource_templates", {}),
     "resources/read": ("read_resource", {"uri": URI}),
+    # The Skills extension's methods: one owner, whatever the transport and revision.
+    "skills/list": ("answer_skills", {}),
+    "skills/get": ("answer_skills", {"uri": "skill://tidy/SKILL.md"}),
+    "resources/directory/read": ("answer_skills", {"uri": "skill://tidy"}),
 }
+# Methods of one era only: `server/discover` is 2026-07-28's, `ping` the handshake revisions'.
+MODERN_ONLY: dict[str, tuple[str, dict[str, Any]]] = {"server/discover": ("discover", {})}
+HANDSHAKE_ONLY: dict[str, tuple[str, dict[str, Any]]] = {"ping": ("ping", {})}
+LISTEN = {"notifications": {"promptsListChanged": True, "resourcesListChanged": True}}
+
+
+def _methods(revision: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    return {**METHODS, **(MODERN_ONLY if revision == MODERN else HANDSHAKE_ONLY)}
+
+
+SKILL_MD = b"---\nname: tidy\ndescription: Tidy a table.\n---\n\nTidy it.\n"
+SKILL = SkillSpec(
+    "tidy",
+    {"name": "tidy", "description": "Tidy a table."},
+    (SkillFile("SKILL.md", "sha256:" + "0" * 64, len(SKILL_MD), "text/markdown"),),
+    origin="tidy",
+    contents={"SKILL.md": SKILL_MD},
+)
 
 
 class OneResource:
@@ -97,10 +121,12 @@ def _server() -> tuple[PromptServer, list[tuple[str, str]]]:
         messages=(MessageTemplate("user", TextContent("Hello {{who}}")),),
     )
     registry.set_group("g.ipynb", [spec])
-    server = create_server(registry, resources=OneResource())
+    registry.set_skills([SKILL])
+    server = create_server(registry, resources=OneResource(), skills=lambda skill, path: SKILL_MD)
     calls: list[tuple[str, str]] = []
-    for name, _ in METHODS.values():
+    for name in dict.fromkeys(owner for owner, _ in (METHODS | MODERN_ONLY | HANDSHAKE_ONLY).values()):
         _watch(server, name, calls)
+    _watch(server, "listen", calls)
     return server, calls
 
 
@@ -151,7 +177,7 @@ async def _over_stdio(server: PromptServer, revision: str) -> dict[str, dict[str
             pipes.send(_initialize(revision))
             assert "result" in await pipes.receive()
             pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        for number, (method, (_, params)) in enumerate(METHODS.items(), start=1):
+        for number, (method, (_, params)) in enumerate(_methods(revision).items(), start=1):
             pipes.send(_request(number, method, params, revision))
             replies[method] = await pipes.receive()
     return replies
@@ -178,7 +204,7 @@ async def _over_http(server: PromptServer, revision: str) -> dict[str, dict[str,
             headers["MCP-Protocol-Version"] = revision
             note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             await http.post(url, content=json.dumps(note), headers=headers)
-        for number, (method, (_, params)) in enumerate(METHODS.items(), start=1):
+        for number, (method, (_, params)) in enumerate(_methods(revision).items(), start=1):
             sent = dict(headers)
             if revision == MODERN:
                 sent |= {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
@@ -199,7 +225,42 @@ async def test_each_method_is_answered_by_its_one_implementation(transport: str,
     assert replies["prompts/get"]["result"]["messages"][0]["content"]["text"] == "Hello Ada"
     assert replies["completion/complete"]["result"]["completion"]["values"] == ["Ada", "Alan"]
     assert replies["resources/read"]["result"]["contents"][0]["text"] == "the cell"
-    owners = [owner for owner, _ in METHODS.values()]
+    assert [entry["uri"] for entry in replies["skills/list"]["result"]["skills"]] == ["skill://tidy/SKILL.md"]
+    assert replies["skills/get"]["result"]["skill"]["frontmatter"]["name"] == "tidy"
+    assert [r["name"] for r in replies["resources/directory/read"]["result"]["resources"]] == ["SKILL.md"]
+    owners = [owner for owner, _ in _methods(revision).values()]
     assert [name for name, _ in calls] == owners
     for name, answered_at in calls:
         assert answered_at in (revision, "any"), (name, answered_at)
+
+
+async def _listen_over_stdio(server: PromptServer) -> dict[str, Any]:
+    async with _stdio(server) as pipes:
+        pipes.send(_request(1, "subscriptions/listen", LISTEN, MODERN))
+        return await pipes.receive()
+
+
+async def _listen_over_http(server: PromptServer) -> dict[str, Any]:
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT, "MCP-Protocol-Version": MODERN}
+    headers["Mcp-Method"] = "subscriptions/listen"
+    body = json.dumps(_request(1, "subscriptions/listen", LISTEN, MODERN))
+    async with (
+        serving(server) as url,
+        httpx2.AsyncClient(timeout=10) as http,
+        http.stream("POST", url, content=body, headers=headers) as response,
+    ):
+        async for line in response.aiter_lines():
+            if line.startswith("data:") and line[5:].strip():
+                first: dict[str, Any] = json.loads(line[5:])
+                return first
+    raise AssertionError("the listen stream ended before its acknowledgement")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_listen_stream_is_opened_by_its_one_implementation(transport: str) -> None:
+    server, calls = _server()
+    first = await (_listen_over_stdio if transport == "stdio" else _listen_over_http)(server)
+    # The acknowledgement honours what this server announces: prompts and resources list changes.
+    assert first["method"] == "notifications/subscriptions/acknowledged", first
+    assert first["params"]["notifications"] == {"promptsListChanged": True, "resourcesListChanged": True}
+    assert [name for name, _ in calls] == ["listen"]

@@ -198,9 +198,6 @@ class ArgumentField:
         self.combobox.options = ()
         self.suggestions_status.value = ""
 
-    def clear_suggestions(self) -> None:
-        self.show_suggestions(CompletionResult(values=()))
-
     @staticmethod
     def _cut_status(shown: int, result: CompletionResult) -> str:
         if result.total is not None and result.total > shown:

@@ -22,13 +22,17 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..config import ServerConfig
 from ..exceptions import ServerConnectionError, ServerError
 from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from ..ranking import CommandEntry, CommandIndex, is_magic
 from .prompt_cache import PromptListCache
+from .skill_commands import skill_entries
+
+if TYPE_CHECKING:
+    from ..client.skills import Skill, SkillContent
 
 __all__ = [
     "CatalogSnapshot",
@@ -57,6 +61,11 @@ def _priority(group: str | None, spec: PromptSpec) -> int:
     return 0 if group == CONFIGURED_GROUP else 1
 
 
+def _skill_priority(group: str | None) -> int:
+    """Skills rank as the prompts of their server do."""
+    return 0 if group == CONFIGURED_GROUP else 1
+
+
 class ServerState(Enum):
     CONNECTING = "connecting"
     READY = "ready"
@@ -77,6 +86,8 @@ class ServerStatus:
     source: str | None = None
     # READY with the list stored at its last start (prompt_cache), while the server starts again.
     cached: bool = False
+    # Its skills (the Skills extension), when it offers any.
+    skills: tuple[Skill, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +97,8 @@ class CatalogSnapshot:
     version: int = 0
     servers: Mapping[str, ServerStatus] = field(default_factory=lambda: MappingProxyType({}))
     index: CommandIndex = field(default_factory=CommandIndex)
+    # The skill behind each skill command, by the command's key (`server:name`).
+    skills: Mapping[str, Skill] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class PromptCatalog(Protocol):
@@ -100,6 +113,8 @@ class PromptCatalog(Protocol):
     async def complete(
         self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
     ) -> CompletionResult: ...
+
+    async def read_skill(self, server: str, skill: Skill) -> SkillContent: ...
 
 
 class PromptClientLike(Protocol):
@@ -124,6 +139,13 @@ class PromptClientLike(Protocol):
         self, prompt: str, argument: str, value: str, context: Mapping[str, str] | None = None
     ) -> CompletionResult: ...
 
+    @property
+    def offers_skills(self) -> bool | None: ...
+
+    async def list_skills(self) -> tuple[Skill, ...]: ...
+
+    async def read_skill_file(self, skill: Skill, path: str = "SKILL.md") -> SkillContent: ...
+
 
 ClientFactory = Callable[[ServerConfig], PromptClientLike]
 
@@ -136,7 +158,7 @@ def _describe_failure(error: Exception) -> str:
 
 def create_prompt_client(config: ServerConfig, *, request_timeout: float = 30.0) -> PromptClientLike:
     """The real client (imported lazily: the MCP SDK is slow to import)."""
-    from .prompt_client import PromptClient
+    from ..client.prompt_client import PromptClient
 
     return PromptClient(config, request_timeout=request_timeout, connect_timeout=request_timeout)
 
@@ -216,12 +238,12 @@ class ClientPool:
         transport_ready = self._transport_ready = asyncio.Event()
 
         def stdio_first() -> None:
-            from . import prompt_client  # noqa: F401  # what the factory needs, off the loop too
+            from ..client import prompt_client  # noqa: F401  # what the factory needs, off the loop too
 
             loop.call_soon_threadsafe(transport_ready.set)
 
         def run() -> None:
-            from .connection import import_sdk
+            from ..client.connection import import_sdk
 
             import_sdk(stdio_first=stdio_first)
 
@@ -268,6 +290,11 @@ class ClientPool:
         client = self._ready_client(server)
         call = client.complete(prompt, argument, value, dict(context) or None)
         return await self._call(server, client, call, self._completion_timeout)
+
+    async def read_skill(self, server: str, skill: Skill) -> SkillContent:
+        """The skill's SKILL.md, read when the command is rendered (never ahead: the extension says so)."""
+        client = self._ready_client(server)
+        return await self._call(server, client, client.read_skill_file(skill), self._request_timeout)
 
     def _ready_client(self, server: str) -> PromptClientLike:
         supervised = self._servers.get(server)
@@ -444,9 +471,23 @@ class ClientPool:
     async def _refresh(self, name: str, supervised: _Supervised, client: PromptClientLike) -> None:
         async with asyncio.timeout(self._request_timeout):
             prompts = await client.list_prompts(refresh=True)
-        self._set_status(ServerStatus(name, ServerState.READY, prompts, source=supervised.config.source))
+        skills = await self._list_skills(name, client)
+        self._set_status(ServerStatus(name, ServerState.READY, prompts, source=supervised.config.source, skills=skills))
         if self._cache is not None and self._stores(name):  # started and listed: its list answers the next start
             await asyncio.to_thread(self._cache.save, name, supervised.config, prompts)
+
+    async def _list_skills(self, name: str, client: PromptClientLike) -> tuple[Skill, ...]:
+        """The server's skills, when it declares the extension; a failure costs the skills only, not the prompts."""
+        if not client.offers_skills:
+            return ()
+        try:
+            async with asyncio.timeout(self._request_timeout):
+                return await client.list_skills()
+        except ServerConnectionError:
+            raise
+        except (ServerError, TimeoutError) as error:
+            log.warning("MCP server %s: its skills cannot be listed: %s", name, error)
+            return ()
 
     def _stores(self, name: str) -> bool:
         """Whether `name`'s prompt list is kept for the next start: a configured server's, not a kernel's (a
@@ -523,9 +564,17 @@ class ClientPool:
                 if status.state is ServerState.READY
                 for spec in status.prompts
             ]
+            skill_commands = [
+                pair
+                for name, status in statuses.items()
+                if status.state is ServerState.READY
+                for pair in skill_entries(name, status.skills, status.prompts, _skill_priority(groups.get(name)))
+            ]
+            entries += [entry for entry, _skill in skill_commands]
+            skills = MappingProxyType({entry.key: skill for entry, skill in skill_commands})
             # Building the index of thousands of prompts takes a while: off the loop, so requests go on.
             index = await asyncio.to_thread(CommandIndex, entries) if len(entries) > 500 else CommandIndex(entries)
-            self._publish(CatalogSnapshot(self._snapshot.version + 1, MappingProxyType(statuses), index))
+            self._publish(CatalogSnapshot(self._snapshot.version + 1, MappingProxyType(statuses), index, skills))
 
     def _publish(self, snapshot: CatalogSnapshot) -> None:
         self._snapshot = snapshot
@@ -565,6 +614,9 @@ class QuickCompletions:
 
     async def get_prompt(self, server: str, prompt: str, arguments: Mapping[str, str]) -> RenderedPrompt:
         return await self._catalog.get_prompt(server, prompt, arguments)
+
+    async def read_skill(self, server: str, skill: Skill) -> SkillContent:
+        return await self._catalog.read_skill(server, skill)
 
     async def complete(
         self, server: str, prompt: str, argument: str, value: str, context: Mapping[str, str]
