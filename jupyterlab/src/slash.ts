@@ -145,7 +145,11 @@ export class SlashCommands {
         activateOnTypingDelay: 0,
         icons: false,
         tooltipClass: () => 'jp-mcp-menu',
-        maxRenderedOptions: 200
+        maxRenderedOptions: 200,
+        // The menu opens only where it was asked for (a `/` starting a line, the end of a slash line, a tab
+        // stop): keys go to it at once. (CodeMirror's default lets the first 75 ms of keys pass to the text,
+        // so an ArrowDown pressed as the menu appears moved the cursor, or left the cell, instead.)
+        interactionDelay: 0
       }),
       // JupyterLab lets the editor's keymap go before its own key bindings: while a tab stop is active Tab
       // goes to the next one and opens its menu; otherwise Tab accepts the selected item, or opens the menu
