@@ -184,7 +184,8 @@ export class PromptStore {
     this._asked = Date.now();
     this._loading = true;
     try {
-      this._set(await request<IPromptLists>(this._query()), true);
+      const magics = this._magics;
+      this._set(await request<IPromptLists>(this._query()), magics);
       this.error = '';
     } catch (error) {
       this.error = String((error as Error).message ?? error);
@@ -205,7 +206,7 @@ export class PromptStore {
     try {
       while (this._lists.refreshing) {
         const lists = await request<IPromptLists>(this._query(this._lists.version));
-        this._set(lists);
+        this._set(lists, this._listsMagics);
       }
     } catch (error) {
       this.error = String((error as Error).message ?? error);
@@ -214,10 +215,12 @@ export class PromptStore {
     }
   }
 
-  private _set(lists: IPromptLists, asked = false): void {
-    // A listing asked for (not waited for) may differ at the same version: with or without magics.
-    const changed = asked || lists.version !== this._lists.version;
+  private _set(lists: IPromptLists, magics: boolean): void {
+    // The same version asked with or without magics is another list; otherwise nothing changed (an open menu
+    // keeps its selection).
+    const changed = lists.version !== this._lists.version || magics !== this._listsMagics;
     this._lists = lists;
+    this._listsMagics = magics;
     if (changed || this._lists.servers.length === 0) {
       this._changed.emit(lists);
     }
@@ -230,5 +233,6 @@ export class PromptStore {
   private _loading = false;
   private _asked = 0;
   private _magics = false;
+  private _listsMagics = false;
   private _changed = new Signal<this, IPromptLists>(this);
 }
