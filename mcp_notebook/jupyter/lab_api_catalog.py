@@ -93,6 +93,7 @@ class LabCatalog:
         self._host_name = HOST_NAME
         self._settled = False
         self._secrets: dict[str, tuple[str, ...]] = {}  # each server's command line, headers and environment
+        self._called: dict[str, str] = {}  # what a message says instead of its command line or URL
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -175,6 +176,7 @@ class LabCatalog:
                 config.describe(),
                 *sorted((v for v in values if len(v) >= 4), key=len, reverse=True),
             )
+            self._called[name] = "its address" if config.url is not None else "its command"
 
     def _taken(self) -> set[str]:
         return {name for name, kind in self._kinds.items() if kind != "kernel"}
@@ -241,7 +243,8 @@ class LabCatalog:
     def _server(self, status: ServerStatus, *, magics: bool) -> dict[str, Any]:
         kind = self._kinds.get(status.name, "config")
         state = _STATES[status.state]
-        detail = _redacted(status.error or "", self._secrets.get(status.name, ()))
+        called = self._called.get(status.name, "its command")
+        detail = _redacted(status.error or "", self._secrets.get(status.name, ()), called)
         if status.state is ServerState.NOT_TRUSTED:
             detail = (
                 f"{status.source} {detail}; it starts nothing until you trust it: "
@@ -288,11 +291,12 @@ class LabCatalog:
         return await self._catalog.complete_in_time(server, prompt, argument, value, context)
 
 
-def _redacted(text: str, secrets: tuple[str, ...]) -> str:
-    """`text` with each of `secrets` (its command line first, then header and environment values) left out."""
+def _redacted(text: str, secrets: tuple[str, ...], called: str = "its command") -> str:
+    """`text` with each of `secrets` (its command line or URL first, said as `called`, then header and environment
+    values) left out."""
     for index, secret in enumerate(secrets):
         if secret:
-            text = text.replace(secret, "its command" if index == 0 else "…")
+            text = text.replace(secret, called if index == 0 else "…")
     return text
 
 

@@ -101,11 +101,13 @@ def wait_for_lab(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @contextlib.contextmanager
-def running_lab(base: Path) -> Iterator[Lab]:
+def running_lab(base: Path, more_env: Mapping[str, str] | None = None, *, check_xsrf: bool = False) -> Iterator[Lab]:
     """JupyterLab serving the fixture notebooks and what they use (and nothing else), stopped on exit.
 
     Lab runs from `base` with its own Jupyter/IPython folders, on 127.0.0.1 at a
     free port, with no token (loopback only) and its app exposed to the page.
+    `more_env` is added to its environment (e.g. `JUPYTER_PATH`). `check_xsrf`: Jupyter checks XSRF as it
+    does by default (without a token too), instead of not at all.
     """
     if str(ROOT / "tests") not in sys.path:
         sys.path.insert(0, str(ROOT / "tests"))  # run as a script (the screenshots), not only under pytest
@@ -119,7 +121,7 @@ def running_lab(base: Path) -> Iterator[Lab]:
     for server in SERVED_SERVERS:
         shutil.copy(server, root / server.name)
     lab_folders = (("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"))
-    env = {**os.environ, **jupyter_folders(base, lab_folders)}
+    env = {**os.environ, **jupyter_folders(base, lab_folders), **(more_env or {})}
     # No "Would you like to get notified about Jupyter news?" toast over the page.
     news = base / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     news.parent.mkdir(parents=True)
@@ -138,7 +140,7 @@ def running_lab(base: Path) -> Iterator[Lab]:
         f"--port={port}",
         "--IdentityProvider.token=",
         "--ServerApp.password=",
-        "--ServerApp.disable_check_xsrf=True",
+        *([] if check_xsrf else ["--ServerApp.disable_check_xsrf=True"]),
         "--LabApp.expose_app_in_browser=True",
         # The Notebook 7 UI is another application of the same server: it exposes its app on its own setting.
         "--JupyterNotebookApp.expose_app_in_browser=True",
@@ -169,3 +171,21 @@ def chromium_page(chromium_path: str, width: int = 1280, height: int = 1000) -> 
             yield context.new_page()
         finally:
             browser.close()
+
+
+def install_wheel(prefix: Path) -> Path:
+    """Build mcp-notebook's wheel and install it under `prefix` as pip does (no Node involved): returns the wheel.
+
+    Node is not on the PATH meanwhile. Its data files land in `prefix`: the prebuilt JupyterLab extension in
+    share/jupyter/labextensions/mcp-notebook, the server extension's switch in
+    etc/jupyter/jupyter_server_config.d. The Python code itself is the venv's.
+    """
+    wheels = prefix.parent / f"{prefix.name}-wheel"
+    # Only the venv's programs on the PATH: building and installing must not need Node (or npm) to be there.
+    no_node = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels)]
+    subprocess.run([*build, str(ROOT)], check=True, capture_output=True, timeout=600, env=no_node)
+    [wheel] = wheels.glob("mcp_notebook-*.whl")
+    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", "--prefix"]
+    subprocess.run([*install, str(prefix), str(wheel)], check=True, capture_output=True, timeout=600, env=no_node)
+    return wheel

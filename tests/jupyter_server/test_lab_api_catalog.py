@@ -77,6 +77,9 @@ async def _catalog(tmp_path: Path, *, trusted: list[str] | None = None) -> LabCa
         "my broken": ServerConfig(
             name="my broken", command="run", args=("--key", "abc-secret-arg"), env={"API_KEY": SECRET}
         ),
+        "gone": ServerConfig(
+            name="gone", url="http://127.0.0.1:9/mcp?key=abc-secret-query", headers={"Authorization": SECRET}
+        ),
     }
     untrusted = [UntrustedConfig(path=tmp_path / ".mcp.json", digest="0", servers=(("project", "rm -rf /"),))]
     trusted = trusted if trusted is not None else []
@@ -118,6 +121,7 @@ async def test_servers_are_listed_by_kind_and_state_without_secrets(tmp_path: Pa
         servers = {server["name"]: server for server in listing["servers"]}
         assert [(s["name"], s["kind"]) for s in listing["servers"]] == [
             ("jupyter", "notebooks"),
+            ("gone", "config"),
             ("my_broken", "config"),  # a configured name is made to fit `/server:prompt`
             ("project", "config"),
             ("tools", "config"),
@@ -127,7 +131,9 @@ async def test_servers_are_listed_by_kind_and_state_without_secrets(tmp_path: Pa
         assert "mcp-notebook trust" in servers["project"]["detail"]
         broken = servers["my_broken"]["detail"]
         assert "its command failed" in broken
+        assert "its address failed" in servers["gone"]["detail"]  # a URL is an address, not a command
         assert SECRET not in str(listing) and "abc-secret-arg" not in str(listing)
+        assert "abc-secret-query" not in str(listing)
     finally:
         await catalog.aclose()
 
