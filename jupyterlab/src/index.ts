@@ -8,6 +8,7 @@ import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/c
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { PromptStore } from './api';
+import { addChatCommands } from './chat';
 import { PromptsPanel } from './panel';
 import { publishCell } from './publish';
 import { SlashCommands } from './slash';
@@ -37,6 +38,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // Asked at once: the first `/` after the page opens finds the lists already here.
     const store = new PromptStore();
     const slash = new SlashCommands(store);
+    // The same prompts in the Jupyter chat's `/` menu, when jupyterlab-chat is there.
+    void addChatCommands(app, store, promptIcon);
     editors.addExtension({
       name: 'mcp-notebook:slash-commands',
       factory: options => {
