@@ -257,11 +257,23 @@ def test_a_prompt_without_arguments_is_rendered_at_once_and_cancel_keeps_the_com
         # Cancelling a form leaves the command as written, to edit or send.
         page.keyboard.type(" /jupyter:describe_chart ")  # typed in full and a space: chosen as well
         form = page.locator(FORM)
+        audience = form.locator("input[name=audience]")
         values = form.locator("input[name=audience] + .jp-mcp-chat-values")
         values.wait_for(timeout=STEP)
         page.keyboard.press("Escape")  # first the values, then the form
         values.wait_for(state="hidden", timeout=STEP)
         assert form.is_visible()
+        page.keyboard.type("e")
+        page.wait_for_function(
+            "(s) => Array.from(document.querySelectorAll(s), (e) => e.textContent).join() === 'engineers,executives'",
+            arg=".jp-mcp-chat-form input[name=audience] + .jp-mcp-chat-values li",
+            timeout=STEP,
+        )
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("Enter")  # picks the value, does not insert
+        assert audience.input_value() == "executives"
+        assert values.is_hidden() and form.is_visible()
         page.keyboard.press("Escape")
         form.wait_for(state="detached", timeout=STEP)
         assert chat_text(page).endswith("warmly. /jupyter:describe_chart ")
