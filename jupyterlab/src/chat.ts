@@ -75,6 +75,8 @@ export class PromptCommands implements IChatCommandProvider {
     }
     if (this.store.lists.version < 0) {
       await this.store.ready; // the lists were asked for when JupyterLab started: answered at once
+    } else {
+      this.store.refreshSoon(); // as every `/` of the Markdown menu: newer lists for the next keys
     }
     const typed = word.slice(1).toLowerCase();
     const out: ChatCommand[] = [];
