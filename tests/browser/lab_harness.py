@@ -176,14 +176,16 @@ def chromium_page(chromium_path: str, width: int = 1280, height: int = 1000) -> 
 def install_wheel(prefix: Path) -> Path:
     """Build mcp-notebook's wheel and install it under `prefix` as pip does (no Node involved): returns the wheel.
 
-    Its data files land in `prefix`: the prebuilt JupyterLab extension in
+    Node is not on the PATH meanwhile. Its data files land in `prefix`: the prebuilt JupyterLab extension in
     share/jupyter/labextensions/mcp-notebook, the server extension's switch in
     etc/jupyter/jupyter_server_config.d. The Python code itself is the venv's.
     """
     wheels = prefix.parent / f"{prefix.name}-wheel"
+    # Only the venv's programs on the PATH: building and installing must not need Node (or npm) to be there.
+    no_node = {**os.environ, "PATH": str(Path(sys.executable).parent)}
     build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels)]
-    subprocess.run([*build, str(ROOT)], check=True, capture_output=True, timeout=600)
+    subprocess.run([*build, str(ROOT)], check=True, capture_output=True, timeout=600, env=no_node)
     [wheel] = wheels.glob("mcp_notebook-*.whl")
     install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", "--prefix"]
-    subprocess.run([*install, str(prefix), str(wheel)], check=True, capture_output=True, timeout=600)
+    subprocess.run([*install, str(prefix), str(wheel)], check=True, capture_output=True, timeout=600, env=no_node)
     return wheel
