@@ -216,35 +216,29 @@ def served_names(lab: Lab) -> set[str]:
     return {f"{s['name']}:{p['name']}" for s in lists["servers"] for p in s["prompts"]}
 
 
-def wait_until_served(lab: Lab, name: str) -> None:
-    """Long-poll the prompt lists (`?since=version`) until `name` is served."""
+def wait_until_served(lab: Lab, name: str, served: bool = True) -> None:
+    """Long-poll the prompt lists (`?since=version`) until `name` is served (or, `served=False`, no longer)."""
     deadline = time.monotonic() + STEP / 1000
     version = -1
     while time.monotonic() < deadline:
         with urllib.request.urlopen(f"{lab.url}/mcp-notebook/api/prompts?since={version}", timeout=30) as answer:
             lists = json.load(answer)
-        if any(f"{s['name']}:{p['name']}" == name for s in lists["servers"] for p in s["prompts"]):
+        if any(f"{s['name']}:{p['name']}" == name for s in lists["servers"] for p in s["prompts"]) == served:
             return
         version = lists["version"]
-    raise AssertionError(f"{name} not served within {STEP / 1000:g} s: {served_names(lab)}")
+    raise AssertionError(f"{name} still {'not ' if served else ''}served after {STEP / 1000:g} s")
+
+
+def write_prompt_notebook(lab: Lab, file: str, name: str, text: str) -> None:
+    """A notebook serving one Markdown cell as the prompt `name`, in the served folder; waits until it is served."""
+    cell = {"cell_type": "markdown", "id": name, "metadata": {"tags": [f"prompt:{name}"]}, "source": text}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (lab.root / file).write_text(json.dumps(notebook), encoding="utf-8")
+    wait_until_served(lab, f"jupyter:{name}")
 
 
 def test_a_prompt_without_arguments_is_rendered_at_once_and_cancel_keeps_the_command(page: Any, chat_lab: Lab) -> None:
-    notebook = {
-        "cells": [
-            {
-                "cell_type": "markdown",
-                "id": "greeting",
-                "metadata": {"tags": ["prompt:greeting"]},
-                "source": "Greet the people in this chat warmly.",
-            }
-        ],
-        "metadata": {},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    (chat_lab.root / GREETING).write_text(json.dumps(notebook), encoding="utf-8")
-    wait_until_served(chat_lab, "jupyter:greeting")
+    write_prompt_notebook(chat_lab, GREETING, "greeting", "Greet the people in this chat warmly.")
     try:
         open_chat(page, chat_lab, "greeting")
         page.keyboard.type("Hello! /gree")  # the prompt's own name finds it too
@@ -299,4 +293,27 @@ def test_without_jupyterlab_chat_the_extension_loads_and_slash_works(page: Any, 
         assert errors == []
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / "chat-absent-failure.png"), full_page=True)
+        raise
+
+
+def test_what_the_server_refuses_is_said_in_the_form_which_stays_open(page: Any, chat_lab: Lab) -> None:
+    write_prompt_notebook(chat_lab, "farewell.ipynb", "farewell", "Say goodbye to {{name}}.")
+    try:
+        open_chat(page, chat_lab, "farewell")
+        page.keyboard.type("/jupyter:farewell ")
+        form = page.locator(FORM)
+        form.wait_for(timeout=STEP)
+        # The notebook goes away while the form is open: the server no longer has the prompt.
+        (chat_lab.root / "farewell.ipynb").unlink()
+        wait_until_served(chat_lab, "jupyter:farewell", served=False)
+        page.keyboard.type("Ada")
+        page.keyboard.press("Enter")
+        error = form.locator(".jp-mcp-chat-status.jp-mcp-chat-error")
+        error.wait_for(timeout=STEP)
+        assert "farewell" in error.inner_text(), error.inner_text()
+        assert form.locator("input[name=name]").input_value() == "Ada"  # nothing lost
+        assert chat_text(page) == "/jupyter:farewell "
+        shoot(page, "chat-refused.png", FORM)
+    except BaseException:
+        page.screenshot(path=str(ARTIFACTS / "chat-refused-failure.png"), full_page=True)
         raise
