@@ -4,8 +4,9 @@ Lab starts fresh (default settings, no jupyterlab-lsp) with mcp-notebook install
 jupyterlab-chat from the test extras. In a chat, `/` lists every prompt of the user's servers as a
 `/server:prompt` command on the first try; choosing one opens a form of its arguments (required ones marked,
 values from the server) and the rendered prompt replaces the command in the chat input, unsent. A prompt
-without arguments is rendered at once. A second Lab has no jupyterlab-chat at all (its front end is not on
-the extensions path): the extension loads and `/` in a Markdown file works as before.
+without arguments is rendered at once; what the server refuses is said in the form, which stays open.
+A second Lab has no jupyterlab-chat at all (its front end is not on the extensions path): the extension
+loads and `/` in a Markdown file works as before.
 
 Screenshots go to test-artifacts/browser/ (`chat-*.png`); docs/images/ holds copies of the good ones.
 """
