@@ -124,7 +124,8 @@ export class PromptsPanel extends Widget {
 
   /** While the panel is shown, its lists follow the servers (and kernels that start or stop). */
   private _follow(): void {
-    void this._store().follow(() => this.isVisible && !this.isDisposed);
+    const store = this._store();
+    void store.follow(() => this.isVisible && !this.isDisposed && this._store() === store);
   }
 
   /** A cell's tags changed (the toolbar published it): show what the next save will serve. */
@@ -385,6 +386,8 @@ export class PromptsPanel extends Widget {
         el('p', 'jp-mcp-warning', `${server.name} is ${STATE_TEXT[server.state] ?? server.state}: rendering may fail.`)
       );
     }
+    const status = el('div', 'jp-mcp-status');
+    status.setAttribute('role', 'status');
     const inputs: Record<string, HTMLInputElement> = {};
     const errors: Record<string, HTMLElement> = {};
     const values = (): Record<string, string> => {
@@ -453,6 +456,9 @@ export class PromptsPanel extends Widget {
       input.addEventListener('input', () => {
         error.textContent = '';
         field.classList.remove('jp-mcp-invalid');
+        if (status.dataset.missing && !form.querySelector('.jp-mcp-invalid')) {
+          showStatus(status, 'done', ''); // every field it asked for is filled in now
+        }
         void ask();
       });
       inputs[arg.name] = input;
@@ -477,8 +483,6 @@ export class PromptsPanel extends Widget {
     buttons.appendChild(toCell);
     buttons.appendChild(copy);
     form.appendChild(buttons);
-    const status = el('div', 'jp-mcp-status');
-    status.setAttribute('role', 'status');
     form.appendChild(status);
 
     const missing = (): boolean => {
@@ -495,6 +499,7 @@ export class PromptsPanel extends Widget {
       if (first) {
         first.focus();
         showStatus(status, 'error', 'Fill in the fields marked *, then try again.');
+        status.dataset.missing = '1';
         return true;
       }
       return false;
@@ -563,6 +568,10 @@ function detailOf(server: IServer): HTMLElement {
 function showStatus(status: HTMLElement, kind: 'busy' | 'done' | 'error', text: string): void {
   status.className = `jp-mcp-status jp-mcp-status-${kind}${kind === 'error' ? ' jp-mcp-error' : ''}`;
   status.textContent = '';
+  delete status.dataset.missing;
+  if (!text) {
+    return;
+  }
   const [first, ...rest] = text.trim().split('\n');
   status.appendChild(el('span', 'jp-mcp-status-text', first));
   if (rest.join('').trim()) {

@@ -130,6 +130,7 @@ def test_the_panel_lists_prompts_with_search_and_its_form_renders_into_a_new_cel
 
         form.locator("input[name='code']").fill("print(2)")
         assert code.locator(".jp-mcp-field-error").inner_text() == ""
+        assert form.locator(".jp-mcp-status").inner_text() == ""  # filled in: nothing left to say
         language = form.locator("input[name='language']")
         language.focus()  # the server's values for the field, as soon as it is entered
         page.wait_for_function(
