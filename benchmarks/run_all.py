@@ -29,6 +29,7 @@ BENCHMARKS = (
     "bench_poll",
     "bench_check",
     "bench_skills",
+    "bench_lab_slash",
 )
 
 # Sizes small enough for a smoke test in CI.
@@ -44,6 +45,7 @@ QUICK_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "bench_poll": ("--notebooks", "3", "--prompts", "1", "--saves", "1", "--idle-seconds", "0.2", "--intervals", "0.3"),
     "bench_check": ("--notebooks", "3", "--prompts", "2", "--repeats", "1"),
     "bench_skills": ("--count", "20", "--repeats", "1"),
+    "bench_lab_slash": ("--runs", "1"),
 }
 
 

@@ -5,6 +5,8 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
+const REFRESH_MS = 2000; // a `/` asks for the lists again when they were last asked for longer ago than this
+
 export interface IArgument {
   name: string;
   description?: string;
@@ -114,7 +116,7 @@ export function checkName(name: string): Promise<INameCheck> {
 export class PromptStore {
   /** `magics`: the magic prompts of kernels too (the panel's toggle); the `/` menu leaves them out. */
   constructor(options: { magics?: boolean } = {}) {
-    this._query = options.magics ? 'magics=1&' : '';
+    this._magics = !!options.magics;
     this._first = this._load();
   }
 
@@ -165,7 +167,7 @@ export class PromptStore {
     try {
       await this._first;
       while (active()) {
-        const lists = await request<IPromptLists>(`prompts?${this._query}since=${this._lists.version}`);
+        const lists = await request<IPromptLists>(this._query(this._lists.version));
         this.error = '';
         this._set(lists);
       }
@@ -177,13 +179,49 @@ export class PromptStore {
     }
   }
 
+  /**
+   * Whether kernels' magic prompts (`magic`, `magic.*`) are asked for too (the `magics` setting; off, they
+   * stay out of the lists). Changing it asks again.
+   */
+  get magics(): boolean {
+    return this._magics;
+  }
+
+  set magics(on: boolean) {
+    if (on !== this._magics) {
+      this._magics = on;
+      void this._load();
+    }
+  }
+
+  /**
+   * Ask again unless the lists were asked for a moment ago or are being waited for (every `/` calls this):
+   * the server answers at once with what it has and reads the configuration and the kernels again in the
+   * background; `changed` fires when newer lists come.
+   */
+  refreshSoon(): void {
+    if (this._polling || this._loading || Date.now() - this._asked < REFRESH_MS) {
+      return;
+    }
+    void this._load();
+  }
+
+  private _query(since?: number): string {
+    const query = [since === undefined ? '' : `since=${since}`, this._magics ? 'magics=1' : ''].filter(q => q);
+    return 'prompts' + (query.length ? '?' + query.join('&') : '');
+  }
+
   private async _load(): Promise<void> {
+    this._asked = Date.now();
+    this._loading = true;
     try {
-      this._set(await request<IPromptLists>(`prompts?${this._query}`));
+      this._set(await request<IPromptLists>(this._query()), true);
       this.error = '';
     } catch (error) {
       this.error = String((error as Error).message ?? error);
       this._changed.emit(this._lists);
+    } finally {
+      this._loading = false;
     }
     if (this._lists.refreshing) {
       void this._poll();
@@ -197,7 +235,7 @@ export class PromptStore {
     this._polling = true;
     try {
       while (this._lists.refreshing) {
-        const lists = await request<IPromptLists>(`prompts?${this._query}since=${this._lists.version}`);
+        const lists = await request<IPromptLists>(this._query(this._lists.version));
         this._set(lists);
       }
     } catch (error) {
@@ -207,8 +245,9 @@ export class PromptStore {
     }
   }
 
-  private _set(lists: IPromptLists): void {
-    const changed = lists.version !== this._lists.version;
+  private _set(lists: IPromptLists, asked = false): void {
+    // A listing asked for (not waited for) may differ at the same version: with or without magics.
+    const changed = asked || lists.version !== this._lists.version;
     this._lists = lists;
     if (changed || this._lists.servers.length === 0) {
       this._changed.emit(lists);
@@ -220,6 +259,8 @@ export class PromptStore {
   private _first: Promise<void>;
   private _polling = false;
   private _following = false;
-  private _query: string;
+  private _loading = false;
+  private _asked = 0;
+  private _magics = false;
   private _changed = new Signal<this, IPromptLists>(this);
 }

@@ -6,6 +6,7 @@ import {
 } from '@jupyterlab/application';
 import { EditorExtensionRegistry, IEditorExtensionRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { PromptStore } from './api';
 import { PromptsPanel } from './panel';
@@ -26,16 +27,27 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'MCP prompts: / in Markdown cells and files, the prompts panel, publish a cell as a prompt.',
   autoStart: true,
   requires: [IEditorExtensionRegistry, INotebookTracker],
-  optional: [ILabShell, ILayoutRestorer],
+  optional: [ILabShell, ILayoutRestorer, ISettingRegistry],
   activate: (
     app: JupyterFrontEnd,
     editors: IEditorExtensionRegistry,
     notebooks: INotebookTracker,
     shell: ILabShell | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    settings: ISettingRegistry | null
   ) => {
     // Asked at once: the first `/` after the page opens finds the lists already here.
     const store = new PromptStore();
+    if (settings) {
+      void settings.load(plugin.id).then(
+        loaded => {
+          const apply = () => (store.magics = loaded.get('magics').composite === true);
+          apply();
+          loaded.changed.connect(apply);
+        },
+        error => console.warn('mcp-notebook: settings not loaded', error)
+      );
+    }
     const slash = new SlashCommands(store);
     editors.addExtension({
       name: 'mcp-notebook:slash-commands',

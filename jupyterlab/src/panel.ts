@@ -296,7 +296,8 @@ export class PromptsPanel extends Widget {
     }
     let shown = 0;
     for (const server of store.lists.servers) {
-      const prompts = server.prompts.filter(p => matches(server, p, query));
+      // Magic prompts only when the toggle asks (the `/` menu's own setting may have them in the shared lists).
+      const prompts = server.prompts.filter(p => (this._magics.checked || !p.magic) && matches(server, p, query));
       if (query && !prompts.length) {
         continue;
       }

@@ -115,17 +115,25 @@ export function promptSnippet(server: string, prompt: IPrompt): string {
   return template + ` \${${field}}`;
 }
 
-function stateNote(server: IServer): string {
+/** A server without prompts in the menu: its state in a word, what to do in the info panel beside it. */
+function stateNote(server: IServer): [string, string] {
   switch (server.state) {
     case 'connecting':
-      return 'connecting…';
+      return ['connecting…', server.detail || 'Its prompts are listed as soon as it answers.'];
     case 'failed':
-      return 'failed: ' + (server.detail || 'see the Jupyter server log');
+      return ['failed', server.detail || 'See the Jupyter server log.'];
     case 'not-trusted':
-      return 'not trusted: ' + (server.detail || 'trust its project file to start it');
+      return ['not trusted', server.detail || 'Trust its project file to start it.'];
     default:
-      return server.detail;
+      return [server.detail, server.detail];
   }
+}
+
+function stateInfo(server: IServer, text: string): Node {
+  const box = element('div', 'jp-mcp-info');
+  box.appendChild(element('div', 'jp-mcp-info-title', `${server.name}: ${stateNote(server)[0]}`));
+  box.appendChild(element('div', 'jp-mcp-info-description', text));
+  return box;
 }
 
 export class SlashCommands {
@@ -145,7 +153,11 @@ export class SlashCommands {
         activateOnTypingDelay: 0,
         icons: false,
         tooltipClass: () => 'jp-mcp-menu',
-        maxRenderedOptions: 200
+        maxRenderedOptions: 200,
+        // The menu opens only where it was asked for (a `/` starting a line, the end of a slash line, a tab
+        // stop): keys go to it at once. (CodeMirror's default lets the first 75 ms of keys pass to the text,
+        // so an ArrowDown pressed as the menu appears moved the cursor, or left the cell, instead.)
+        interactionDelay: 0
       }),
       // JupyterLab lets the editor's keymap go before its own key bindings: while a tab stop is active Tab
       // goes to the next one and opens its menu; otherwise Tab accepts the selected item, or opens the menu
@@ -208,13 +220,17 @@ export class SlashCommands {
   private async _commands(context: CompletionContext, from: number): Promise<CompletionResult> {
     if (this.store.lists.version < 0) {
       await this.store.ready;
+    } else {
+      // What is known now, at once; newer lists (a kernel that started serving) update the open menu.
+      this.store.refreshSoon();
     }
     const options: Completion[] = [];
     for (const server of this.store.lists.servers) {
       if (server.state !== 'ready' && !server.prompts.length) {
         options.push({
           label: `/${server.name}:`,
-          detail: stateNote(server),
+          detail: stateNote(server)[0],
+          info: () => stateInfo(server, stateNote(server)[1]),
           type: 'mcp-state',
           boost: -99,
           apply: () => undefined
@@ -222,6 +238,9 @@ export class SlashCommands {
         continue;
       }
       for (const prompt of server.prompts) {
+        if (prompt.magic && !this.store.magics) {
+          continue; // a kernel's magics only when the `magics` setting asks for them
+        }
         const template = promptSnippet(server.name, prompt);
         const insert = snippet(template);
         options.push({
@@ -262,18 +281,25 @@ export class SlashCommands {
     const partial = typed.replace(/^["']/, '');
     const others = argumentValues(line);
     delete others[argName];
+    const from = context.pos - typed.length;
+    const arg = line.arguments.find(a => lineFrom + a.valueStart === from);
+    const to = arg ? Math.max(context.pos, lineFrom + arg.end) : context.pos;
+    // No values (none offered, the server late or failing): an empty result, not null. Typed while the server
+    // was asked, a key then asks again (the next value, or the menu after a space); a null here would leave the
+    // menu waiting for a query that CodeMirror never starts, and a space after the value would open nothing.
+    const none: CompletionResult = { from, to, options: [] };
+    // Any key typed while the server is asked drops this query at once and asks for what the line is now:
+    // a slow server's answer holds up nothing.
+    context.addEventListener('abort', () => undefined, { onDocChange: true });
     let answer;
     try {
       answer = await complete(line.server, line.prompt, argName, partial, others);
     } catch {
-      return null;
+      return none;
     }
     if (context.aborted || !answer.values.length) {
-      return null;
+      return none;
     }
-    const from = context.pos - typed.length;
-    const arg = line.arguments.find(a => lineFrom + a.valueStart === from);
-    const to = arg ? Math.max(context.pos, lineFrom + arg.end) : context.pos;
     return {
       from,
       to,

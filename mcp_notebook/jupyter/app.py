@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ class MCPNotebook(ExtensionApp):
     load_other_extensions = True
     _host: NotebookHost | None = None
     _lab: LabState | None = None
+    _xsrf: str | None = None  # what this server's own prompt lists send as XSRF when it has no token
 
     # Every `c.MCPNotebook.<option>` is derived from the declaration in `mcp_notebook/settings.py`.
     root: str
@@ -129,7 +131,16 @@ class MCPNotebook(ExtensionApp):
         if self._host is None or self.serverapp is None:
             return None
         token = getattr(self.serverapp.identity_provider, "token", "") or os.environ.get("JUPYTERHUB_API_TOKEN", "")
-        headers = {"Authorization": f"token {token}"} if token else None
+        if token:
+            headers = {"Authorization": f"token {token}"}
+        else:
+            # Without a token Jupyter still checks XSRF on a POST: send what a browser sends, the `_xsrf` cookie
+            # and the same value in the X-XSRFToken header (one value for the server's lifetime, so the
+            # configuration stays the same and the connection is kept).
+            if self._xsrf is None:
+                self._xsrf = secrets.token_hex(16)
+            cookie = self.serverapp.web_app.settings.get("xsrf_cookie_name", "_xsrf")
+            headers = {"Cookie": f"{cookie}={self._xsrf}", "X-XSRFToken": self._xsrf}
         url = mcp_url_of(self.serverapp.connection_url)
         return ServerConfig(name="jupyter", url=url, headers=headers, source=f"this Jupyter server ({url})")
 

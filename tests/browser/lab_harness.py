@@ -101,12 +101,13 @@ def wait_for_lab(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @contextlib.contextmanager
-def running_lab(base: Path, more_env: Mapping[str, str] | None = None) -> Iterator[Lab]:
+def running_lab(base: Path, more_env: Mapping[str, str] | None = None, *, check_xsrf: bool = False) -> Iterator[Lab]:
     """JupyterLab serving the fixture notebooks and what they use (and nothing else), stopped on exit.
 
     Lab runs from `base` with its own Jupyter/IPython folders, on 127.0.0.1 at a
     free port, with no token (loopback only) and its app exposed to the page.
-    `more_env` is added to its environment (e.g. `JUPYTER_PATH`).
+    `more_env` is added to its environment (e.g. `JUPYTER_PATH`). `check_xsrf`: Jupyter checks XSRF as it
+    does by default (without a token too), instead of not at all.
     """
     if str(ROOT / "tests") not in sys.path:
         sys.path.insert(0, str(ROOT / "tests"))  # run as a script (the screenshots), not only under pytest
@@ -139,7 +140,7 @@ def running_lab(base: Path, more_env: Mapping[str, str] | None = None) -> Iterat
         f"--port={port}",
         "--IdentityProvider.token=",
         "--ServerApp.password=",
-        "--ServerApp.disable_check_xsrf=True",
+        *([] if check_xsrf else ["--ServerApp.disable_check_xsrf=True"]),
         "--LabApp.expose_app_in_browser=True",
         # The Notebook 7 UI is another application of the same server: it exposes its app on its own setting.
         "--JupyterNotebookApp.expose_app_in_browser=True",

@@ -135,9 +135,8 @@ def shoot(page: Any, name: str, *selectors: str) -> None:
     top = max(min(b["y"] for b in boxes) - 8, 0)
     right = max(b["x"] + b["width"] for b in boxes) + 8
     bottom = max(b["y"] + b["height"] for b in boxes) + 8
-    page.screenshot(
-        path=str(ARTIFACTS / name), clip={"x": left, "y": top, "width": right - left, "height": bottom - top}
-    )
+    clip = {"x": left, "y": top, "width": right - left, "height": bottom - top}
+    page.screenshot(path=str(ARTIFACTS / name), clip=clip)
 
 
 def open_notes(page: Any, lab: Lab) -> None:
@@ -261,7 +260,8 @@ def test_slash_in_a_markdown_cell_lists_prompts_on_the_first_try_and_code_cells_
         wait_for_menu(page, "Render here", "Render below", "audience=")
         page.locator(f"{INFO} .jp-mcp-preview-text").wait_for(timeout=STEP)
         page.keyboard.press("Enter")
-        wait_for_text(page, "cell", contains="quarterly sales", lacks="/jupyter:")
+        text = wait_for_text(page, "cell", contains="Describe this chart for a general audience", lacks="/jupyter:")
+        assert 'sales = {"Q1": 120' in text  # the chart's code comes with it
         page.keyboard.press("Escape")
 
         # Markdown editors carry the extension; code cells do not have it at all.

@@ -344,3 +344,28 @@ def test_the_first_listing_after_a_start_has_the_lists_kept_from_the_last(tmp_pa
     assert [p["name"] for p in stub["prompts"]] == ["p"]
     assert "last start" in stub["detail"]
     assert took < BOUND + 0.1
+
+
+def test_a_server_without_a_token_lists_its_own_notebooks_and_still_wants_xsrf(tmp_path: Path) -> None:
+    """Started with an empty token (no login), Jupyter still checks XSRF on a POST: the `jupyter` entry, this
+    server's own notebooks reached over its own MCP endpoint, passes it as a browser does; a POST without it
+    does not."""
+    root = tmp_path / "notebooks"
+    write_notebook(root / "notes.ipynb", [{"source": "Summarize {{text}}", "tags": ["prompt:summarize"]}])
+    env = {"MCP_NOTEBOOK_CONFIG": str(tmp_path / "none.json"), "MCP_NOTEBOOK_CACHE_DIR": str(tmp_path / "cache")}
+    # What JupyterLab sends without a token: its `_xsrf` cookie, and the same value in the X-XSRFToken header.
+    browser = {"cookies": {"_xsrf": "f00d" * 8}, "headers": {"X-XSRFToken": "f00d" * 8}}
+    with (
+        JupyterServer(root, tmp_path / "home", token="", env=env) as server,
+        httpx2.Client(base_url=server.base + API, timeout=DEADLINE, **browser) as client,
+    ):
+        listing = _wait_for(client, lambda s: s["jupyter"]["state"] != "connecting")
+        jupyter = _servers(listing)["jupyter"]
+        assert jupyter["state"] == "ready", jupyter["detail"]
+        assert [p["name"] for p in jupyter["prompts"]] == ["summarize"]
+        rendered = client.post("render", json={"server": "jupyter", "prompt": "summarize", "arguments": {"text": "x"}})
+        assert rendered.status_code == 200 and "Summarize x" in rendered.json()["markdown"], rendered.text
+        # XSRF is not off: a POST that sends no XSRF pair is refused, on the MCP endpoint and on the API.
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert httpx2.post(server.url, json=initialize).status_code == 403
+        assert httpx2.post(server.base + API + "check-name", json={"name": "x"}).status_code == 403
