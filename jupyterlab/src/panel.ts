@@ -275,7 +275,27 @@ export class PromptsPanel extends Widget {
     const store = this._store();
     const query = this._search.value.trim().toLowerCase();
     const list = this._list;
+    // An open form is kept as it is (what was typed, the focus in it) when the lists are drawn again.
+    const kept = new Map<string, HTMLElement>();
+    list.querySelectorAll<HTMLElement>('.jp-mcp-prompt').forEach(row => {
+      if (row.querySelector('.jp-mcp-form') && row.dataset.spec) {
+        kept.set(row.dataset.spec, row);
+      }
+    });
+    const focused = document.activeElement;
+    const typing = focused instanceof HTMLInputElement && list.contains(focused) ? focused : null;
+    const selection = typing ? [typing.selectionStart, typing.selectionEnd] : null;
     list.textContent = '';
+    this._renderLists(store, query, list, kept);
+    if (typing && typing.isConnected) {
+      typing.focus();
+      if (selection && selection[0] !== null && selection[1] !== null) {
+        typing.setSelectionRange(selection[0], selection[1]);
+      }
+    }
+  }
+
+  private _renderLists(store: PromptStore, query: string, list: HTMLElement, kept: Map<string, HTMLElement>): void {
     if (store.error && !store.lists.servers.length) {
       list.appendChild(
         el(
@@ -320,7 +340,10 @@ export class PromptsPanel extends Widget {
         section.appendChild(el('p', 'jp-mcp-muted', 'No prompts.'));
       }
       for (const prompt of prompts) {
-        section.appendChild(this._promptRow(server, prompt));
+        const spec = `${server.name}:${server.state}:${JSON.stringify(prompt)}`;
+        const row = kept.get(spec) ?? this._promptRow(server, prompt);
+        row.dataset.spec = spec;
+        section.appendChild(row);
         shown++;
       }
       list.appendChild(section);

@@ -131,6 +131,18 @@ def test_the_panel_lists_prompts_with_search_and_its_form_renders_into_a_new_cel
         form.locator("input[name='code']").fill("print(2)")
         assert code.locator(".jp-mcp-field-error").inner_text() == ""
         assert form.locator(".jp-mcp-status").inner_text() == ""  # filled in: nothing left to say
+        # New lists (here: asked for again) draw the panel again; the open form keeps what was typed, and the focus.
+        page.evaluate(
+            """() => {
+                document.querySelectorAll('#mcp-notebook-prompts .jp-mcp-server').forEach((s) => s.dataset.old = '1');
+                document.querySelector('#mcp-notebook-prompts .jp-mcp-refresh').click();
+            }"""
+        )
+        page.wait_for_function(
+            "() => !document.querySelector('#mcp-notebook-prompts .jp-mcp-server[data-old]')", timeout=STEP
+        )
+        assert form.locator("input[name='code']").input_value() == "print(2)"
+        assert page.evaluate("() => document.activeElement.name") == "code"
         language = form.locator("input[name='language']")
         language.focus()  # the server's values for the field, as soon as it is entered
         page.wait_for_function(
