@@ -368,10 +368,9 @@ export class PromptsPanel extends Widget {
     const head = el('button', 'jp-mcp-prompt-head');
     head.type = 'button';
     head.setAttribute('aria-expanded', String(this._open.has(key)));
-    const name = el('code', 'jp-mcp-prompt-name', `/${server.name}:${prompt.name}`);
-    head.appendChild(name);
+    head.appendChild(el('code', 'jp-mcp-prompt-name', `/${server.name}:${prompt.name}`));
     if (prompt.magic) {
-      head.appendChild(el('span', 'jp-mcp-magic', 'magic'));
+      row.dataset.magic = 'true'; // its name says so already (`magic`, `magic.<name>`)
     }
     const about = prompt.title && prompt.title !== prompt.name ? prompt.title : prompt.description;
     if (about) {

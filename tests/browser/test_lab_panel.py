@@ -81,6 +81,7 @@ def test_the_toolbar_publishes_a_cell_and_the_panel_shows_it_served_after_the_sa
         pending.wait_for(timeout=STEP)
         assert pending.inner_text().split() == ["/jupyter:greet_everyone", "served", "once", "you", "save"]
         assert panel.locator(".jp-mcp-published-item[data-prompt='greet_everyone']").count() == 0
+        shoot(page, "lab-panel-pending.png", f"{PANEL} .jp-mcp-notebook")
         page.keyboard.press("Control+s")
         served = panel.locator(".jp-mcp-published-item[data-prompt='greet_everyone']")
         served.wait_for(timeout=STEP)
@@ -243,11 +244,14 @@ def test_the_panel_lists_kernels_and_untrusted_servers_magics_only_when_asked_an
 
         toggle = panel.locator(".jp-mcp-magics input")
         toggle.check()
-        kernel.locator(".jp-mcp-prompt .jp-mcp-magic").first.wait_for(timeout=STEP)
+        kernel.locator(".jp-mcp-prompt[data-magic]").first.wait_for(timeout=STEP)
         with_magics = prompt_rows(kernel)
+        shoot(
+            page, "lab-panel-magics.png", f"{PANEL} .jp-mcp-panel-header", f"{PANEL} .jp-mcp-server[data-kind='kernel']"
+        )
         assert len(with_magics) > 1 and any(row.endswith(":explain") for row in with_magics)
         toggle.uncheck()
-        page.wait_for_function("() => !document.querySelector('#mcp-notebook-prompts .jp-mcp-magic')", timeout=STEP)
+        page.wait_for_function(f"() => !document.querySelector('{PANEL} .jp-mcp-prompt[data-magic]')", timeout=STEP)
         assert [row.split(":", 1)[1] for row in prompt_rows(kernel)] == ["explain"]
 
         # A notebook's format warnings, with the cell they are about.
