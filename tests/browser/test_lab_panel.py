@@ -226,6 +226,10 @@ def test_the_panel_lists_kernels_and_untrusted_servers_magics_only_when_asked_an
     }
     (root / "kernel_magics.ipynb").write_text(json.dumps(serving), encoding="utf-8")
     try:
+        page.goto(f"{prompts_lab.url}/lab?reset")
+        open_panel(page).get_by_text("Open a notebook to see which of its cells are served as prompts.").wait_for(
+            timeout=STEP
+        )
         run_all_cells(page, f"{prompts_lab.url}/lab/tree/kernel_magics.ipynb?reset", "kernel_magics.ipynb")
         panel = open_panel(page)
         # The kernel serving its prompts (%mcp serve) appears while the panel is open; its magics stay out.
