@@ -74,18 +74,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
         if (!cell) {
           return;
         }
-        await publishCell(cell.model);
+        if (await publishCell(cell.model)) {
+          panel?.tagsChanged(); // the panel shows it as served once the notebook is saved
+        }
       }
     });
 
+    let panel: PromptsPanel | null = null;
     if (shell) {
-      const panel = new PromptsPanel(store, notebooks);
+      panel = new PromptsPanel(store, notebooks);
       panel.title.icon = promptIcon;
       shell.add(panel, 'left', { rank: 600 });
       restorer?.add(panel, panel.id);
       app.commands.addCommand('mcp-notebook:show-prompts', {
         label: 'Show MCP prompts',
-        execute: () => shell.activateById(panel.id)
+        execute: () => shell.activateById('mcp-notebook-prompts')
       });
     }
   }
