@@ -8,14 +8,13 @@
 import type { ChatCommand, IChatCommandProvider, IChatCommandRegistry, IInputModel } from '@jupyter/chat';
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { LabIcon } from '@jupyterlab/ui-components';
-import { IArgument, IPrompt, IServer, PromptStore, complete, render } from './api';
+import { IPrompt, IServer, PromptStore, render } from './api';
+import { PromptForm, el } from './form';
 
 const PROVIDER_ID = 'mcp-notebook:prompts';
 // A `/server:prompt` command followed by whitespace: chosen from the menu (the chat adds the space), or typed.
 const COMMAND = /(^|\s)\/([^\s:/]+):(\S+)(?=\s)/g;
 const DESCRIPTION_LIMIT = 90;
-// How long to wait before asking again when the server's values were not there yet (`pending`).
-const PENDING_RETRY_MS = 300;
 
 /**
  * Offers the prompts in the Jupyter chat when jupyterlab-chat is installed and enabled.
@@ -200,20 +199,9 @@ export class PromptCommands implements IChatCommandProvider {
   private _writing = false;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className = '', text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) {
-    node.className = className;
-  }
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
-
 /**
- * A modal form for a prompt's arguments over the page, in JupyterLab's dialog style. `run()` resolves to the
- * rendered Markdown, or null when cancelled. A failed rendering keeps the form open with the server's message.
+ * The prompt's form over the page, in JupyterLab's dialog style. `run()` resolves to the rendered Markdown,
+ * or null when cancelled. A failed rendering keeps the form open with the server's message.
  */
 class ArgumentsForm {
   constructor(
@@ -231,29 +219,21 @@ class ArgumentsForm {
 
   private _build(): void {
     const backdrop = el('div', 'jp-Dialog jp-ThemedContainer jp-mcp-chat-dialog');
-    const form = el('form', 'jp-Dialog-content jp-mcp-chat-form');
-    form.noValidate = true; // required fields are checked here, with a message in the form
-    form.setAttribute('aria-label', `Arguments of ${commandName(this.server, this.prompt)}`);
+    const form = new PromptForm(this.server, this.prompt);
+    const node = form.node;
+    node.classList.add('jp-Dialog-content', 'jp-mcp-chat-form');
+    node.setAttribute('aria-label', `Arguments of ${commandName(this.server, this.prompt)}`);
     const header = el('div', 'jp-Dialog-header');
     header.appendChild(el('code', 'jp-mcp-chat-command', commandName(this.server, this.prompt)));
     if (this.prompt.title && this.prompt.title !== this.prompt.name) {
       header.appendChild(el('span', 'jp-mcp-chat-title', this.prompt.title));
     }
-    form.appendChild(header);
-    const body = el('div', 'jp-Dialog-body');
-    if (this.prompt.description) {
-      body.appendChild(el('p', 'jp-mcp-chat-description', this.prompt.description));
-    }
-    for (const arg of this.prompt.arguments) {
-      body.appendChild(this._field(arg));
-    }
-    this._status = el('p', 'jp-mcp-chat-status');
-    this._status.setAttribute('role', 'status');
+    node.insertBefore(header, form.body);
+    form.body.classList.add('jp-Dialog-body');
+    form.body.appendChild(form.status);
     if (this.error) {
-      this._fail(this.error);
+      form.say('error', this.error);
     }
-    body.appendChild(this._status);
-    form.appendChild(body);
     const footer = el('div', 'jp-Dialog-footer');
     const cancel = el('button', 'jp-Dialog-button jp-mod-reject jp-mod-styled');
     cancel.type = 'button';
@@ -263,15 +243,15 @@ class ArgumentsForm {
     insert.type = 'submit';
     insert.appendChild(el('div', 'jp-Dialog-buttonLabel', 'Insert in chat'));
     const buttons = el('div', 'jp-Dialog-footerButtons');
-    buttons.appendChild(cancel);
-    buttons.appendChild(insert);
+    buttons.append(cancel, insert);
     footer.appendChild(buttons);
-    form.appendChild(footer);
-    form.addEventListener('input', () => this._recheck());
-    form.addEventListener('change', () => this._recheck());
-    form.addEventListener('submit', event => {
+    node.appendChild(footer);
+    node.addEventListener('submit', async event => {
       event.preventDefault();
-      void this._submit();
+      const markdown = await form.render();
+      if (markdown !== null) {
+        this._close(markdown);
+      }
     });
     backdrop.addEventListener('keydown', event => {
       if (event.key === 'Escape') {
@@ -285,114 +265,10 @@ class ArgumentsForm {
         this._close(null);
       }
     });
-    backdrop.appendChild(form);
+    backdrop.appendChild(node);
     document.body.appendChild(backdrop);
     this._node = backdrop;
-    const first = form.querySelector('input') ?? insert;
-    first.focus();
-  }
-
-  private _field(arg: IArgument): HTMLElement {
-    const field = el('div', 'jp-mcp-chat-field');
-    const id = `jp-mcp-chat-arg-${Private.nextId++}`;
-    const label = el('label', 'jp-mcp-chat-name', arg.name);
-    label.htmlFor = id;
-    if (arg.required) {
-      const mark = el('span', 'jp-mcp-chat-required', ' *');
-      mark.title = 'required';
-      label.appendChild(mark);
-    }
-    field.appendChild(label);
-    const box = el('div', 'jp-mcp-chat-box');
-    const input = el('input', 'jp-mod-styled jp-mcp-chat-input');
-    input.id = id;
-    input.name = arg.name;
-    input.autocomplete = 'off';
-    input.required = !!arg.required;
-    input.setAttribute('role', 'combobox');
-    input.setAttribute('aria-autocomplete', 'list');
-    input.setAttribute('aria-expanded', 'false');
-    if (arg.default) {
-      input.placeholder = arg.default;
-    }
-    box.appendChild(input);
-    const list = el('ul', 'jp-mcp-chat-values');
-    list.id = `${id}-values`;
-    list.setAttribute('role', 'listbox');
-    list.hidden = true;
-    input.setAttribute('aria-controls', list.id);
-    box.appendChild(list);
-    field.appendChild(box);
-    if (arg.description) {
-      field.appendChild(el('span', 'jp-mcp-chat-help', arg.description));
-    }
-    this._inputs.set(arg.name, input);
-    new ValueList(input, list, (value: string) => this._ask(arg.name, value));
-    return field;
-  }
-
-  /** The server's values for an argument, given what is typed and the other arguments. */
-  private async _ask(argument: string, value: string): Promise<{ values: string[]; pending: boolean }> {
-    const context = this._values();
-    delete context[argument];
-    const answer = await complete(this.server, this.prompt.name, argument, value, context);
-    return { values: answer.values, pending: !!(answer as { pending?: boolean }).pending };
-  }
-
-  private _values(): Record<string, string> {
-    const out: Record<string, string> = {};
-    for (const [name, input] of this._inputs) {
-      if (input.value !== '') {
-        out[name] = input.value;
-      }
-    }
-    return out;
-  }
-
-  /** The required arguments left empty, marked (and said) once the user tried to insert. */
-  private _missing(): IArgument[] {
-    const missing = this.prompt.arguments.filter(arg => arg.required && !this._inputs.get(arg.name)!.value);
-    for (const [name, input] of this._inputs) {
-      input.classList.toggle(
-        'jp-mcp-chat-missing',
-        missing.some(arg => arg.name === name)
-      );
-    }
-    if (missing.length) {
-      this._fail(`Fill in ${missing.map(arg => arg.name).join(', ')}: required.`);
-    } else if (this._checked) {
-      this._status.className = 'jp-mcp-chat-status';
-      this._status.textContent = '';
-    }
-    this._checked = missing.length > 0;
-    return missing;
-  }
-
-  private _recheck(): void {
-    if (this._checked) {
-      this._missing();
-    }
-  }
-
-  private async _submit(): Promise<void> {
-    const missing = this._missing();
-    if (missing.length) {
-      this._inputs.get(missing[0].name)!.focus();
-      return;
-    }
-    this._status.className = 'jp-mcp-chat-status';
-    this._status.textContent = 'Rendering…';
-    try {
-      const rendered = await render(this.server, this.prompt.name, this._values());
-      this._close(rendered.markdown);
-    } catch (error) {
-      this._fail(String((error as Error).message ?? error));
-    }
-  }
-
-  private _fail(message: string): void {
-    this._status.className = 'jp-mcp-chat-status jp-mcp-chat-error';
-    this._status.textContent = message;
+    (form.first() ?? insert).focus();
   }
 
   private _close(markdown: string | null): void {
@@ -401,96 +277,6 @@ class ArgumentsForm {
     this._resolve(markdown);
   }
 
-  private _inputs = new Map<string, HTMLInputElement>();
-  private _checked = false;
-  private _status!: HTMLElement;
   private _node: HTMLElement | null = null;
   private _resolve: (markdown: string | null) => void = () => undefined;
-}
-
-/** The suggested values under an argument's input: asked as it gets focus and as it is typed in. */
-class ValueList {
-  constructor(
-    private input: HTMLInputElement,
-    private list: HTMLUListElement,
-    private ask: (value: string) => Promise<{ values: string[]; pending: boolean }>
-  ) {
-    input.addEventListener('focus', () => void this._update());
-    input.addEventListener('input', () => void this._update());
-    input.addEventListener('blur', () => this._show([]));
-    input.addEventListener('keydown', event => this._key(event));
-  }
-
-  private async _update(retried = false): Promise<void> {
-    const ticket = ++this._ticket;
-    const value = this.input.value;
-    let answer: { values: string[]; pending: boolean };
-    try {
-      answer = await this.ask(value);
-    } catch {
-      answer = { values: [], pending: false }; // no suggestions: the field stays free text
-    }
-    if (ticket !== this._ticket || document.activeElement !== this.input) {
-      return;
-    }
-    this._show(answer.values.filter(v => v !== value));
-    if (answer.pending && !retried) {
-      window.setTimeout(() => {
-        if (ticket === this._ticket) {
-          void this._update(true);
-        }
-      }, PENDING_RETRY_MS);
-    }
-  }
-
-  private _show(values: string[]): void {
-    this.list.textContent = '';
-    this._active = -1;
-    for (const value of values) {
-      const item = el('li', 'jp-mcp-chat-value', value);
-      item.setAttribute('role', 'option');
-      item.addEventListener('mousedown', event => event.preventDefault()); // the input keeps the focus
-      item.addEventListener('click', () => this._pick(value));
-      this.list.appendChild(item);
-    }
-    this.list.hidden = !values.length;
-    this.input.setAttribute('aria-expanded', String(!this.list.hidden));
-  }
-
-  private _pick(value: string): void {
-    this.input.value = value;
-    this._ticket++;
-    this._show([]);
-    this.input.dispatchEvent(new Event('change', { bubbles: true }));
-  }
-
-  private _key(event: KeyboardEvent): void {
-    const items = Array.from(this.list.children) as HTMLElement[];
-    if (this.list.hidden || !items.length) {
-      return;
-    }
-    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
-      event.preventDefault();
-      const step = event.key === 'ArrowDown' ? 1 : -1;
-      this._active = (this._active + step + items.length) % items.length;
-      items.forEach((item, index) => item.setAttribute('aria-selected', String(index === this._active)));
-      items[this._active].scrollIntoView({ block: 'nearest' });
-    } else if (event.key === 'Enter' && this._active >= 0) {
-      event.preventDefault();
-      event.stopPropagation();
-      this._pick(items[this._active].textContent ?? '');
-    } else if (event.key === 'Escape') {
-      event.preventDefault();
-      event.stopPropagation(); // closes the list, not the form
-      this._ticket++;
-      this._show([]);
-    }
-  }
-
-  private _ticket = 0;
-  private _active = -1;
-}
-
-namespace Private {
-  export let nextId = 0;
 }

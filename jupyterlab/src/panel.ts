@@ -5,26 +5,8 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { refreshIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
-import { INotebookReport, IPrompt, IPromptLists, IServer, PromptStore, complete, notebookReport, render } from './api';
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className = '',
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) {
-    node.className = className;
-  }
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
-
-function messageOf(error: unknown): string {
-  return String((error as Error)?.message ?? error);
-}
+import { INotebookReport, IPrompt, IPromptLists, IServer, PromptStore, notebookReport } from './api';
+import { PromptForm, el, messageOf } from './form';
 
 const STATE_TEXT: Record<string, string> = {
   connecting: 'connecting…',
@@ -37,9 +19,6 @@ const KIND_TEXT: Record<string, string> = {
   config: 'configured',
   kernel: 'kernel'
 };
-
-/** How long a field waits before asking again for values the server had not given in time. */
-const PENDING_RETRY_MS = 300;
 
 export class PromptsPanel extends Widget {
   constructor(
@@ -399,103 +378,8 @@ export class PromptsPanel extends Widget {
 
   /** The form of a prompt: its arguments (values completed by the server), render into a cell or copy. */
   private _form(server: IServer, prompt: IPrompt): HTMLElement {
-    const form = el('form', 'jp-mcp-form');
-    form.noValidate = true; // the form says itself what is missing, beside each field
-    if (prompt.description) {
-      form.appendChild(el('p', 'jp-mcp-description', prompt.description));
-    }
-    if (server.state !== 'ready') {
-      form.appendChild(
-        el('p', 'jp-mcp-warning', `${server.name} is ${STATE_TEXT[server.state] ?? server.state}: rendering may fail.`)
-      );
-    }
-    const status = el('div', 'jp-mcp-status');
-    status.setAttribute('role', 'status');
-    const inputs: Record<string, HTMLInputElement> = {};
-    const errors: Record<string, HTMLElement> = {};
-    const values = (): Record<string, string> => {
-      const out: Record<string, string> = {};
-      for (const [name, input] of Object.entries(inputs)) {
-        if (input.value !== '') {
-          out[name] = input.value;
-        }
-      }
-      return out;
-    };
-    for (const arg of prompt.arguments) {
-      const field = el('label', 'jp-mcp-field');
-      const label = el('span', 'jp-mcp-field-name', arg.name);
-      if (arg.required) {
-        const mark = el('span', 'jp-mcp-required', '*');
-        mark.title = 'required';
-        label.appendChild(mark);
-      }
-      field.appendChild(label);
-      const input = el('input', 'jp-mcp-input jp-mod-styled');
-      input.name = arg.name;
-      input.autocomplete = 'off';
-      input.setAttribute('aria-required', String(!!arg.required));
-      input.placeholder = arg.required
-        ? 'required'
-        : arg.default
-          ? `optional, default: ${arg.default}`
-          : 'optional';
-      const listId = `jp-mcp-values-${Private.nextId++}`;
-      const datalist = el('datalist');
-      datalist.id = listId;
-      input.setAttribute('list', listId);
-      let asked: string | null = null;
-      let retry = 0;
-      const ask = async (again = false): Promise<void> => {
-        if (asked === input.value && !again) {
-          return;
-        }
-        const value = input.value;
-        asked = value;
-        const context = values();
-        delete context[arg.name];
-        try {
-          const answer = await complete(server.name, prompt.name, arg.name, value, context);
-          if (input.value !== value) {
-            return; // typed on: a newer question is on its way
-          }
-          if (answer.pending) {
-            // The server was slow: its answer is kept for the same question, asked again in a moment.
-            window.clearTimeout(retry);
-            retry = window.setTimeout(() => void ask(true), PENDING_RETRY_MS);
-            return;
-          }
-          datalist.textContent = '';
-          for (const suggestion of answer.values) {
-            const option = el('option');
-            option.value = suggestion;
-            datalist.appendChild(option);
-          }
-        } catch {
-          // No suggestions: the field stays free text.
-        }
-      };
-      input.addEventListener('focus', () => void ask());
-      input.addEventListener('input', () => {
-        error.textContent = '';
-        field.classList.remove('jp-mcp-invalid');
-        if (status.dataset.missing && !form.querySelector('.jp-mcp-invalid')) {
-          showStatus(status, 'done', ''); // every field it asked for is filled in now
-        }
-        void ask();
-      });
-      inputs[arg.name] = input;
-      field.appendChild(input);
-      field.appendChild(datalist);
-      if (arg.description) {
-        field.appendChild(el('span', 'jp-mcp-field-description', arg.description));
-      }
-      const error = el('span', 'jp-mcp-field-error');
-      error.setAttribute('aria-live', 'polite');
-      errors[arg.name] = error;
-      field.appendChild(error);
-      form.appendChild(field);
-    }
+    const state = STATE_TEXT[server.state] ?? server.state;
+    const form = new PromptForm(server.name, prompt, server.state === 'ready' ? '' : `${server.name} is ${state}: rendering may fail.`);
     const buttons = el('div', 'jp-mcp-buttons');
     const toCell = el('button', 'jp-mcp-to-cell jp-Button jp-mod-styled jp-mod-accept', 'Insert cell');
     toCell.type = 'submit';
@@ -503,59 +387,32 @@ export class PromptsPanel extends Widget {
     const copy = el('button', 'jp-mcp-copy jp-Button jp-mod-styled', 'Copy');
     copy.type = 'button';
     copy.title = 'Render the prompt and copy it to the clipboard';
-    buttons.appendChild(toCell);
-    buttons.appendChild(copy);
-    form.appendChild(buttons);
-    form.appendChild(status);
-
-    const missing = (): boolean => {
-      let first: HTMLInputElement | null = null;
-      for (const arg of prompt.arguments) {
-        const input = inputs[arg.name];
-        const empty = arg.required && input.value.trim() === '';
-        errors[arg.name].textContent = empty ? 'Required: fill this in.' : '';
-        input.parentElement?.classList.toggle('jp-mcp-invalid', !!empty);
-        if (empty && !first) {
-          first = input;
-        }
-      }
-      if (first) {
-        first.focus();
-        showStatus(status, 'error', 'Fill in the fields marked *, then try again.');
-        status.dataset.missing = '1';
-        return true;
-      }
-      return false;
-    };
+    buttons.append(toCell, copy);
+    form.node.append(buttons, form.status);
     const run = async (target: 'cell' | 'clipboard') => {
-      if (missing()) {
-        return;
-      }
       const notebook = this.notebooks.currentWidget;
       if (target === 'cell' && !notebook) {
-        showStatus(status, 'error', 'Open a notebook to insert the prompt into, or use Copy.');
+        form.say('error', 'Open a notebook to insert the prompt into, or use Copy.');
         return;
       }
-      showStatus(status, 'busy', 'Rendering…');
-      try {
-        const rendered = await render(server.name, prompt.name, values());
-        if (target === 'clipboard') {
-          await copyText(rendered.markdown);
-          showStatus(status, 'done', 'Copied to the clipboard.');
-        } else if (notebook && !notebook.isDisposed) {
-          insertMarkdownCell(notebook, rendered.markdown);
-          showStatus(status, 'done', `Inserted into ${notebook.context.localPath}.`);
-        }
-      } catch (error) {
-        showStatus(status, 'error', messageOf(error));
+      const markdown = await form.render();
+      if (markdown === null) {
+        return;
+      }
+      if (target === 'clipboard') {
+        await copyText(markdown);
+        form.say('done', 'Copied to the clipboard.');
+      } else if (notebook && !notebook.isDisposed) {
+        insertMarkdownCell(notebook, markdown);
+        form.say('done', `Inserted into ${notebook.context.localPath}.`);
       }
     };
-    form.addEventListener('submit', event => {
+    form.node.addEventListener('submit', event => {
       event.preventDefault();
       void run('cell');
     });
     copy.addEventListener('click', () => void run('clipboard'));
-    return form;
+    return form.node;
   }
 
   private _search: HTMLInputElement;
@@ -585,24 +442,6 @@ function detailOf(server: IServer): HTMLElement {
   details.appendChild(el('pre', '', server.detail));
   box.appendChild(details);
   return box;
-}
-
-/** The status line of a form: what it is doing, what it did, or what went wrong (first line; the rest folded). */
-function showStatus(status: HTMLElement, kind: 'busy' | 'done' | 'error', text: string): void {
-  status.className = `jp-mcp-status jp-mcp-status-${kind}${kind === 'error' ? ' jp-mcp-error' : ''}`;
-  status.textContent = '';
-  delete status.dataset.missing;
-  if (!text) {
-    return;
-  }
-  const [first, ...rest] = text.trim().split('\n');
-  status.appendChild(el('span', 'jp-mcp-status-text', first));
-  if (rest.join('').trim()) {
-    const details = el('details', 'jp-mcp-status-details');
-    details.appendChild(el('summary', '', 'Details'));
-    details.appendChild(el('pre', '', rest.join('\n')));
-    status.appendChild(details);
-  }
 }
 
 async function copyText(text: string): Promise<void> {
@@ -648,8 +487,4 @@ export function insertMarkdownCell(panel: NotebookPanel, markdown: string): void
   model.sharedModel.insertCell(index, { cell_type: 'markdown', source: markdown });
   notebook.activeCellIndex = index;
   void notebook.scrollToItem(index);
-}
-
-namespace Private {
-  export let nextId = 0;
 }

@@ -171,27 +171,36 @@ def test_slash_in_the_chat_lists_the_prompts_and_a_chosen_one_lands_rendered_in_
         form.wait_for(timeout=STEP)
         assert form.locator(".jp-mcp-chat-command").inner_text() == "/jupyter:code_review"
         fields = {
-            f.locator(".jp-mcp-chat-name").inner_text(): f.locator("input").get_attribute("placeholder")
-            for f in form.locator(".jp-mcp-chat-field").all()
+            f.locator(".jp-mcp-field-name").inner_text(): f.locator("input").get_attribute("placeholder")
+            for f in form.locator(".jp-mcp-field").all()
         }
-        assert fields == {"code *": None, "language": "Python", "focus": "bugs"}  # required marked, defaults shown
+        assert fields == {  # required marked, defaults shown
+            "code*": "required",
+            "language": "optional, default: Python",
+            "focus": "optional, default: bugs",
+        }
         assert page.evaluate("() => document.activeElement.name") == "code"
 
-        page.keyboard.press("Enter")  # nothing filled in: the form says what is missing and stays
-        status = form.locator(".jp-mcp-chat-status.jp-mcp-chat-error")
+        page.keyboard.press("Enter")  # nothing filled in: the form says what is missing, beside the field, and stays
+        code = form.locator(".jp-mcp-field", has=page.locator("input[name=code]"))
+        status = form.locator(".jp-mcp-status.jp-mcp-error")
         status.wait_for(timeout=STEP)
-        assert status.inner_text() == "Fill in code: required."
+        assert status.inner_text() == "Fill in the fields marked *, then try again."
+        assert code.locator(".jp-mcp-field-error").inner_text() == "Required: fill this in."
+        assert "jp-mcp-invalid" in (code.get_attribute("class") or "")
+        shoot(page, "chat-required.png", FORM)
         page.keyboard.type("print(1)")
         status.wait_for(state="detached", timeout=STEP)  # filled in: no longer said missing
-        assert "jp-mcp-chat-missing" not in (form.locator("input[name=code]").get_attribute("class") or "")
+        assert code.locator(".jp-mcp-field-error").inner_text() == ""
+        assert "jp-mcp-invalid" not in (code.get_attribute("class") or "")
         page.keyboard.press("Tab")
-        values = form.locator("input[name=language] + .jp-mcp-chat-values")
+        values = form.locator("input[name=language] + .jp-mcp-values")
         values.wait_for(timeout=STEP)  # the server's values, as soon as the field has the focus
         assert values.locator("li").all_inner_texts() == ["Python", "JavaScript", "TypeScript", "Rust", "Go", "SQL"]
         page.keyboard.type("Ru")
         page.wait_for_function(
             "(s) => Array.from(document.querySelectorAll(s), (e) => e.textContent).join() === 'Rust'",
-            arg=f"{FORM} input[name=language] + .jp-mcp-chat-values li",
+            arg=f"{FORM} input[name=language] + .jp-mcp-values li",
             timeout=STEP,
         )
         shoot(page, "chat-arguments.png", FORM)
@@ -253,7 +262,7 @@ def test_a_prompt_without_arguments_is_rendered_at_once_and_cancel_keeps_the_com
         page.keyboard.type(" /jupyter:describe_chart ")  # typed in full and a space: chosen as well
         form = page.locator(FORM)
         audience = form.locator("input[name=audience]")
-        values = form.locator("input[name=audience] + .jp-mcp-chat-values")
+        values = form.locator("input[name=audience] + .jp-mcp-values")
         values.wait_for(timeout=STEP)
         page.keyboard.press("Escape")  # first the values, then the form
         values.wait_for(state="hidden", timeout=STEP)
@@ -261,7 +270,7 @@ def test_a_prompt_without_arguments_is_rendered_at_once_and_cancel_keeps_the_com
         page.keyboard.type("e")
         page.wait_for_function(
             "(s) => Array.from(document.querySelectorAll(s), (e) => e.textContent).join() === 'engineers,executives'",
-            arg=".jp-mcp-chat-form input[name=audience] + .jp-mcp-chat-values li",
+            arg=f"{FORM} input[name=audience] + .jp-mcp-values li",
             timeout=STEP,
         )
         page.keyboard.press("ArrowDown")
@@ -309,7 +318,7 @@ def test_what_the_server_refuses_is_said_in_the_form_which_stays_open(page: Any,
         wait_until_served(chat_lab, "jupyter:farewell", served=False)
         page.keyboard.type("Ada")
         page.keyboard.press("Enter")
-        error = form.locator(".jp-mcp-chat-status.jp-mcp-chat-error")
+        error = form.locator(".jp-mcp-status.jp-mcp-error")
         error.wait_for(timeout=STEP)
         assert "farewell" in error.inner_text(), error.inner_text()
         assert form.locator("input[name=name]").input_value() == "Ada"  # nothing lost

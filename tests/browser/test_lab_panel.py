@@ -117,7 +117,7 @@ def test_the_panel_lists_prompts_with_search_and_its_form_renders_into_a_new_cel
         row.locator(".jp-mcp-prompt-head").click()
         form = row.locator(".jp-mcp-form")
         # The required argument is marked; rendering without it says what to do, beside the field, and asks nothing.
-        code = form.locator("label.jp-mcp-field", has=page.locator("input[name='code']"))
+        code = form.locator(".jp-mcp-field", has=page.locator("input[name='code']"))
         assert code.locator(".jp-mcp-required").inner_text() == "*"
         assert form.locator("input[name='code']").get_attribute("placeholder") == "required"
         assert form.locator("input[name='focus']").get_attribute("placeholder").startswith("optional")
@@ -145,13 +145,15 @@ def test_the_panel_lists_prompts_with_search_and_its_form_renders_into_a_new_cel
         assert form.locator("input[name='code']").input_value() == "print(2)"
         assert page.evaluate("() => document.activeElement.name") == "code"
         language = form.locator("input[name='language']")
-        language.focus()  # the server's values for the field, as soon as it is entered
+        language.focus()  # the server's values for the field, as soon as it is entered, in a list under it
+        values = form.locator("input[name='language'] + .jp-mcp-values")
+        values.locator("li", has_text="JavaScript").wait_for(timeout=STEP)
+        language.press_sequentially("G")
         page.wait_for_function(
-            """() => Array.from(document.querySelectorAll('#mcp-notebook-prompts datalist option'),
-                (o) => o.value).includes('JavaScript')""",
+            "(s) => Array.from(document.querySelectorAll(s), (e) => e.textContent).join() === 'Go'",
+            arg=f"{PANEL} input[name='language'] + .jp-mcp-values li",
             timeout=STEP,
         )
-        language.fill("Go")
         shoot(
             page,
             "lab-panel-form.png",
@@ -159,6 +161,10 @@ def test_the_panel_lists_prompts_with_search_and_its_form_renders_into_a_new_cel
             f"{PANEL} .jp-mcp-notebook",
             f"{PANEL} .jp-mcp-form",
         )
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("Enter")  # picks the value, does not render
+        assert language.input_value() == "Go"
+        assert values.is_hidden()
         form.locator(".jp-mcp-to-cell").click()
         page.wait_for_function(
             """(n) => {
