@@ -379,7 +379,8 @@ export class PromptsPanel extends Widget {
   /** The form of a prompt: its arguments (values completed by the server), render into a cell or copy. */
   private _form(server: IServer, prompt: IPrompt): HTMLElement {
     const state = STATE_TEXT[server.state] ?? server.state;
-    const form = new PromptForm(server.name, prompt, server.state === 'ready' ? '' : `${server.name} is ${state}: rendering may fail.`);
+    const warning = server.state === 'ready' ? '' : `${server.name} is ${state}: rendering may fail.`;
+    const form = new PromptForm(server.name, prompt, warning);
     const buttons = el('div', 'jp-mcp-buttons');
     const toCell = el('button', 'jp-mcp-to-cell jp-Button jp-mod-styled jp-mod-accept', 'Insert cell');
     toCell.type = 'submit';
