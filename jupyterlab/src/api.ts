@@ -34,6 +34,8 @@ export interface IPromptLists {
   servers: IServer[];
   refreshing: boolean;
   version: number;
+  /** Configuration files that could not be read: one line each. */
+  problems?: string[];
 }
 
 export interface IRendered {
@@ -45,13 +47,16 @@ export interface ICompletionValues {
   values: string[];
   hasMore: boolean;
   total?: number;
+  /** The server had not answered in 0.2 s: ask again in a moment for its values. */
+  pending?: boolean;
 }
 
 export interface INotebookReport {
   path: string;
-  served_as: string;
-  prompts: { name: string; title?: string; cell_id: string; kind: string }[];
-  warnings: { cell_id: string; message: string }[];
+  /** The server name its prompts are served under; null when the notebook is not served. */
+  served_as: string | null;
+  prompts: { name: string; title?: string | null; cell_id: string | null; cell_number: number | null; kind: string }[];
+  warnings: { cell_id: string | null; cell_number: number | null; message: string }[];
 }
 
 export interface INameCheck {
@@ -109,7 +114,9 @@ export function checkName(name: string): Promise<INameCheck> {
  * known lists) and kept fresh by long-polling `?since=version` while the server refreshes.
  */
 export class PromptStore {
-  constructor() {
+  /** `magics`: the magic prompts of kernels too (the panel's toggle); the `/` menu leaves them out. */
+  constructor(options: { magics?: boolean } = {}) {
+    this._magics = !!options.magics;
     this._first = this._load();
   }
 
@@ -146,6 +153,30 @@ export class PromptStore {
   /** Ask again now (the panel's refresh button). */
   async refresh(): Promise<void> {
     await this._load();
+  }
+
+  /**
+   * Keep the lists fresh while `active()` says so (the panel is shown): long-polls `?since=version`, which also
+   * has the server look at its configuration and running kernels again. Stops at the first error.
+   */
+  async follow(active: () => boolean): Promise<void> {
+    if (this._following) {
+      return;
+    }
+    this._following = true;
+    try {
+      await this._first;
+      while (active()) {
+        const lists = await request<IPromptLists>(this._query(this._lists.version));
+        this.error = '';
+        this._set(lists);
+      }
+    } catch (error) {
+      this.error = String((error as Error).message ?? error);
+      this._changed.emit(this._lists);
+    } finally {
+      this._following = false;
+    }
   }
 
   /**
@@ -230,6 +261,7 @@ export class PromptStore {
   private _lists: IPromptLists = { servers: [], refreshing: false, version: -1 };
   private _first: Promise<void>;
   private _polling = false;
+  private _following = false;
   private _loading = false;
   private _asked = 0;
   private _magics = false;

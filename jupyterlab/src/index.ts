@@ -9,6 +9,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { PromptStore } from './api';
+import { addChatCommands } from './chat';
 import { PromptsPanel } from './panel';
 import { publishCell } from './publish';
 import { SlashCommands } from './slash';
@@ -49,6 +50,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       );
     }
     const slash = new SlashCommands(store);
+    // The same prompts in the Jupyter chat's `/` menu, when jupyterlab-chat is there.
+    void addChatCommands(app, store, promptIcon);
     editors.addExtension({
       name: 'mcp-notebook:slash-commands',
       factory: options => {
@@ -71,18 +74,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
         if (!cell) {
           return;
         }
-        await publishCell(cell.model);
+        if (await publishCell(cell.model)) {
+          panel?.tagsChanged(); // the panel shows it as served once the notebook is saved
+        }
       }
     });
 
+    let panel: PromptsPanel | null = null;
     if (shell) {
-      const panel = new PromptsPanel(store, notebooks);
+      panel = new PromptsPanel(store, notebooks);
       panel.title.icon = promptIcon;
       shell.add(panel, 'left', { rank: 600 });
       restorer?.add(panel, panel.id);
       app.commands.addCommand('mcp-notebook:show-prompts', {
         label: 'Show MCP prompts',
-        execute: () => shell.activateById(panel.id)
+        execute: () => shell.activateById('mcp-notebook-prompts')
       });
     }
   }

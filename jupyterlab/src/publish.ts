@@ -43,7 +43,8 @@ export async function publishCell(model: ICellModel): Promise<string | null> {
       model.setMetadata('mcp', { ...fields, prompt: name });
       return name;
     }
-    label = `${check.message || 'This name cannot be a prompt name.'} Try:`;
+    const why = check.message ? check.message[0].toUpperCase() + check.message.slice(1) : 'Not a valid prompt name';
+    label = `"${name}" cannot be published: ${why.replace(/\.$/, '')}. Try this name:`;
     text = check.suggestion || name;
   }
 }

@@ -8,7 +8,7 @@ which serve the fixture notebooks as `/jupyter:<prompt>`.
 `/` at the start of a line of a `.md` file or a Markdown cell opens the prompt menu on the first try
 after the page loads; code cells never offer prompts; accepting a prompt gives tab stops for its required
 arguments, values come from the server, render here / render below show a preview first. The prompts
-panel shows the open notebook's published cells after a save, and the cell toolbar publishes a cell.
+panel and the cell toolbar's "Publish as prompt" are tested in test_lab_panel.py.
 
 Screenshots go to test-artifacts/browser/ (`lab-*.png`); docs/images/ holds copies of the good ones.
 """
@@ -30,7 +30,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NOTES = "slash_notes.md"
 CELLS = "prompts_in_cells.ipynb"
-PUBLISH = "publish_me.ipynb"
 SERVED = {"/jupyter:classify_sentiment", "/jupyter:code_review", "/jupyter:describe_chart"}
 # Every plugin of jupyterlab-lsp, off as if it were not installed (JupyterLab disables plugins by id or package).
 LSP_PLUGINS = (
@@ -286,95 +285,4 @@ def test_slash_in_a_markdown_cell_lists_prompts_on_the_first_try_and_code_cells_
         assert not [t for t in page.locator(".jp-Completer-item").all_inner_texts() if "/jupyter:" in t]
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / "lab-cell-failure.png"), full_page=True)
-        raise
-
-
-def open_panel(page: Any) -> Any:
-    page.locator(".jp-SideBar [data-id='mcp-notebook-prompts']").click()
-    panel = page.locator("#mcp-notebook-prompts")
-    panel.wait_for(timeout=STEP)
-    return panel
-
-
-def test_the_toolbar_publishes_a_cell_and_the_panel_shows_it_served_after_the_save(
-    page: Any, prompts_lab: Lab
-) -> None:
-    try:
-        open_cells(page, prompts_lab, PUBLISH)
-        panel = open_panel(page)
-        panel.get_by_text("No cell is published").wait_for(timeout=STEP)
-        page.locator(".jp-Notebook .jp-Cell").first.click()
-        button = page.locator(".jp-Cell.jp-mod-active .jp-cell-toolbar [data-command='mcp-notebook:publish-cell']")
-        button.wait_for(timeout=STEP)
-        shoot(page, "lab-toolbar-button.png", ".jp-Cell.jp-mod-active")
-        button.click()
-        dialog = page.locator(".jp-Dialog")
-        dialog.wait_for(timeout=STEP)
-        name = dialog.locator("input")
-        assert name.input_value() == "Greeting"  # the cell's first heading, as a first guess
-        name.fill("greet everyone")
-        dialog.locator("button.jp-mod-accept").click()
-        # The server's naming rules say no, and why, and suggest a name.
-        page.wait_for_function(
-            "() => document.querySelector('.jp-Dialog') && document.querySelector('.jp-Dialog input').value"
-            " === 'greet_everyone'",
-            timeout=STEP,
-        )
-        assert "no spaces" in page.locator(".jp-Dialog").inner_text()
-        shoot(page, "lab-publish-dialog.png", ".jp-Dialog-content")
-        page.locator(".jp-Dialog button.jp-mod-accept").click()
-        page.locator(".jp-Dialog").wait_for(state="detached", timeout=STEP)
-        page.keyboard.press("Control+s")
-        served = panel.locator(".jp-mcp-published-item[data-prompt='greet_everyone']")
-        served.wait_for(timeout=STEP)
-        assert served.inner_text().startswith("/jupyter:greet_everyone")
-        saved = json.loads((prompts_lab.root / PUBLISH).read_text())
-        assert saved["cells"][0]["metadata"]["mcp"] == {"prompt": "greet_everyone"}
-        shoot(page, "lab-panel-published.png", "#mcp-notebook-prompts .jp-mcp-notebook", ".jp-Notebook .jp-Cell")
-        # The server serves it: the prompt lists have it (the panel asked again after the save).
-        panel.locator(".jp-mcp-prompt[data-prompt='jupyter:greet_everyone']").wait_for(timeout=STEP)
-    except BaseException:
-        page.screenshot(path=str(ARTIFACTS / "lab-publish-failure.png"), full_page=True)
-        raise
-
-
-def test_the_panel_lists_prompts_with_search_and_its_form_renders_into_a_new_cell(page: Any, prompts_lab: Lab) -> None:
-    try:
-        open_cells(page, prompts_lab, "code_review.ipynb")
-        panel = open_panel(page)
-        panel.locator(".jp-mcp-published-item[data-prompt='code_review']").wait_for(timeout=STEP)
-        panel.locator(".jp-mcp-search").fill("chart")
-        page.wait_for_function(
-            "() => document.querySelectorAll('#mcp-notebook-prompts .jp-mcp-prompt').length === 1",
-            timeout=STEP,
-        )
-        panel.locator(".jp-mcp-search").fill("review")
-        row = panel.locator(".jp-mcp-prompt[data-prompt='jupyter:code_review']")
-        row.locator(".jp-mcp-prompt-head").click()
-        form = row.locator(".jp-mcp-form")
-        form.locator("input[name='code']").fill("print(2)")
-        language = form.locator("input[name='language']")
-        language.focus()
-        page.wait_for_function(
-            """() => Array.from(document.querySelectorAll('#mcp-notebook-prompts datalist option'),
-                (o) => o.value).includes('JavaScript')""",
-            timeout=STEP,
-        )
-        language.fill("Go")
-        shoot(page, "lab-panel-form.png", "#mcp-notebook-prompts")
-        cells = page.locator(".jp-Notebook .jp-Cell").count()
-        form.locator(".jp-mcp-to-cell").click()
-        page.wait_for_function(
-            """(n) => {
-                const notebook = window.jupyterapp.shell.currentWidget.content;
-                const source = notebook.activeCell.model.sharedModel.getSource();
-                return notebook.widgets.length === n + 1 && notebook.activeCell.model.type === 'markdown'
-                    && source.includes('careful reviewer of Go code') && source.includes('print(2)');
-            }""",
-            arg=cells,
-            timeout=STEP,
-        )
-        assert form.locator(".jp-mcp-status").inner_text().startswith("Inserted into code_review.ipynb")
-    except BaseException:
-        page.screenshot(path=str(ARTIFACTS / "lab-panel-failure.png"), full_page=True)
         raise

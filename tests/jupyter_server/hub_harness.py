@@ -64,7 +64,8 @@ class JupyterHub:
             # Each user's Jupyter config (under their HOME): only the extensions this test needs.
             config = homes / user / ".jupyter"
             config.mkdir(parents=True, exist_ok=True)
-            off = {name: False for name in ("jupyterlab", "jupyter_lsp", "notebook", "notebook_shim", "nbclassic")}
+            others = ("jupyterlab", "jupyter_lsp", "notebook", "notebook_shim", "nbclassic", "jupyterlab_chat")
+            off = {name: False for name in others}
             (config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": off}}))
         settings: dict[str, Any] = {
             "port": port,

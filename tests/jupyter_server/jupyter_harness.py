@@ -37,7 +37,9 @@ MCP_URL_LINE = re.compile(r"MCP prompts served at (\S+)")
 BIN = Path(sys.executable).parent
 
 # Server extensions other packages in this environment enable: not needed here, and slow to load.
-_OTHERS_OFF = {name: False for name in ("jupyterlab", "jupyter_lsp", "notebook", "notebook_shim", "nbclassic")}
+_OTHERS_OFF = {
+    name: False for name in ("jupyterlab", "jupyter_lsp", "notebook", "notebook_shim", "nbclassic", "jupyterlab_chat")
+}
 
 
 def jupyter_env(home: Path, *, extra: Mapping[str, str] | None = None) -> dict[str, str]:
