@@ -167,9 +167,10 @@ export class PromptStore {
     try {
       await this._first;
       while (active()) {
+        const magics = this._magics;
         const lists = await request<IPromptLists>(this._query(this._lists.version));
         this.error = '';
-        this._set(lists);
+        this._set(lists, magics);
       }
     } catch (error) {
       this.error = String((error as Error).message ?? error);
