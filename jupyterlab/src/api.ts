@@ -150,9 +150,13 @@ export class PromptStore {
     return server?.prompts.find(p => p.name === promptName);
   }
 
-  /** Ask again now (the panel's refresh button). */
+  /**
+   * Ask again now (the panel's refresh button): `changed` fires even when the lists are the same, so what
+   * shows them is drawn afresh (an error cleared, kernels looked at again).
+   */
   async refresh(): Promise<void> {
     await this._load();
+    this._changed.emit(this._lists);
   }
 
   /**
