@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the browser stack for tests/browser: Debian's chromium (apt) and JupyterLab, Jupyter
-# Notebook 7, jupyterlab-lsp + Playwright (pip, into .venv). Idempotent: every step is skipped when its result is already there.
+# Notebook 7 + Playwright (pip, into .venv). Idempotent: every step is skipped when its result is already there.
 # Never runs `playwright install`: the tests drive /usr/bin/chromium, so no browser build is downloaded.
 # When a registry cannot be reached it leaves test-artifacts/browser-setup.txt saying why; the
 # browser tests then skip with that reason.
@@ -36,10 +36,4 @@ fi
 .venv/bin/python -c "$has_stack
 print('jupyterlab', jupyterlab.__version__, '/ notebook', notebook.__version__)" \
     || fail "jupyterlab/playwright/notebook 7 did not import"
-# jupyter-lsp (server) and jupyterlab-lsp (its prebuilt frontend): the bridge in Lab's own editors.
-has_lsp='import jupyter_lsp, jupyterlab_lsp'
-if ! .venv/bin/python -c "$has_lsp" >/dev/null 2>&1; then
-    .venv/bin/pip install -q jupyter-lsp jupyterlab-lsp || fail "pip install jupyter-lsp jupyterlab-lsp failed"
-fi
-.venv/bin/python -c "$has_lsp" || fail "jupyter-lsp/jupyterlab-lsp did not import"
 echo "browser-setup: ready"

@@ -230,7 +230,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mcp_notebook.config import load_trusted
     from mcp_notebook.naming import command_server_names
 
-    from .jupyter_host import started_by_jupyterlab, with_completion_deadline, with_host_server
     from .server import create_server
     from .trust_prompt import TRUST_COMMAND, ProjectTrust
 
@@ -240,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configured: dict[str, object] = {}
 
     def apply(configs: dict[str, ServerConfig], untrusted: Mapping[str, tuple[str, str]]) -> None:
-        named = with_host_server(command_server_names(configs))  # under jupyter-lsp: the Jupyter server's too
+        named = command_server_names(configs)
         configured.clear()
         configured.update(named)
         pool.set_servers(named)
@@ -269,9 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             await watcher.aclose()
         await pool.aclose()
 
-    server = create_server(
-        with_completion_deadline(pool), settings, on_start=on_start, on_stop=on_stop, jupyterlab=started_by_jupyterlab()
-    )
+    server = create_server(pool, settings, on_start=on_start, on_stop=on_stop)
     trust = ProjectTrust(server, apply)
 
     @server.command(TRUST_COMMAND)

@@ -6,20 +6,11 @@ filter) decides: every item's `filterText` is what the user typed and its
 `sortText` its rank. While servers are still connecting, the list ends with
 one "connecting to N servers…" item (choosing it changes nothing), so a menu
 is never silently empty and the editor keeps asking.
-
-JupyterLab (jupyterlab-lsp) reads neither `textEdit` nor snippets: it puts an
-item's `insertText` over the editor's own token at the cursor, or, when no
-item starts with that token, at the token's end. Its completer then filters
-`filterText` by what is typed after the cursor of the request, and by the
-items' common prefix. Items shaped `for_jupyterlab` therefore carry what goes
-*after* the cursor, as their `insertText` and `filterText` both; an item that
-does not continue what is typed (a fuzzy match) cannot be written that way
-and is left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -59,42 +50,23 @@ class CompletionStyle:
     markdown: bool = False
     # Documentation is filled in by completionItem/resolve instead of in the list.
     lazy_documentation: bool = False
-    # Items say what to insert at the cursor (JupyterLab's completer ignores textEdit).
-    for_jupyterlab: bool = False
 
     @classmethod
-    def of(cls, capabilities: types.ClientCapabilities, *, jupyterlab: bool = False) -> CompletionStyle:
+    def of(cls, capabilities: types.ClientCapabilities) -> CompletionStyle:
         item = (
             capabilities.text_document.completion.completion_item
             if capabilities.text_document is not None and capabilities.text_document.completion is not None
             else None
         )
         if item is None:
-            return cls(for_jupyterlab=jupyterlab)
+            return cls()
         formats = item.documentation_format or ()
         resolvable = item.resolve_support.properties if item.resolve_support is not None else ()
         return cls(
             snippets=bool(item.snippet_support),
             markdown=types.MarkupKind.Markdown in formats,
             lazy_documentation="documentation" in resolvable,
-            for_jupyterlab=jupyterlab,
         )
-
-
-def _after_typed(texts: Iterable[str], typed: str) -> str | None:
-    """What follows `typed` in the first of `texts` that starts with it (None: none does)."""
-    for text in texts:
-        if text.startswith(typed):
-            return text[len(typed) :]
-    return None
-
-
-def _for_jupyterlab(item: types.CompletionItem, rest: str) -> types.CompletionItem:
-    """`item` as JupyterLab inserts it: `rest` at the cursor, filtered by what is typed after it."""
-    item.insert_text = rest
-    item.filter_text = rest
-    item.insert_text_format = types.InsertTextFormat.PlainText
-    return item
 
 
 def to_command_documentation(
@@ -131,17 +103,7 @@ def to_command_list(
     items: list[types.CompletionItem] = []
     for rank, match in enumerate(matches):
         entry = match.entry
-        rest: str | None = None
-        if style.for_jupyterlab:
-            # `/server:prompt`, or `/prompt` when that name is the server's alone: whichever continues the text.
-            spellings = [to_insert_text(entry, trigger)]
-            if len(snapshot.index.with_name(entry.spec.name)) == 1:
-                spellings.append(to_insert_text(entry, trigger, bare=True))
-            rest = _after_typed(spellings, typed)
-            if rest is None:
-                continue
-            text, fmt = typed + rest, types.InsertTextFormat.PlainText
-        elif style.snippets:
+        if style.snippets:
             text, fmt = to_snippet(entry, trigger), types.InsertTextFormat.Snippet
         else:
             text, fmt = to_insert_text(entry, trigger), types.InsertTextFormat.PlainText
@@ -158,26 +120,23 @@ def to_command_list(
             text_edit=types.TextEdit(range=edit_range, new_text=text),
             data={"key": entry.key} if style.lazy_documentation else None,
         )
-        items.append(item if rest is None else _for_jupyterlab(item, rest))
+        items.append(item)
     # Servers still starting, those listed from their stored list included: their fresh lists are on the way.
     connecting = sorted(n for n, s in snapshot.servers.items() if s.state is ServerState.CONNECTING or s.cached)
     if connecting or starting:
-        item = _connecting_item(connecting, typed, trigger + context.command.name, edit_range)
-        items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)
+        items.append(_connecting_item(connecting, typed, trigger + context.command.name, edit_range))
     untrusted = [s for s in snapshot.servers.values() if s.state is ServerState.NOT_TRUSTED]
     if untrusted:
-        item = _untrusted_item(untrusted, typed, trigger + context.command.name, edit_range, style.for_jupyterlab)
-        items.append(_for_jupyterlab(item, "") if style.for_jupyterlab else item)
+        items.append(_untrusted_item(untrusted, typed, trigger + context.command.name, edit_range))
     return types.CompletionList(is_incomplete=True, items=items)
 
 
 def _untrusted_item(
-    servers: list[ServerStatus], typed: str, current: str, edit_range: types.Range, jupyterlab: bool
+    servers: list[ServerStatus], typed: str, current: str, edit_range: types.Range
 ) -> types.CompletionItem:
-    """Says which servers a project file names that were not started; accepting it asks about trusting the file
-    (JupyterLab runs no item commands: there, reloading the page asks again)."""
+    """Says which servers a project file names that were not started; accepting it asks about trusting the file."""
     count = len(servers)
-    again = "reload the page to be asked again" if jupyterlab else "choose this item to be asked again"
+    again = "choose this item to be asked again"
     listed = "\n".join(f"- `{s.name}` {s.error or ''} (from `{s.source}`)" for s in servers[:10])
     return types.CompletionItem(
         label=f"{count} server{'s' if count != 1 else ''} not trusted: {', '.join(s.name for s in servers[:3])}",
@@ -219,7 +178,6 @@ def to_argument_name_list(
     candidates = [a for a in spec.arguments if a.name not in context.used and a.name.lower().startswith(prefix)]
     candidates.sort(key=lambda a: not a.required)
     edit_range = make_range(context.start, context.end)
-    typed = context.prefix
     items = [
         types.CompletionItem(
             label=f"{arg.name}=",
@@ -233,10 +191,7 @@ def to_argument_name_list(
             text_edit=types.TextEdit(range=edit_range, new_text=f"{arg.name}="),
         )
         for rank, arg in enumerate(candidates)
-        if not style.for_jupyterlab or arg.name.startswith(typed)
     ]
-    if style.for_jupyterlab:
-        items = [_for_jupyterlab(item, item.label[len(typed) :]) for item in items]
     return types.CompletionList(is_incomplete=False, items=items)
 
 
@@ -246,7 +201,6 @@ def to_argument_value_list(
     *,
     typed: str,
     make_range: RangeMaker,
-    style: CompletionStyle | None = None,
 ) -> types.CompletionList:
     """The server's suggestions for a value, quoted where the slash line needs quotes."""
     edit_range = make_range(context.start, context.end)
@@ -260,12 +214,8 @@ def to_argument_value_list(
             filter_text=typed,
             text_edit=types.TextEdit(range=edit_range, new_text=text),
         )
-        if style is not None and style.for_jupyterlab:
-            if not text.startswith(typed):
-                continue
-            item = _for_jupyterlab(item, text[len(typed) :])
         items.append(item)
-    if not items and not context.prefix and not (style is not None and style.for_jupyterlab):
+    if not items and not context.prefix:
         # Nothing to offer for an empty value: one item says so (choosing it leaves the text as typed).
         items.append(
             types.CompletionItem(

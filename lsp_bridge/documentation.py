@@ -92,8 +92,7 @@ def to_snippet(entry: CommandEntry, trigger: str) -> str:
     return " ".join([head, *stops]) + ("$0" if not stops else "")
 
 
-def to_insert_text(entry: CommandEntry, trigger: str, *, bare: bool = False) -> str:
-    """The plain-text insertion: the command (`bare`: without its server), and `name=` for each required argument."""
+def to_insert_text(entry: CommandEntry, trigger: str) -> str:
+    """The plain-text insertion: the command, and `name=` for each required argument."""
     required = [f"{a.name}=" for a in entry.spec.arguments if a.required]
-    name = entry.spec.name if bare else entry.key
-    return " ".join([f"{trigger}{name}", *required])
+    return " ".join([f"{trigger}{entry.key}", *required])

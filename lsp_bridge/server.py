@@ -34,10 +34,9 @@ from .completion import (
     to_command_documentation,
     to_command_list,
 )
-from .diagnostics import MAX_DIAGNOSTICS, SOURCE, line_diagnostics, missing_arguments, resolve_command
+from .diagnostics import MAX_DIAGNOSTICS, SOURCE, line_diagnostics, resolve_command
 from .documentation import to_argument_markdown, to_command_markdown
 from .expansion import RENDER_COMMAND, RenderOutcome, prepare_line_edit, render_line
-from .jupyterlab import as_whole_line, ends_paragraph, is_plain_paragraph, render_items
 from .positions import to_code_points, to_units
 from .processes import child_pids, stop_children
 from .settings import BridgeSettings, to_settings
@@ -59,14 +58,8 @@ Hook = Callable[[], Awaitable[None]]
 # Characters of slash lines read for diagnostics before editor requests get a turn.
 _CHECK_SLICE = 20_000
 _EMPTY = types.CompletionList(is_incomplete=False, items=[])
-# Seconds a completion answer waits for the prompt "render here" offers (the rule of Tab on %mcp lines);
-# a slower rendering goes on, and is offered by the next answer for the same line.
-INLINE_RENDER_WAIT = 0.2
 # How long the first `/` waits for prompts while servers start (their stored lists come within milliseconds).
 FIRST_PROMPTS_WAIT = 0.1
-_MAX_INLINE_RENDERS = 32
-# Seconds a rendering answers again for the same line before the prompt is fetched anew.
-_INLINE_RENDER_FRESH = 10.0
 
 
 @dataclass(frozen=True)
@@ -117,14 +110,11 @@ class BridgeServer(LanguageServer):
         *,
         on_start: Hook | None,
         on_stop: Hook | None,
-        jupyterlab: bool = False,
     ) -> None:
         super().__init__(name="mcp-notebook-lsp", version=__version__, protocol_cls=BridgeProtocol)
         self.catalog = catalog
         self.settings = settings
-        # The editor is JupyterLab (jupyterlab-lsp): completion items are shaped for its completer.
-        self.jupyterlab = jupyterlab
-        self.style = CompletionStyle(for_jupyterlab=jupyterlab)
+        self.style = CompletionStyle()
         self._on_start = on_start
         self._on_stop = on_stop
         self._pending: dict[str, asyncio.TimerHandle] = {}
@@ -142,9 +132,6 @@ class BridgeServer(LanguageServer):
         self.shut_down = False
         self._stopping: asyncio.Future[None] | None = None
         self._lines: dict[str, tuple[int | None, Sequence[str]]] = {}
-        # Renderings for "render here" items (JupyterLab), by document, line number and line text: when each
-        # was started, and its task.
-        self._inline_renders: dict[tuple[str, int, str], tuple[float, asyncio.Task[RenderOutcome]]] = {}
         self._checking: dict[str, asyncio.Task[None]] = {}
 
     # -- text helpers ------------------------------------------------------------------------------
@@ -202,7 +189,7 @@ class BridgeServer(LanguageServer):
     def on_initialize(self, params: types.InitializeParams) -> None:
         self.settings, problems = to_settings(params.initialization_options, self.settings)
         self._startup_problems = problems  # shown once the editor is ready for messages
-        self.style = CompletionStyle.of(params.capabilities, jupyterlab=self.jupyterlab)
+        self.style = CompletionStyle.of(params.capabilities)
         self._starting = self._on_start is not None
         # Trigger characters are announced once, in the answer to initialize (built after this handler).
         self.protocol.fm.feature_options[types.TEXT_DOCUMENT_COMPLETION] = _completion_options(self.settings)
@@ -235,8 +222,6 @@ class BridgeServer(LanguageServer):
         self._pending.clear()
         for task in self._checking.values():
             task.cancel()
-        for _, rendering in self._inline_renders.values():
-            rendering.cancel()
         # Seen before the polite close: a server that exits then may leave its group's other processes behind.
         known = child_pids() if self.owns_children else []
         if self._on_stop is not None:
@@ -288,8 +273,6 @@ class BridgeServer(LanguageServer):
 
     def on_did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        for key in [key for key in self._inline_renders if key[0] == uri]:
-            self._inline_renders.pop(key)[1].cancel()
         self._render_problems.pop(uri, None)
         self._lines.pop(uri, None)
         if (handle := self._pending.pop(uri, None)) is not None:
@@ -347,74 +330,12 @@ class BridgeServer(LanguageServer):
     # -- completion --------------------------------------------------------------------------------
 
     async def on_completion(self, params: types.CompletionParams) -> types.CompletionList:
-        if not self.style.for_jupyterlab:
-            return await self._completion_list(params)
-        deadline = asyncio.get_running_loop().time() + INLINE_RENDER_WAIT
-        cursor = self.cursor(params.text_document.uri, params.position)
-        plain = cursor is not None and is_plain_paragraph(
-            self.lines_of(cursor.document), cursor.number, cursor.line, cursor.column, self.settings.trigger
-        )
-        # Rendered while the list is made (values may wait for a server too): the answer waits 0.2 s at most.
-        rendering = self._start_inline_render(cursor) if cursor is not None and plain else None
-        answer = await self._completion_list(params)
-        if cursor is None or not plain:
-            return answer
-        # The token JupyterLab replaces is this very line: every item says the whole new line.
-        typed = cursor.line[: cursor.column]
-        items = [as_whole_line(item, typed) for item in answer.items]
-        if rendering is not None:
-            command, key, task = rendering
-            rendered = await self._inline_render_text(key, task, deadline)
-            if rendered is not None:
-                items += render_items(typed, command, rendered, markdown=self.style.markdown, others=items)
-        if not items:
-            return answer
-        return types.CompletionList(is_incomplete=answer.is_incomplete, items=items)
-
-    def _start_inline_render(
-        self, cursor: _Cursor
-    ) -> tuple[str, tuple[str, int, str], asyncio.Task[RenderOutcome]] | None:
-        """For a line holding one complete command: `/server:prompt`, and its rendering (started, or kept)."""
-        commands = find_commands(cursor.line, self.settings.trigger)
-        if len(commands) != 1 or commands[0].stray or commands[0].trailing or commands[0].truncated:
-            return None
-        if any(not a.value and a.quote is None for a in commands[0].arguments):
-            return None  # `name=` with its value still to come
-        entry = resolve_command(self.catalog.snapshot(), commands[0])
-        if entry is None or missing_arguments(entry, commands[0], self.settings.trigger) is not None:
-            return None
-        uri = cursor.document.uri
-        key = (uri, cursor.number, cursor.line)
-        now = asyncio.get_running_loop().time()
-        started, task = self._inline_renders.get(key, (now, None))
-        if task is None or (task.done() and now - started > _INLINE_RENDER_FRESH):
-            self._inline_renders.pop(key, None)
-            if len(self._inline_renders) >= _MAX_INLINE_RENDERS:
-                self._inline_renders.pop(next(iter(self._inline_renders)))[1].cancel()
-            task = asyncio.ensure_future(prepare_line_edit(self, uri, cursor.number))
-            task.add_done_callback(_observe)  # a failure nobody waits for any more is not logged as lost
-            self._inline_renders[key] = (now, task)
-        return f"{self.settings.trigger}{entry.key}", key, task
-
-    async def _inline_render_text(
-        self, key: tuple[str, int, str], task: asyncio.Task[RenderOutcome], deadline: float
-    ) -> str | None:
-        """The rendered text, if the rendering is done by `deadline` (loop time) and worked."""
-        done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
-        if not done:
-            return None
-        if task.cancelled() or task.exception() is not None or task.result().error is not None:
-            self._inline_renders.pop(key, None)  # asked again next time: the server may be back
-            return None
-        return task.result().text or ""
-
-    async def _completion_list(self, params: types.CompletionParams) -> types.CompletionList:
         cursor = self.cursor(params.text_document.uri, params.position)
         trigger = self.settings.trigger
         if cursor is None or trigger not in cursor.line:
             return _EMPTY  # every space typed in a document asks: most lines have no command
         context = context_at(cursor.line, cursor.column, trigger)
-        if context is None or (self.style.for_jupyterlab and not self._ends_token(cursor)):
+        if context is None:
             return _EMPTY
         typed_character = params.context.trigger_character if params.context is not None else None
         if typed_character == " " and not _wants_argument_names(context, cursor.column):
@@ -447,7 +368,7 @@ class BridgeServer(LanguageServer):
             log.info("completion/complete on %s failed: %s", entry.server, error)
             return types.CompletionList(is_incomplete=True, items=[])
         typed = cursor.line[context.start : cursor.column]
-        return to_argument_value_list(result, context, typed=typed, make_range=cursor.range, style=self.style)
+        return to_argument_value_list(result, context, typed=typed, make_range=cursor.range)
 
     async def _first_prompts(self, snapshot: CatalogSnapshot) -> CatalogSnapshot:
         """The snapshot to list commands from: with no prompts yet while servers start, the first that has some
@@ -466,15 +387,6 @@ class BridgeServer(LanguageServer):
                     await changed.wait()
             snapshot = self.catalog.snapshot()
         return snapshot
-
-    def _ends_token(self, cursor: _Cursor) -> bool:
-        """Whether the cursor ends its paragraph: where JupyterLab puts an item's text when it replaces nothing.
-
-        JupyterLab writes an item at the end of the editor's token at the cursor
-        (in Markdown, the paragraph); anywhere else the text would not land at
-        the cursor, so no items are offered there (jupyterlab.py).
-        """
-        return ends_paragraph(self.lines_of(cursor.document), cursor.number, cursor.line, cursor.column)
 
     def on_completion_resolve(self, item: types.CompletionItem) -> types.CompletionItem:
         key = item.data.get("key") if isinstance(item.data, dict) else None
@@ -614,12 +526,6 @@ class BridgeServer(LanguageServer):
         self.schedule_diagnostics(uri, 0)
 
 
-def _observe(task: asyncio.Task[Any]) -> None:
-    """Retrieve a finished task's exception (its waiter, if any, reads it again)."""
-    if not task.cancelled():
-        task.exception()
-
-
 def _shorten(text: str, limit: int = 200) -> str:
     """`text` quoted for a message, cut to `limit` characters (a client may send megabytes)."""
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
@@ -684,17 +590,14 @@ def create_server(
     *,
     on_start: Hook | None = None,
     on_stop: Hook | None = None,
-    jupyterlab: bool = False,
 ) -> BridgeServer:
     """A language server over `catalog`, with every feature registered here and nowhere else.
 
     `on_start` runs once the editor is initialized (start connecting servers
     there, so `initialize` is answered at once); `on_stop` runs on shutdown.
-    `jupyterlab`: the editor is JupyterLab (jupyterlab-lsp), whose completer
-    needs its items shaped its own way (completion.py).
     """
     settings = settings or BridgeSettings()
-    server = BridgeServer(catalog, settings, on_start=on_start, on_stop=on_stop, jupyterlab=jupyterlab)
+    server = BridgeServer(catalog, settings, on_start=on_start, on_stop=on_stop)
     server.feature(types.INITIALIZE)(_handler(server.on_initialize))
     server.feature(types.INITIALIZED)(_handler(server.on_initialized))
     server.feature(types.SHUTDOWN)(_handler(server.on_shutdown))

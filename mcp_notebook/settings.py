@@ -382,15 +382,6 @@ OPTIONS: tuple[Option, ...] = (
         cli_reads_env=True,
         unset="~/.cache/mcp-notebook, or under $XDG_CACHE_HOME",
     ),
-    Option(
-        "language_server",
-        Flag(),
-        True,
-        "Offer JupyterLab (through jupyter-lsp and jupyterlab-lsp) the prompts as / commands in Markdown cells "
-        "and files. False: jupyter-lsp does not list the mcp-notebook language server.",
-        surfaces=frozenset({JUPYTER}),
-        why="only a Jupyter server has JupyterLab's editors to offer prompts to",
-    ),
     # -- serving HTTP: the command and the ASGI factory (a Jupyter server does all of this itself)
     Option(
         "host",

@@ -67,7 +67,6 @@ class MCPNotebook(ExtensionApp):
     poll: float | None
     cache: bool
     cache_dir: str | None
-    language_server: bool
     for _option in on(JUPYTER):
         vars()[_option.trait] = _trait(_option)
     del _option

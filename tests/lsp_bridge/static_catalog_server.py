@@ -10,8 +10,7 @@ Rendering answers "<prompt>: k=v, ..." (or two messages for a prompt called "dia
 a user's and an assistant's, and two user messages for "monologue"); a prompt called
 "broken" fails with -32602, one called "slow" answers after SLOW seconds. A server's state
 may be "connecting". With "starting": true, the start hook never ends (a bridge that has not
-yet set which servers to connect to). With MCP_NOTEBOOK_LSP_CLIENT=jupyterlab in its
-environment it answers as to JupyterLab.
+yet set which servers to connect to).
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from lsp_bridge.jupyter_host import started_by_jupyterlab
 from lsp_bridge.server import create_server
 from lsp_bridge.settings import to_settings
 from mcp_notebook.catalog.pool import CatalogSnapshot, ServerState, ServerStatus
@@ -98,7 +96,7 @@ def main() -> None:
         await asyncio.Event().wait()
 
     start = never_started if raw.get("starting") else None
-    create_server(catalog, settings, on_start=start, jupyterlab=started_by_jupyterlab()).start_io()
+    create_server(catalog, settings, on_start=start).start_io()
 
 
 if __name__ == "__main__":
