@@ -3,13 +3,11 @@
 The project's files (`.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`,
 `mcp.json`, found from the editor's root) name commands to run; the bridge
 starts none of them until the user trusts the file as it is now. It asks with
-`window/showMessageRequest` (JupyterLab shows a dialog, VS Code and Neovim a
-choice), once per file and content; meanwhile the file's servers show as
+`window/showMessageRequest` (VS Code and Neovim show a choice), once per file
+and content; meanwhile the file's servers show as
 "not trusted", with the command they would run, in the menu, hover and
 diagnostics. Choosing the menu's "not trusted" item asks again, after reading
-the files anew (so trust given with `mcp-notebook trust FILE` is seen too);
-JupyterLab runs no item commands, so there the item says to reload the page,
-which starts a new bridge, which asks again.
+the files anew (so trust given with `mcp-notebook trust FILE` is seen too).
 """
 
 from __future__ import annotations
@@ -38,7 +36,7 @@ LATER_ACTION = "Not now"
 
 def trust_question(untrusted: UntrustedConfig) -> str:
     """What the user is asked: the file, and every command or URL it would start, as written (one paragraph:
-    JupyterLab's dialog and VS Code's notification run lines together)."""
+    VS Code's notification runs lines together)."""
     listed = "; ".join(f"{name}: {what}" for name, what in untrusted.servers[:10])
     more = f"; and {len(untrusted.servers) - 10} more" if len(untrusted.servers) > 10 else ""
     return (
