@@ -140,21 +140,29 @@ def test_a_slow_or_dead_server_never_holds_up_the_menu_nor_the_jupyter_server(pa
             assert first < BOUND_MS, f"the menu opened {first:.0f} ms after `/`"
 
             # The value of `slow` never comes: the server answers `pending` within its 0.2 s, and the menu of
-            # what is left opens at once after the value anyway.
-            page.keyboard.type("slowvalues:p fast=a slow=xy")
-            page.wait_for_function(
-                "() => window.jupyterapp.shell.currentWidget.content.editor.model.sharedModel.getSource()"
-                ".endsWith('\\n/slowvalues:p fast=a slow=xy')",
-                timeout=STEP,
-            )
-            # No menu for `slow` (its values never come); the space after it opens the next one.
-            page.wait_for_function("() => !document.querySelector('.jp-mcp-menu')", timeout=STEP)
-            page.keyboard.type(" ")
-            labels = wait_for_menu(page, "Render here", "Render below", "other=")
-            after_value = menu_delay_ms(page)
-            assert after_value < BOUND_MS, f"the menu opened {after_value:.0f} ms after the space"
-            page.keyboard.press("Escape")
-            page.wait_for_function("() => !document.querySelector('.jp-mcp-menu')", timeout=STEP)
+            # what is left opens at once after the value anyway, while that request is still out. (The editor
+            # asks a moment after the last key: the space waits until the request is sent; its answer, which
+            # may come after the menu, is waited for before the calls are read.)
+            def asks_for_slow(request: Any) -> bool:
+                asked = urlsplit(request.url).path.endswith("/complete")
+                return asked and '"argument":"slow"' in (request.post_data or "")
+
+            with page.expect_event("requestfinished", asks_for_slow, timeout=STEP):
+                with page.expect_event("request", asks_for_slow, timeout=STEP):
+                    page.keyboard.type("slowvalues:p fast=a slow=xy")
+                page.wait_for_function(
+                    "() => window.jupyterapp.shell.currentWidget.content.editor.model.sharedModel.getSource()"
+                    ".endsWith('\\n/slowvalues:p fast=a slow=xy')",
+                    timeout=STEP,
+                )
+                # No menu for `slow` (its values never come); the space after it opens the next one.
+                page.wait_for_function("() => !document.querySelector('.jp-mcp-menu')", timeout=STEP)
+                page.keyboard.type(" ")
+                labels = wait_for_menu(page, "Render here", "Render below", "other=")
+                after_value = menu_delay_ms(page)
+                assert after_value < BOUND_MS, f"the menu opened {after_value:.0f} ms after the space"
+                page.keyboard.press("Escape")
+                page.wait_for_function("() => !document.querySelector('.jp-mcp-menu')", timeout=STEP)
         calls = [(urlsplit(url).path.rsplit("/", 1)[-1], took, answer) for url, took, answer in api_calls]
         completions = [(took, answer) for endpoint, took, answer in calls if endpoint == "complete"]
         assert any(answer and answer.get("pending") for _, answer in completions), calls
