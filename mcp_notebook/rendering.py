@@ -153,38 +153,29 @@ def check_arguments(spec: PromptSpec, given: Mapping[str, str]) -> None:
 def argument_values(spec: PromptSpec, arguments: Mapping[str, str] | None, max_argument_bytes: int) -> dict[str, str]:
     """The value of each of `spec`'s arguments for `arguments`: the one given, or its default, or "".
 
-    Raises as `render_prompt` does (unknown, missing, too large).
+    Raises as `render_prompt` does: for unknown names, then missing ones, then a value too large.
     """
     given = arguments or {}
     values: dict[str, str] = {}
     taken = 0
-    for arg in spec.arguments:  # the usual request, in one pass: every name known, every value small enough
-        if arg.name in given:
-            value = given[arg.name]
-            # At most 4 bytes a character in UTF-8 (3 for a lone surrogate): only a long value is measured.
-            if len(value) * 4 > max_argument_bytes:
-                break
-            values[arg.name] = value
-            taken += 1
-        elif arg.required:
-            break
-        else:
-            values[arg.name] = arg.default if arg.default is not None else ""
-    else:
-        if taken == len(given) and len(values) == len(spec.arguments):  # (a name declared twice: the checks below)
-            return values
-    # Something to refuse, or to measure: the checks in their order.
-    check_arguments(spec, given)
-    values = {}
+    missing = False
+    long: list[str] = []  # given values that may be too large: at most 4 bytes a character in UTF-8
     for arg in spec.arguments:
         if arg.name in given:
-            value = given[arg.name]
-            size = len(value.encode("utf-8", "surrogatepass"))
-            if size > max_argument_bytes:
-                raise ArgumentTooLargeError(spec.name, arg.name, size, max_argument_bytes)
-            values[arg.name] = value
+            value = values[arg.name] = given[arg.name]
+            taken += 1
+            if len(value) * 4 > max_argument_bytes:
+                long.append(arg.name)
+        elif arg.required:
+            missing = True
         else:
             values[arg.name] = arg.default if arg.default is not None else ""
+    if missing or taken != len(given) or len(values) != len(spec.arguments):  # (a name declared twice counts twice)
+        check_arguments(spec, given)
+    for name in long:
+        size = len(values[name].encode("utf-8", "surrogatepass"))
+        if size > max_argument_bytes:
+            raise ArgumentTooLargeError(spec.name, name, size, max_argument_bytes)
     return values
 
 
