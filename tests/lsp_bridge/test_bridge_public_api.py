@@ -1,4 +1,5 @@
-"""The public surface of the LSP bridge and of kernel discovery, pinned: it only changes on purpose."""
+"""The public surface of the LSP bridge and of the catalog it runs on, pinned: it only changes on purpose (kernel
+discovery's is pinned with the core's, in tests/test_core_public_api.py)."""
 
 from __future__ import annotations
 
@@ -50,25 +51,6 @@ PUBLIC = {
         "word_starts",
     ],
     "lsp_bridge.render": ["ImageStyle", "fence", "to_editor_text"],
-    "mcp_notebook.discovery": [
-        "CACHE_DIR_ENV",
-        "CONNECTION_FILE_PREFIX",
-        "KernelConnection",
-        "STATE_DIR_ENV",
-        "connection_file_name",
-        "default_cache_dir",
-        "default_runtime_dir",
-        "is_default_runtime_dir",
-        "is_process_alive",
-        "latest_kernel_connection",
-        "list_kernel_connections",
-        "read_connection_file",
-        "register_connection_file",
-        "remove_connection_file",
-        "runtime_dir",
-        "state_dir",
-        "write_connection_file",
-    ],
 }
 
 
