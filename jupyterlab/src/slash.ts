@@ -19,6 +19,7 @@ import {
 import { Extension, Prec } from '@codemirror/state';
 import { EditorView, ViewPlugin, keymap } from '@codemirror/view';
 import { IPrompt, IRendered, IServer, PromptStore, complete, render } from './api';
+import { el } from './form';
 import { ISlashLine, argumentValues, parseSlashLine, quoteValue } from './slashline';
 
 const TYPING_COMMAND = /^(\s*)(\/\S*)$/;
@@ -51,27 +52,18 @@ class Renderings {
   private _cache = new Map<string, Promise<IRendered>>();
 }
 
-function element(tag: string, className: string, text?: string): HTMLElement {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
-}
-
 /** What the info panel shows for a prompt: its title, description and arguments. */
 function promptInfo(server: IServer, prompt: IPrompt): Node {
-  const box = element('div', 'jp-mcp-info');
-  box.appendChild(element('div', 'jp-mcp-info-title', prompt.title || prompt.name));
+  const box = el('div', 'jp-mcp-info');
+  box.appendChild(el('div', 'jp-mcp-info-title', prompt.title || prompt.name));
   if (prompt.description) {
-    box.appendChild(element('div', 'jp-mcp-info-description', prompt.description));
+    box.appendChild(el('div', 'jp-mcp-info-description', prompt.description));
   }
   if (prompt.arguments.length) {
-    const list = element('ul', 'jp-mcp-info-arguments');
+    const list = el('ul', 'jp-mcp-info-arguments');
     for (const arg of prompt.arguments) {
-      const item = element('li', '');
-      item.appendChild(element('code', '', arg.name + (arg.required ? '' : '?')));
+      const item = el('li', '');
+      item.appendChild(el('code', '', arg.name + (arg.required ? '' : '?')));
       if (arg.description) {
         item.appendChild(document.createTextNode(' — ' + arg.description));
       }
@@ -79,23 +71,23 @@ function promptInfo(server: IServer, prompt: IPrompt): Node {
     }
     box.appendChild(list);
   }
-  box.appendChild(element('div', 'jp-mcp-info-server', `from ${server.name}`));
+  box.appendChild(el('div', 'jp-mcp-info-server', `from ${server.name}`));
   return box;
 }
 
 function previewNode(rendered: Promise<IRendered>, what: string): Promise<Node> {
   return rendered.then(
     result => {
-      const box = element('div', 'jp-mcp-preview');
-      box.appendChild(element('div', 'jp-mcp-preview-what', what));
+      const box = el('div', 'jp-mcp-preview');
+      box.appendChild(el('div', 'jp-mcp-preview-what', what));
       let text = result.markdown;
       if (text.length > PREVIEW_LIMIT) {
         text = text.slice(0, PREVIEW_LIMIT) + '\n…';
       }
-      box.appendChild(element('pre', 'jp-mcp-preview-text', text));
+      box.appendChild(el('pre', 'jp-mcp-preview-text', text));
       return box;
     },
-    error => element('div', 'jp-mcp-preview jp-mcp-error', String(error.message ?? error))
+    error => el('div', 'jp-mcp-preview jp-mcp-error', String(error.message ?? error))
   );
 }
 
@@ -130,9 +122,9 @@ function stateNote(server: IServer): [string, string] {
 }
 
 function stateInfo(server: IServer, text: string): Node {
-  const box = element('div', 'jp-mcp-info');
-  box.appendChild(element('div', 'jp-mcp-info-title', `${server.name}: ${stateNote(server)[0]}`));
-  box.appendChild(element('div', 'jp-mcp-info-description', text));
+  const box = el('div', 'jp-mcp-info');
+  box.appendChild(el('div', 'jp-mcp-info-title', `${server.name}: ${stateNote(server)[0]}`));
+  box.appendChild(el('div', 'jp-mcp-info-description', text));
   return box;
 }
 
