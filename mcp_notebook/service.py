@@ -21,9 +21,10 @@ What is the same in every host, because only this module does it:
   worker thread (`start_in_thread`);
 * **the start-up summary** (`sources/start_report.py`): how many prompts from
   how many notebooks, then each notebook's problem, said once.
-* **the skills** (`sources/skills.py`, unless `skills` is off): looked for
-  during the first scan, looked for again after a save, read by the protocol
-  server's `skills/list`, `skills/get` and `skill://` reads.
+* **the skills** (`sources/skills.py`, unless `skills` is off): the skill
+  folders looked for during the first scan, the notebooks' skills found as
+  each notebook is built, all looked at again after a save, read by the
+  protocol server's `skills/list`, `skills/get` and `skill://` reads.
 """
 
 from __future__ import annotations
@@ -133,10 +134,10 @@ class NotebookService:
                 self.registry,
                 lambda: source.served_folders,
                 lambda: source.root,
-                lambda: source.served_files,
+                notebooks=source.notebook_skills,
                 index=lambda: source.index,
             )
-            source.skills = self.skills
+            source.skills = self.skills  # before the first scan: the notebooks' builds find their skills
         self._cache = cache
         self._server_options = server_options
         self._server: PromptServer | None = None
@@ -176,14 +177,17 @@ class NotebookService:
         listed = skills.listing() if skills is not None else None
 
         def meanwhile_too() -> None:
-            # The skills are looked for while forked children build the notebooks (the host's own work after).
+            # The skill folders are looked at while forked children build the notebooks (the host's own work
+            # after); published with the notebooks' skills once those are built.
             if skills is not None:
-                skills.scan(listed)
+                skills.scan(listed, publish=False)
             if meanwhile is not None:
                 meanwhile()
 
         try:
             self.source.first_scan(meanwhile_too, listed=listed)
+            if skills is not None:
+                skills.publish()
         except BaseException:
             self._end_report()
             raise

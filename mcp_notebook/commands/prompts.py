@@ -68,18 +68,12 @@ def _load_quietly(paths: Sequence[str], *, skills: bool = False) -> tuple[Prompt
     from ..sources.folder import sources_unlogged
 
     with sources_unlogged():
-        registry, source = load(paths)
-        if skills:
-            from ..sources.skills import SkillCatalog
-
-            SkillCatalog(
-                registry, lambda: source.served_folders, lambda: source.root, lambda: source.served_files
-            ).scan()
-        return registry, source
+        return load(paths, skills=skills)
 
 
-def load(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
-    """The notebooks at `paths`, scanned once (for `list` and `render`; `serve` runs a `NotebookService`)."""
+def load(paths: Sequence[str], *, skills: bool = False) -> tuple[PromptRegistry, NotebookFolderSource]:
+    """The notebooks at `paths`, scanned once (for `list` and `render`; `serve` runs a `NotebookService`); with
+    `skills`, the skills of the folders and notebooks too."""
     from ..registry import PromptRegistry
     from ..sources.folder import NotebookFolderSource
 
@@ -88,7 +82,17 @@ def load(paths: Sequence[str]) -> tuple[PromptRegistry, NotebookFolderSource]:
         source = NotebookFolderSource(list(paths), registry)
     except (FileNotFoundError, ValueError) as error:
         raise UsageProblem(str(error)) from None
+    catalog = None
+    if skills:
+        from ..sources.skills import SkillCatalog
+
+        catalog = SkillCatalog(
+            registry, lambda: source.served_folders, lambda: source.root, notebooks=source.notebook_skills
+        )
+        source.skills = catalog  # the notebooks' builds find their skills
     source.first_scan()
+    if catalog is not None:
+        catalog.scan()
     return registry, source
 
 

@@ -16,7 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from ..models import ContentBlock, EmbeddedResource, MessageTemplate, PromptArgument, PromptSpec, Role, TextContent
+from ..models import (
+    ContentBlock,
+    EmbeddedResource,
+    MessageTemplate,
+    PromptArgument,
+    PromptSpec,
+    Role,
+    Skill,
+    TextContent,
+)
 from ..naming import is_valid_name
 from ..rendering import placeholders
 from ..transcript import fence
@@ -65,7 +74,8 @@ class PublishedCell:
 
 @dataclass(frozen=True, slots=True)
 class NotebookPrompts:
-    """What one notebook publishes: its prompts, what was wrong with it, its published cells, its prompt tests."""
+    """What one notebook publishes: its prompts, what was wrong with it, its published cells, its prompt tests,
+    and the skills it declares."""
 
     prompts: tuple[PromptSpec, ...]
     warnings: tuple[str, ...] = ()
@@ -74,6 +84,9 @@ class NotebookPrompts:
     # The kinds of content other than text in each prompt that has any, by name (what a check of clients that
     # forward only text needs, known without reading the messages of a prompt taken from the index).
     media: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The skills it declares (`notebook_skills.py`), found when it was built; None: not looked for (skills off).
+    skills: tuple[Skill, ...] | None = None
+    skill_warnings: tuple[str, ...] = ()  # why a skill it declares is not served
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,10 @@ notebooks included, is read through `sandbox` (no symlink or swap leads out
 of the folder) and the files a prompt embeds follow `embeds` (a templated
 path selects only below its own folder). Messages for clients name paths
 relative to the served folder, never where it is on the server.
+
+Where skills are served (a skill catalog is set: `skills`), each notebook's
+build finds the skills it declares too (`loading.build`), and the catalog
+takes them from here (`notebook_skills`): a notebook is read once.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import TYPE_CHECKING, TypeGuard
 import anyio
 
 from ..exceptions import NotebookFormatError
-from ..models import EmbeddedResource, PromptSpec
+from ..models import EmbeddedResource, PromptSpec, Skill
 from ..registry import PromptRegistry
 from ..resources import ResourceListing, ResourceProvider
 from .cells import NotebookPrompts
@@ -124,7 +128,8 @@ class NotebookFolderSource:
 
     @property
     def skills(self) -> Refreshable | None:
-        """The skills found in these folders (`skills.py`), looked for again after a save that may change one."""
+        """The skills found in these folders (`skills.py`), looked for again after a save that may change one.
+        Set before the first scan: notebooks are looked at for skills only while it is set."""
         return self._skills
 
     @skills.setter
@@ -178,6 +183,15 @@ class NotebookFolderSource:
     def warnings(self) -> tuple[str, ...]:
         """Every warning about the served notebooks (malformed cells, load errors), by key."""
         return tuple(w for key in sorted(self._states) for w in self._states[key].group()[1])
+
+    def notebook_skills(self) -> dict[str, tuple[tuple[Skill, ...], tuple[str, ...]]]:
+        """The skills each notebook declares and the warnings about them, by key, for those that have any (as
+        loaded now: a notebook that fails to load declares none meanwhile)."""
+        return {
+            key: (state.loaded.skills or (), state.loaded.skill_warnings)
+            for key, state in self._states.items()
+            if state.error is None and state.loaded is not None and (state.loaded.skills or state.loaded.skill_warnings)
+        }
 
     def prompt_tests(self) -> dict[str, tuple[tuple[PromptSpec, ...], tuple[PromptTest, ...]]]:
         """The prompt tests of each notebook that has any, by key, with the prompts as the notebook names them
@@ -254,13 +268,15 @@ class NotebookFolderSource:
         def body(names: tuple[str, ...]) -> StoredBody:
             return StoredBody(names, fetch, functools.partial(self._rebuild, key))
 
-        loaded = restore(listing, body, origin=key, root=str(self._root), interned=interned)
+        loaded = restore(
+            listing, body, origin=key, root=str(self._root), interned=interned, skills=self._skills is not None
+        )
         if loaded is None:
             return None
         return NotebookState(path=path, loaded=loaded, stamp=stamp[:3], digest=digest)
 
     def _build(self, key: str) -> tuple[SandboxedFile, NotebookPrompts]:
-        return build(self._root, key)
+        return build(self._root, key, skills=self._skills is not None)
 
     def _rebuild(self, key: str) -> NotebookPrompts | None:
         """Notebook `key` read from its file as it is now, for a body the index no longer has; None if it fails."""
@@ -273,7 +289,7 @@ class NotebookFolderSource:
     def _build_stored(self, key: str) -> Built | None:
         """Notebook `key` built into the index's stored form (in a child of a shared first scan); None if it fails."""
         try:
-            return build_stored(self._root, key)
+            return build_stored(self._root, key, skills=self._skills is not None)
         except Exception:  # loaded again by the parent, which reports why
             return None
 
@@ -307,7 +323,7 @@ class NotebookFolderSource:
         if built is not None and (restored := self._from_built(key, path, built, interned)) is not None:
             return restored
         if offload and (status := _stamp(path)) is not None and status[1] >= MIN_OFFLOADED_BYTES:
-            outcome = self._builder.build(self._root, key)
+            outcome = self._builder.build(self._root, key, skills=self._skills is not None)
             if isinstance(outcome, str):
                 return self._failed(key, path, previous, outcome)
             if outcome is not None and (restored := self._from_built(key, path, outcome, interned)) is not None:

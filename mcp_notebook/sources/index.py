@@ -12,9 +12,9 @@ within one timestamp tick could keep the same identity.
 
 Skills (`skills.py`) keep what reading a file found in the same index, by the
 same identity: each file of a skill folder with its SHA-256 digest (and a
-`SKILL.md` with its frontmatter), and each notebook with the skills it
-declares (none, mostly). A restart neither reads nor digests a skill's file
-that is exactly as it was.
+`SKILL.md` with its frontmatter). A restart neither reads nor digests a
+skill's file that is exactly as it was. The skills a notebook declares are
+part of its own entry (`stored.py`).
 
 The store is SQLite (in the standard library; its locking makes one index safe
 to share between servers and workers). Entries are pickles of the prompt
@@ -80,7 +80,7 @@ FILE_NAME = "notebook-index.sqlite3"
 RACY_SECONDS = 2.0  # a file changed more recently than this is not stored
 Stamp = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns) of the file the prompts were built from
 Entry = tuple[Stamp, bytes, bytes]  # a stored notebook: its file's stamp, its file's digest, its listing
-# What a file read for skills found: its stamp, its digest ("" for a notebook), what it held (pickled; b"": nothing).
+# What a file of a skill folder read for skills found: its stamp, its digest, what it held (pickled; b"": nothing).
 SkillEntry = tuple[Stamp, str, bytes]
 
 # The layout of the table; a file with another one (an older release's) is emptied and laid out anew.
@@ -103,8 +103,7 @@ CREATE TABLE IF NOT EXISTS notebooks (
     PRIMARY KEY (root, key)
 )
 """
-# kind "file": a file of a skill folder (key: its resolved path), its digest, a SKILL.md's frontmatter in `found`;
-# kind "notebook": a notebook (key: its key), the skills and warnings it declares in `found`.
+# kind "file": a file of a skill folder (key: its resolved path), its digest, a SKILL.md's frontmatter in `found`.
 _SKILL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS skill_files (
     root TEXT NOT NULL,
@@ -417,7 +416,7 @@ class NotebookIndex:
 
     def put_skill(self, kind: str, key: str, stamp: Stamp, digest: str, found: object) -> None:
         """Keep what reading file `key` of `stamp` for skills found (`kind` "file": a skill's file, its digest and a
-        SKILL.md's frontmatter or None; "notebook": the skills and warnings it declares) for the next `flush`."""
+        SKILL.md's frontmatter or None) for the next `flush`."""
         if not settled(stamp):
             return
         with self._lock:

@@ -3,13 +3,15 @@
 These are plain functions of the served folder and a notebook's key (its path
 relative to that folder, posix), so that whichever process builds a notebook
 (the server, a forked child of a first scan, the process that builds large
-notebooks, `offload.py`) builds it the very same way.
+notebooks, `offload.py`) builds it the very same way. Where skills are served, a notebook's skills
+(`notebook_skills.py`) are found in the same build, from the same read of its
+file, and travel with its prompts (`NotebookPrompts.skills`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -73,11 +75,19 @@ def _iso(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def build(root: Path, key: str) -> tuple[SandboxedFile, NotebookPrompts]:
-    """Notebook `key` of the folder `root`, read and built; raises (`NotebookFormatError` for a file at fault)."""
+def build(root: Path, key: str, *, skills: bool = False) -> tuple[SandboxedFile, NotebookPrompts]:
+    """Notebook `key` of the folder `root`, read and built (with `skills`, the skills it declares too); raises
+    (`NotebookFormatError` for a file at fault)."""
     file = read_notebook_inside(root, key)
     data = parse_notebook(file.data, key)
-    return file, prompts_from_notebook(data, origin=key, root=str(root), last_modified=_iso(file.stamp[0] or 0))
+    loaded = prompts_from_notebook(data, origin=key, root=str(root), last_modified=_iso(file.stamp[0] or 0))
+    if not skills:
+        return file, loaded
+    from .notebook_skills import skills_of_notebook  # YAML and the skill format: only where skills are served
+
+    # Most notebooks declare none: those without the word are not looked through.
+    declared, warnings = skills_of_notebook(data, key) if b'"skill' in file.data else ((), ())
+    return file, replace(loaded, skills=declared, skill_warnings=warnings)
 
 
 def failure_reason(error: NotebookFormatError) -> str:
@@ -92,9 +102,9 @@ def digest(file: SandboxedFile) -> bytes:
     return hashlib.blake2b(file.data, digest_size=16, salt=salt).digest()
 
 
-def build_stored(root: Path, key: str) -> Built | None:
+def build_stored(root: Path, key: str, *, skills: bool = False) -> Built | None:
     """Notebook `key` built into the index's stored form; None when it has none. Raises as `build` does."""
-    file, loaded = build(root, key)
+    file, loaded = build(root, key, skills=skills)
     listing = listing_of(loaded, origin=key, root=str(root))
     if listing is None:
         return None

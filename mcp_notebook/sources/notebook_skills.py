@@ -14,12 +14,16 @@ the body where the cell stood; each Markdown attachment becomes
 `assets/NAME`, and the body's `attachment:NAME` links point there. The
 skill's path is the notebook's folder, then its name:
 `skill://FOLDER/NAME/SKILL.md`.
+
+A notebook's skills are found when it is built (`loading.build`), from the
+very notebook its prompts are built from, and travel with its prompts
+(`NotebookPrompts.skills`, and the index's stored form); the skill catalog
+(`skills.py`) takes them from the folder source's loaded notebooks.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,9 +33,8 @@ from ..models import SKILL_FILE, Skill, SkillFile
 from .skill_format import SEGMENT, SkillFormatError, digest_of_bytes, mime_type_of, parse_skill_md, valid_skill_name
 from .summaries import to_description
 
-__all__ = ["MAX_NOTEBOOK_BYTES", "skills_of_notebook"]
+__all__ = ["skills_of_notebook"]
 
-MAX_NOTEBOOK_BYTES = 256_000_000
 _EXTENSIONS = {"python": "py", "r": "r", "julia": "jl", "bash": "sh", "javascript": "js", "typescript": "ts"}
 
 
@@ -56,14 +59,11 @@ def _cell_skill_names(cell: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def skills_of_notebook(data: bytes, key: str) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
-    """The skills the notebook at `key` (its bytes `data`) declares, and a warning for each it cannot serve."""
-    try:
-        notebook = json.loads(data)
-    except ValueError:
+def skills_of_notebook(notebook: Mapping[str, Any], key: str) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
+    """The skills the notebook at `key` (parsed: an nbformat v4 dict) declares, and a warning for each it cannot
+    serve."""
+    if not isinstance(notebook.get("cells"), list):
         return (), ()  # the folder source says why the notebook does not load
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        return (), ()
     cells = [cell for cell in notebook["cells"] if isinstance(cell, dict)]
     metadata = _mapping(notebook.get("metadata"))
     mcp = _mapping(metadata.get("mcp"))

@@ -40,10 +40,11 @@ MIN_BYTES = 1_000_000  # below this a notebook parses within tens of millisecond
 Outcome = Built | str
 
 
-def _outcome(root: str, key: str) -> Outcome | None:
-    """In the helper: notebook `key` of `root` built, or why its file is no notebook; None to build it there."""
+def _outcome(root: str, key: str, skills: bool) -> Outcome | None:
+    """In the helper: notebook `key` of `root` built (with `skills`, its skills too), or why its file is no
+    notebook; None to build it there."""
     try:
-        built = build_stored(Path(root), key)
+        built = build_stored(Path(root), key, skills=skills)
     except NotebookFormatError as error:
         return failure_reason(error)
     except Exception:  # built again by the server, which logs why
@@ -70,8 +71,9 @@ class BuildProcess:
         """The helper's process id while it runs (None before the first large notebook and after it ended)."""
         return self._pid
 
-    def build(self, root: Path, key: str) -> Outcome | None:
-        """Notebook `key` of `root` as the helper built it; None when the caller must build it itself."""
+    def build(self, root: Path, key: str, *, skills: bool = False) -> Outcome | None:
+        """Notebook `key` of `root` as the helper built it (with `skills`, the skills it declares too); None when
+        the caller must build it itself."""
         with self._lock:
             if self._closed:
                 return None
@@ -79,7 +81,7 @@ class BuildProcess:
             if pool is None:
                 return None
             try:
-                return pool.submit(_outcome, str(root), key).result()
+                return pool.submit(_outcome, str(root), key, skills).result()
             except (BrokenExecutor, OSError):
                 log.warning("the notebook builder process ended; %s is built in this process", key)
                 self._stop()

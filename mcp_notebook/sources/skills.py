@@ -3,9 +3,11 @@
 A folder holding a `SKILL.md` is a skill, served as it is: every file below
 it is one of its files (hidden files and folders, checkpoints and caches
 left out, as everywhere). A notebook, or a section of one, tagged as a
-skill becomes one too (`notebook_skills.py`). `SkillCatalog.scan` finds them
-all and publishes them in the registry's snapshot, where the protocol
-answers `skills/list`, `skills/get` and `skill://` reads from.
+skill becomes one too (`notebook_skills.py`): those are found when the folder
+source builds the notebook, and taken from its loaded notebooks here, never
+read again. `SkillCatalog.scan` finds the folders' skills and publishes them
+with the notebooks' in the registry's snapshot, where the protocol answers
+`skills/list`, `skills/get` and `skill://` reads from.
 
 Every file is read through `sandbox` like any other file the server reads:
 a symlink that leads out of the served folder is refused (the file is left
@@ -18,7 +20,7 @@ rest is served. Digests and sizes are of the bytes read; a file read again
 is read again (a save announces a new manifest).
 
 What reading a file found (a skill file's digest and a `SKILL.md`'s
-frontmatter; a notebook's skills) is kept while the file keeps its identity
+frontmatter) is kept while the file keeps its identity
 (modification and status-change times, size, inode), in this process and in
 the persistent notebook index (`index.py`, where the prompts are kept), so
 that neither a rescan nor a restart reads or digests a file that is as it
@@ -35,7 +37,7 @@ import logging
 import operator
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +47,6 @@ from ..registry import PromptRegistry
 from .embeds import is_hidden_part
 from .finding import Listed, is_notebook_name
 from .index import NotebookIndex, SkillEntry, Stamp, settled, stored_value
-from .notebook_skills import MAX_NOTEBOOK_BYTES, skills_of_notebook
 from .sandbox import FileRefusal, look_inside, read_inside, resolve_inside
 from .skill_format import (
     MAX_SKILL_BYTES,
@@ -67,9 +68,8 @@ _mime_type_of = functools.lru_cache(maxsize=4096)(mime_type_of)  # the same few 
 log = logging.getLogger(__name__.rpartition(".")[0] + ".folder")
 
 
-_NotebookSkills = tuple[Stamp, tuple[Skill, ...], tuple[str, ...]]
-"""A notebook's stamp when read, the skills it declares, the warnings about them."""
-_UNSETTLED: Stamp = (-1, -1, -1, -1)  # the stamp of a notebook read too soon after it changed: no file has it
+NotebookSkills = Mapping[str, tuple[tuple[Skill, ...], tuple[str, ...]]]
+"""The skills the served notebooks declare and the warnings about them, by notebook key (those with any)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +90,10 @@ class _Read:
 class SkillCatalog:
     """Finds the skills of the served folders and publishes them in the registry (module docstring).
 
-    `folders`, `root` and `files` (notebooks served by name) are the folder
-    source's, asked on each scan (a symlink on the way may have been swapped
-    since).
+    `folders` and `root` are the folder source's, asked on each scan (a
+    symlink on the way may have been swapped since); `notebooks` are the
+    skills its loaded notebooks declare (`NotebookFolderSource.notebook_skills`),
+    asked on each publication.
     """
 
     def __init__(
@@ -100,14 +101,14 @@ class SkillCatalog:
         registry: PromptRegistry,
         folders: Callable[[], tuple[Path, ...]],
         root: Callable[[], Path],
-        files: Callable[[], tuple[Path, ...]] = tuple,
         *,
+        notebooks: Callable[[], NotebookSkills] = dict,
         index: Callable[[], NotebookIndex | None] = lambda: None,
     ) -> None:
         self._registry = registry
         self._folders = folders
         self._root = root
-        self._files = files  # notebooks served one by one (a kernel's own notebook)
+        self._notebooks = notebooks
         # What reading files found, kept in the folder source's notebook index for the next start (None: none).
         self._index_of = index
         self._index: NotebookIndex | None = None
@@ -116,7 +117,6 @@ class SkillCatalog:
         self._writers: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._reads: dict[str, _Read] = {}  # digests kept while the file is unchanged (by its resolved path)
-        self._notebooks: dict[str, _NotebookSkills] = {}  # every served notebook's skills, kept by its stamp
         self._folder_skills: tuple[tuple[Skill, ...], tuple[str, ...]] = ((), ())
         self._skill_folders: tuple[str, ...] = ()  # the folders of the skills, as the walk spelled them
         self.warnings: tuple[str, ...] = ()
@@ -131,25 +131,19 @@ class SkillCatalog:
             tree.update(_listed_below(str(served)))
         return tree
 
-    def scan(self, listed: Listed | None = None) -> None:
-        """Find every skill of the served folders now (in `listed`, a `listing` just made) and publish them as
-        one change."""
+    def scan(self, listed: Listed | None = None, *, publish: bool = True) -> None:
+        """Find every skill of the served folders now (in `listed`, a `listing` just made) and publish them with
+        the notebooks' as one change (not `publish`: `publish` follows, once the notebooks are loaded)."""
         with self._lock:
             root = self._root()
             warnings: list[str] = []
             folders: list[str] = []  # those holding a SKILL.md, as the walk spells them
-            notebooks: list[tuple[str, Stamp | None]] = []
             tree = listed if listed is not None else self.listing()
             self._look_up(root)
             for directory, entries in sorted(tree.items()):
                 for entry in entries:
                     if entry.name == SKILL_FILE:
                         folders.append(directory)
-                    elif is_notebook_name(entry.name) and not entry.is_dir(follow_symlinks=False):
-                        notebooks.append((_relative(root, entry.path), _stamp_of(entry)))
-            notebooks.extend(
-                (_relative(root, str(file)), None) for file in self._files() if is_notebook_name(file.name)
-            )
             skills: list[Skill] = []
             for folder in folders:
                 try:
@@ -159,10 +153,6 @@ class SkillCatalog:
                     warnings.append(f"skill {shown}/{SKILL_FILE} is not served: {problem}")
             self._folder_skills = (tuple(skills), tuple(warnings))
             self._skill_folders = tuple(folders)
-            seen: dict[str, _NotebookSkills] = {}
-            for key, stamp in notebooks:
-                self._notebook_skills(root, key, seen, stamp)
-            self._notebooks = seen
             live = {
                 f"{s.folder}/{f.path}" if s.folder else f.path
                 for s in skills
@@ -171,22 +161,14 @@ class SkillCatalog:
             }
             self._reads = {path: read for path, read in self._reads.items() if path in live}
             self._stored = {}
-            self._publish()
-            self._store({*(("file", path) for path in self._reads), *(("notebook", key) for key in seen)})
+            if publish:
+                self._publish()
+            self._store({("file", path) for path in self._reads})
 
-    def _reread_notebooks(self, changed: Iterable[Path]) -> None:
-        """After saves of notebooks only: their skills read again, the folders' kept as they are."""
+    def publish(self) -> None:
+        """Publish the folders' skills as last found with the notebooks' as loaded now, as one change."""
         with self._lock:
-            root = self._root()
-            seen = dict(self._notebooks)
-            for path in changed:
-                key = os.path.relpath(path, root).replace(os.sep, "/")
-                seen.pop(key, None)
-                if os.path.lexists(path) and not key.startswith("../"):
-                    self._notebook_skills(root, key, seen)
-            self._notebooks = seen
             self._publish()
-            self._store(None)
 
     def _publish(self) -> None:
         """The folders' skills, then the notebooks' (a URI a folder has is theirs), and every warning: one change."""
@@ -194,8 +176,9 @@ class SkillCatalog:
         skills = list(folder_skills)
         warnings = list(folder_warnings)
         taken = {skill.path for skill in skills}
-        for key in sorted(self._notebooks):
-            _, made, said = self._notebooks[key]
+        notebooks = self._notebooks()
+        for key in sorted(notebooks):
+            made, said = notebooks[key]
             for skill in made:
                 if skill.path in taken:
                     warnings.append(
@@ -238,15 +221,14 @@ class SkillCatalog:
         return name == SKILL_FILE or bool(self._skill_folders)
 
     def refresh(self, changed: Iterable[Path]) -> None:
-        """After a save (in the watch's worker thread): look again where what changed may change a skill; saved
-        notebooks alone are read again alone (a folder of many notebooks is not walked for each save)."""
+        """After a save (in the watch's worker thread, once the folder source reloaded it): look again where what
+        changed may change a skill; after saves of notebooks alone, their skills as reloaded are published with
+        the folders' as they were (a folder of many notebooks is not walked for each save)."""
         changed = list(changed)
         if self.concerns(changed):
             self.scan()
-            return
-        notebooks = [path for path in changed if is_notebook_name(path.name)]
-        if notebooks:
-            self._reread_notebooks(notebooks)
+        elif any(is_notebook_name(path.name) for path in changed):
+            self.publish()
 
     # --- the index ----------------------------------------------------------------------------------------
 
@@ -383,42 +365,6 @@ class SkillCatalog:
         found.sort(key=lambda item: (item[0] != SKILL_FILE, item[0]))
         return found
 
-    # --- notebooks ----------------------------------------------------------------------------------------
-
-    def _notebook_skills(
-        self,
-        root: Path,
-        key: str,
-        seen: dict[str, _NotebookSkills],
-        stamp: Stamp | None = None,
-    ) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
-        """The skills of the notebook at `key`, kept in `seen`; `stamp`: it is where the walk found it (no link)."""
-        key = key.replace(os.sep, "/")
-        try:
-            resolved = resolve_inside(root, key) if stamp is None else key
-            stamp = look_inside(root, resolved) if stamp is None else stamp
-        except FileRefusal:
-            return (), ()  # the folder source says why it does not serve this notebook
-        kept = self._notebooks.get(key)
-        if kept is None or kept[0] != stamp:
-            entry = self._stored.get(("notebook", key))
-            whole, found = stored_value(entry[2]) if entry is not None and entry[0] == stamp else (False, None)
-            kept = (stamp, *found) if whole and isinstance(found, tuple) and len(found) == 2 else None
-        if kept is not None and kept[0] == stamp:  # unchanged since it was read
-            seen[key] = kept
-            return kept[1], kept[2]
-        try:
-            file = read_inside(root, resolved, limit=MAX_NOTEBOOK_BYTES)
-        except FileRefusal:
-            return (), ()
-        made, said = skills_of_notebook(file.data, key) if b'"skill' in file.data else ((), ())
-        read_at = (*file.stamp, file.ctime_ns)
-        # Kept by its stamp only when that tells a later write apart (read again otherwise).
-        seen[key] = (read_at if settled(read_at) else _UNSETTLED, made, said)
-        if self._index is not None:
-            self._index.put_skill("notebook", key, read_at, "", (made, said))
-        return made, said
-
     # --- reading ------------------------------------------------------------------------------------------
 
     def read_bytes(self, skill: Skill, path: str) -> bytes:
@@ -445,17 +391,6 @@ class SkillCatalog:
         raise FileRefusal(
             "changed", "it changed since the skills were listed: list them again (the new listing is announced)"
         )
-
-
-def _stamp_of(entry: os.DirEntry[str]) -> Stamp | None:
-    """The stamp of a regular file the walk found, as `look_inside` gives it; None: look again."""
-    try:
-        if entry.is_symlink():
-            return None
-        looked = entry.stat(follow_symlinks=False)
-    except OSError:
-        return None
-    return (looked.st_mtime_ns, looked.st_size, looked.st_ino, looked.st_ctime_ns)
 
 
 def _listed_below(top: str) -> dict[str, list[os.DirEntry[str]]]:

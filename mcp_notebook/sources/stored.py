@@ -5,7 +5,11 @@ names, titles, descriptions, arguments, icons and `_meta`. That *listing* is
 stored as plain tuples, strings and numbers, which unpickle without calling
 any Python code. The messages and published cells (the *body*) are stored
 apart and read only when a prompt of the notebook is first asked for or its
-cells are listed; until then each prompt holds them as a `Deferred`.
+cells are listed; until then each prompt holds them as a `Deferred`. The
+skills the notebook declares (none, mostly), and the warnings about them, are
+in the listing too, as plain values: a start serves them without reading the
+notebook. A listing built without looking for skills is a miss for a server
+that serves them (the notebook is read again).
 
 The body is taken only from the index entry of the very file the listing came
 from. When that entry is gone or replaced (another server stored a newer
@@ -22,7 +26,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..models import Deferred, Icon, MessageTemplate, PromptArgument, PromptSpec
+from ..models import Deferred, Icon, MessageTemplate, PromptArgument, PromptSpec, Skill, SkillFile
 from .cells import NOTEBOOK_META_KEY, NotebookPrompts, PublishedCell
 from .test_cells import PromptTest
 
@@ -32,7 +36,8 @@ log = logging.getLogger(__name__)
 
 Body = tuple[tuple[tuple[MessageTemplate, ...], ...], tuple[PublishedCell, ...]]
 _SHARED_META = 0  # in a listing row: `_meta` is the notebook's own and nothing else
-_LISTING_VERSION = 2  # 2: the notebook's prompt tests and its prompts' kinds of media after its rows
+# 2: the notebook's prompt tests and its prompts' kinds of media after its rows; 3: then its skills and their warnings
+_LISTING_VERSION = 3
 
 # Argument rows and tuples of them, to the one object made for each while restoring (a start reads
 # the same few declarations thousands of times).
@@ -60,8 +65,28 @@ def listing_of(loaded: NotebookPrompts, *, origin: str, root: str) -> bytes | No
         arguments = tuple(_argument_row(a) for a in spec.arguments)
         rows.append((spec.name, spec.title, spec.description, arguments, icons, meta))
     tests = tuple(dataclasses.astuple(test) for test in loaded.tests)  # plain values, as the rows are
-    listing = (_LISTING_VERSION, tuple(loaded.warnings), tuple(rows), tests, loaded.media)
+    skills = None if loaded.skills is None else tuple(_skill_row(skill) for skill in loaded.skills)
+    listing = (
+        _LISTING_VERSION,
+        tuple(loaded.warnings),
+        tuple(rows),
+        tests,
+        loaded.media,
+        skills,
+        loaded.skill_warnings,
+    )
     return pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _skill_row(skill: Skill) -> tuple[Any, ...]:
+    """A notebook's skill as plain values (its files' bytes are in `contents`: it has no folder)."""
+    files = tuple(dataclasses.astuple(file) for file in skill.files or ())
+    return (skill.uri, dict(skill.frontmatter), files, skill.origin, dict(skill.contents or {}))
+
+
+def _skill(row: tuple[Any, ...]) -> Skill:
+    uri, frontmatter, files, origin, contents = row
+    return Skill(uri, frontmatter, tuple(SkillFile(*file) for file in files), origin=origin, contents=contents)
 
 
 def body_of(loaded: NotebookPrompts) -> Body:
@@ -113,12 +138,19 @@ class StoredBody:
 
 
 def restore(
-    listing: bytes, body: Callable[[tuple[str, ...]], StoredBody], *, origin: str, root: str, interned: Interned
+    listing: bytes,
+    body: Callable[[tuple[str, ...]], StoredBody],
+    *,
+    origin: str,
+    root: str,
+    interned: Interned,
+    skills: bool = False,
 ) -> NotebookPrompts | None:
-    """The notebook `listing` describes, its messages and cells deferred to `body(names)`; None if unreadable."""
+    """The notebook `listing` describes, its messages and cells deferred to `body(names)`; None if unreadable,
+    or (with `skills`, for a server that serves skills) if its skills were not looked for when it was built."""
     try:
-        version, warnings, rows, tests, media = pickle.loads(listing)
-        if version != _LISTING_VERSION:
+        version, warnings, rows, tests, media, skill_rows, skill_warnings = pickle.loads(listing)
+        if version != _LISTING_VERSION or (skills and skill_rows is None):
             return None
         stored = body(tuple(row[0] for row in rows))
         shared: Mapping[str, Any] = {NOTEBOOK_META_KEY: origin}
@@ -140,7 +172,10 @@ def restore(
             ]
         )
         tested = tuple(PromptTest(*test) for test in tests)
-        return NotebookPrompts(prompts, warnings, Deferred(stored, -1), tested, media)
+        declared = tuple([_skill(row) for row in skill_rows]) if skills else None
+        return NotebookPrompts(
+            prompts, warnings, Deferred(stored, -1), tested, media, declared, skill_warnings if skills else ()
+        )
     except Exception:  # a damaged entry is a miss: the notebook is read from its file
         log.debug("notebook index listing for %s is unreadable", origin, exc_info=True)
         return None

@@ -409,12 +409,18 @@ def test_a_saved_notebook_alone_is_read_again_for_its_skills(folder: Path) -> No
     service = service_of(folder)
     assert service.skills is not None
     notebook = folder / "notes.ipynb"
+
+    def saved() -> None:  # what the watch does for a save: the notebook reloaded, then the skills looked at again
+        service.source.reload([notebook])
+        assert service.skills is not None
+        service.skills.refresh([notebook])
+
     write_notebook(notebook, [("markdown", "Keep notes short.", {"tags": ["skill:short-notes"]})])
-    service.skills.refresh([notebook])
+    saved()
     names = [s.name for s in service.registry.snapshot().skills]
     assert names == ["code-review", "short-notes", "deploy"]
     write_notebook(notebook, [("markdown", "No skill any more.", {})])
-    service.skills.refresh([notebook])
+    saved()
     notebook.unlink()
-    service.skills.refresh([notebook])
+    saved()
     assert [s.name for s in service.registry.snapshot().skills] == ["code-review", "deploy"]

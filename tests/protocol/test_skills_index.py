@@ -19,6 +19,7 @@ from wire_harness import MODERN, RawWire
 from mcp_notebook.models import Skill
 from mcp_notebook.service import NotebookService, ServiceSettings
 from mcp_notebook.sources import index as index_module
+from mcp_notebook.sources import loading as loading_module
 from mcp_notebook.sources import skills as skills_module
 from mcp_notebook.sources.index import FILE_NAME
 
@@ -54,7 +55,8 @@ def folder(tmp_path: Path) -> Path:
 
 
 class Reads:
-    """The files the skill catalog reads from disk and the bytes it digests, by path in the served folder."""
+    """The files the skill catalog and the notebooks' builds read from disk and the bytes the catalog digests, by
+    path in the served folder."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.paths: list[str] = []
@@ -70,6 +72,7 @@ class Reads:
             return real_digest(data)
 
         monkeypatch.setattr(skills_module, "read_inside", read_inside)
+        monkeypatch.setattr(loading_module, "read_inside", read_inside)
         monkeypatch.setattr(skills_module, "digest_of_bytes", digest_of_bytes)
 
 
@@ -112,7 +115,7 @@ def test_a_restart_neither_reads_nor_digests_an_unchanged_skill_file(
     assert [f.path for f in again[0].files] == ["SKILL.md", "references/guide.md", "scripts/run.py"]
     assert again[0].frontmatter == {"name": "alpha", "description": "The alpha skill."}
     assert ("file", "alpha/references/guide.md") in stored_keys(cache)
-    assert {("notebook", "plain.ipynb"), ("notebook", "tools.ipynb")} <= stored_keys(cache)
+    assert {kind for kind, _ in stored_keys(cache)} == {"file"}  # a notebook's skills are in its own entry
     assert warnings == ()
 
 
@@ -205,10 +208,10 @@ def test_added_and_removed_files_and_skills_are_noticed_and_the_index_forgets_wh
     assert digests(skills)["alpha/notes.txt"] == sha(b"notes\n")
     kept = stored_keys(cache)
     assert ("file", "alpha/scripts/run.py") not in kept and ("file", "gamma/SKILL.md") not in kept
-    assert ("notebook", "tools.ipynb") not in kept and ("file", "delta/SKILL.md") in kept
+    assert ("file", "delta/SKILL.md") in kept
 
 
-def test_a_notebook_read_for_skills_is_not_read_again_until_it_changes(
+def test_a_notebook_is_not_read_again_for_its_skills_until_it_changes(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = tmp_path / "cache"
@@ -262,9 +265,9 @@ def test_a_skill_file_changed_within_the_last_two_seconds_is_neither_stored_nor_
     service = started(folder, cache)
     assert service.skills is not None
     reads = Reads(monkeypatch)
-    service.skills.scan()  # a second look in the same process reads them again too
+    service.skills.scan()  # a second look in the same process reads them again too (not the notebooks)
     service.close()
-    assert len(reads.paths) == 3 * 3 + 2
+    assert len(reads.paths) == 3 * 3
     assert stored_keys(cache) == set()
 
 

@@ -30,7 +30,7 @@ SURFACE = {
     "mcp_notebook.sources.folder_resources": ["FolderResources", "MAX_FILE_BYTES", "Published"],
     "mcp_notebook.sources.reloading": ["Refreshable", "Reloadable", "Reloader"],
     "mcp_notebook.sources.skills": ["SkillCatalog"],
-    "mcp_notebook.sources.notebook_skills": ["MAX_NOTEBOOK_BYTES", "skills_of_notebook"],
+    "mcp_notebook.sources.notebook_skills": ["skills_of_notebook"],
     "mcp_notebook.sources.skill_format": [
         "MAX_SKILL_BYTES",
         "MAX_SKILL_FILES",
