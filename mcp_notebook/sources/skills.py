@@ -45,7 +45,7 @@ from typing import Any
 from ..models import SKILL_FILE, Skill, SkillFile
 from ..registry import PromptRegistry
 from .embeds import is_hidden_part
-from .finding import Listed, is_notebook_name
+from .finding import Listed
 from .index import NotebookIndex, SkillEntry, Stamp, settled, stored_value
 from .sandbox import FileRefusal, look_inside, read_inside, resolve_inside
 from .skill_format import (
@@ -222,12 +222,13 @@ class SkillCatalog:
 
     def refresh(self, changed: Iterable[Path]) -> None:
         """After a save (in the watch's worker thread, once the folder source reloaded it): look again where what
-        changed may change a skill; after saves of notebooks alone, their skills as reloaded are published with
-        the folders' as they were (a folder of many notebooks is not walked for each save)."""
+        changed may change a skill folder; otherwise the notebooks' skills as reloaded are published with the
+        folders' as they were (a folder of many notebooks is not walked for each save; an unchanged set of skills
+        announces nothing)."""
         changed = list(changed)
         if self.concerns(changed):
             self.scan()
-        elif any(is_notebook_name(path.name) for path in changed):
+        elif changed:
             self.publish()
 
     # --- the index ----------------------------------------------------------------------------------------

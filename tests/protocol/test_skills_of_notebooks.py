@@ -212,3 +212,21 @@ async def test_a_save_that_adds_or_removes_a_skill_tag_is_announced_and_listed(f
         service.close()
     assert "skill://plain-notes/SKILL.md" in [s["uri"] for s in added]
     assert [s["uri"] for s in removed] == [s["uri"] for s in listed]
+
+
+def test_a_moved_folder_of_tagged_notebooks_moves_their_skills(tmp_path: Path) -> None:
+    """A folder renamed (here to a name with a dot, which looks like no folder) takes its notebooks' skills
+    along: the catalog publishes what the folder source reloaded, whatever the paths that changed."""
+    root = tmp_path / "served"
+    write_notebook(root / "v1.0" / "tools.ipynb", TAGGED)
+    service = started(root, None)
+    assert service.skills is not None
+    assert [uri for uri, _, _ in served(service)[0]] == ["skill://v1.0/short-notes/SKILL.md"]
+
+    (root / "v1.0").rename(root / "v2.0")
+    moved = [root / "v1.0", root / "v2.0"]
+    service.source.reload(moved)  # what the watch does for the move: the folder source reloads, then the skills
+    service.skills.refresh(moved)
+
+    assert [uri for uri, _, _ in served(service)[0]] == ["skill://v2.0/short-notes/SKILL.md"]
+    service.close()
