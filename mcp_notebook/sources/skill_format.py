@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import mimetypes
 import re
 from math import isfinite
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "MAX_SKILL_BYTES",
@@ -36,18 +38,23 @@ class SkillFormatError(ValueError):
     """A `SKILL.md` that is not a valid skill; the message says what to change."""
 
 
-# libyaml's parser where it is built in (twenty times faster than the pure-Python one), else that one.
-_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def _loader() -> type[yaml.SafeLoader]:
+    """YAML as JSON knows it: dates stay the strings they were written as (JSON has no date). libyaml's parser
+    where it is built in (twenty times faster than the pure-Python one), else that one. Made, and YAML imported,
+    the first time a `SKILL.md` is read: a start that takes every skill from the index never needs it."""
+    import yaml
 
+    safe: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _Loader(_SafeLoader):  # type: ignore[valid-type,misc]
-    """YAML as JSON knows it: dates stay the strings they were written as (JSON has no date)."""
+    class _Loader(safe):  # type: ignore[valid-type,misc]
+        pass
 
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _SafeLoader.yaml_implicit_resolvers.items()
-}
+    _Loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in safe.yaml_implicit_resolvers.items()
+    }
+    return _Loader
 
 
 def valid_skill_name(name: str) -> bool:
@@ -87,8 +94,10 @@ def parse_skill_md(data: bytes | str) -> dict[str, Any]:
             "SKILL.md does not begin with YAML frontmatter: start it with a '---' line, then 'name: ...' and "
             "'description: ...', then a '---' line"
         )
+    import yaml
+
     try:
-        frontmatter = yaml.load(head, Loader=_Loader)
+        frontmatter = yaml.load(head, Loader=_loader())
     except yaml.YAMLError as error:
         raise SkillFormatError(f"its frontmatter is not valid YAML ({str(error).splitlines()[0]})") from None
     except (ValueError, RecursionError) as error:  # a number of thousands of digits, nesting past Python's stack

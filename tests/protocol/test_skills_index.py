@@ -8,6 +8,8 @@ import hashlib
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,6 +119,35 @@ def test_a_restart_neither_reads_nor_digests_an_unchanged_skill_file(
     assert ("file", "alpha/references/guide.md") in stored_keys(cache)
     assert {kind for kind, _ in stored_keys(cache)} == {"file"}  # a notebook's skills are in its own entry
     assert warnings == ()
+
+
+_START = """
+import sys
+from mcp_notebook.sources import index
+index.RACY_SECONDS = -1.0  # the files were written just now
+from mcp_notebook.service import NotebookService, ServiceSettings
+service = NotebookService(ServiceSettings(paths=(sys.argv[1],), cache_dir=sys.argv[2], watch=False))
+service.start(report=False)
+print(sorted(s.name for s in service.registry.snapshot().skills), "yaml" in sys.modules)
+service.close()
+"""
+
+
+@pytest.mark.slow
+def test_a_restart_with_every_skill_in_the_index_imports_no_yaml(folder: Path, tmp_path: Path) -> None:
+    def start() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", _START, str(folder), str(tmp_path / "cache")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    names = "['alpha', 'beta', 'gamma', 'short-notes']"
+    assert start() == f"{names} True"  # the first start parses every SKILL.md (and the tagged notebook)
+    assert start() == f"{names} False"  # the next takes them all from the index
 
 
 @pytest.mark.parametrize(
