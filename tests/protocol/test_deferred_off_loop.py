@@ -13,14 +13,10 @@ from notebook_files import write_notebook
 from mcp_notebook.models import Deferred
 from mcp_notebook.protocol.server import create_server
 from mcp_notebook.registry import PromptRegistry
-from mcp_notebook.sources import index as index_module
 from mcp_notebook.sources import stored as stored_module
 from mcp_notebook.sources.folder import NotebookFolderSource
 
-
-@pytest.fixture(autouse=True)
-def files_are_never_too_recent(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_module, "RACY_SECONDS", -1.0)
+pytestmark = pytest.mark.usefixtures("settled_files")
 
 
 def _restored(folder: Path, cache: Path) -> PromptRegistry:

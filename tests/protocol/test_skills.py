@@ -8,7 +8,6 @@ clashes with a prompt) leave the server serving the rest, with a warning that sa
 from __future__ import annotations
 
 import base64
-import gc
 import hashlib
 import json
 import os
@@ -82,11 +81,7 @@ def service_of(folder: Path, **options: Any) -> NotebookService:
     return service
 
 
-@pytest.fixture(autouse=True)
-def _unfrozen() -> Iterator[None]:
-    """A first scan in this process freezes what it built: let the collector have it back afterwards."""
-    yield
-    gc.unfreeze()
+pytestmark = pytest.mark.usefixtures("unfrozen")
 
 
 @pytest.fixture

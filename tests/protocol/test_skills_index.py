@@ -3,14 +3,12 @@ notices any change (in place at the same size too), and never serves bytes that 
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +30,8 @@ def sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-@pytest.fixture(autouse=True)
-def _unfrozen() -> Iterator[None]:
-    """A first scan in this process freezes what it built: let the collector have it back afterwards."""
-    yield
-    gc.unfreeze()
-
-
-@pytest.fixture(autouse=True)
-def files_are_never_too_recent(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Files a test has just written are "racy" (changed within the last two seconds): neither kept by their
-    # stamp nor stored. The rule has a test of its own below.
-    monkeypatch.setattr(index_module, "RACY_SECONDS", -1.0)
+# Files a test has just written count as settled (the rule has a test of its own below).
+pytestmark = pytest.mark.usefixtures("unfrozen", "settled_files")
 
 
 @pytest.fixture

@@ -3,10 +3,8 @@ that is unchanged, and a save that adds or removes a skill tag is announced as a
 
 from __future__ import annotations
 
-import gc
 import os
 from collections import Counter
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -17,24 +15,13 @@ from test_skills import HANDSHAKE, skill, write_notebook
 from wire_harness import MODERN, RawWire, modern_meta
 
 from mcp_notebook.service import NotebookService, ServiceSettings
-from mcp_notebook.sources import index as index_module
 from mcp_notebook.sources.loading import build, build_stored
 from mcp_notebook.sources.stored import StoredBody, restore
 
 TAGGED = [("markdown", "Keep notes short.", {"tags": ["skill:short-notes"]}), ("code", "print(1)", {})]
 
 
-@pytest.fixture(autouse=True)
-def _unfrozen() -> Iterator[None]:
-    """A first scan in this process freezes what it built: let the collector have it back afterwards."""
-    yield
-    gc.unfreeze()
-
-
-@pytest.fixture(autouse=True)
-def files_are_never_too_recent(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Files a test has just written are "racy" (changed within the last two seconds) and would not be stored.
-    monkeypatch.setattr(index_module, "RACY_SECONDS", -1.0)
+pytestmark = pytest.mark.usefixtures("unfrozen", "settled_files")
 
 
 @pytest.fixture
