@@ -129,15 +129,7 @@ class NotebookService:
         if settings.skills:
             from .sources.skills import SkillCatalog
 
-            source = self.source
-            self.skills = SkillCatalog(
-                self.registry,
-                lambda: source.served_folders,
-                lambda: source.root,
-                notebooks=source.notebook_skills,
-                index=lambda: source.index,
-            )
-            source.skills = self.skills  # before the first scan: the notebooks' builds find their skills
+            self.skills = SkillCatalog.of_source(self.registry, self.source)
         self._cache = cache
         self._server_options = server_options
         self._server: PromptServer | None = None

@@ -86,10 +86,7 @@ def load(paths: Sequence[str], *, skills: bool = False) -> tuple[PromptRegistry,
     if skills:
         from ..sources.skills import SkillCatalog
 
-        catalog = SkillCatalog(
-            registry, lambda: source.served_folders, lambda: source.root, notebooks=source.notebook_skills
-        )
-        source.skills = catalog  # the notebooks' builds find their skills
+        catalog = SkillCatalog.of_source(registry, source)
     source.first_scan()
     if catalog is not None:
         catalog.scan()

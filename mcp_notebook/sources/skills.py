@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models import SKILL_FILE, Skill, SkillFile
 from ..registry import PromptRegistry
@@ -58,6 +58,9 @@ from .skill_format import (
     parse_skill_md,
     valid_skill_name,
 )
+
+if TYPE_CHECKING:
+    from .folder import NotebookFolderSource
 
 __all__ = ["SkillCatalog"]
 
@@ -120,6 +123,20 @@ class SkillCatalog:
         self._folder_skills: tuple[tuple[Skill, ...], tuple[str, ...]] = ((), ())
         self._skill_folders: tuple[str, ...] = ()  # the folders of the skills, as the walk spelled them
         self.warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def of_source(cls, registry: PromptRegistry, source: NotebookFolderSource) -> SkillCatalog:
+        """The catalog of `source`'s served folders and notebooks, publishing in `registry`, set as the source's
+        own: before its first scan, so that building each notebook finds the skills it declares."""
+        catalog = cls(
+            registry,
+            lambda: source.served_folders,
+            lambda: source.root,
+            notebooks=source.notebook_skills,
+            index=lambda: source.index,
+        )
+        source.skills = catalog
+        return catalog
 
     # --- finding and publishing ---------------------------------------------------------------------------
 
