@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,3 +55,20 @@ def test_list_json_carries_the_skills_with_their_files(folder: Path, capsys: pyt
     assert skill["frontmatter"]["license"] == "MIT"
     assert [f["path"] for f in skill["files"]] == ["SKILL.md", "references/checklist.md", "scripts/lint.py"]
     assert any("broken/SKILL.md is not served" in warning for warning in document["warnings"])
+
+
+def test_list_walks_the_served_folder_once_for_its_notebooks_and_skills(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def counted(path: Any) -> Any:
+        listed.append(os.fspath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counted)
+    assert main(["list", str(folder)]) == 0
+    assert "skill://" in capsys.readouterr().out
+    walked = [path for path in listed if Path(path).resolve() == folder.resolve()]
+    assert len(walked) == 1, listed

@@ -82,14 +82,15 @@ def load(paths: Sequence[str], *, skills: bool = False) -> tuple[PromptRegistry,
         source = NotebookFolderSource(list(paths), registry)
     except (FileNotFoundError, ValueError) as error:
         raise UsageProblem(str(error)) from None
-    catalog = None
-    if skills:
-        from ..sources.skills import SkillCatalog
+    if not skills:
+        source.first_scan()
+        return registry, source
+    from ..sources.skills import SkillCatalog
 
-        catalog = SkillCatalog.of_source(registry, source)
-    source.first_scan()
-    if catalog is not None:
-        catalog.scan()
+    catalog = SkillCatalog.of_source(registry, source)
+    listed = catalog.listing()  # one walk of the tree, for the notebooks and the skills alike (as `serve` does)
+    source.first_scan(listed=listed)
+    catalog.scan(listed)
     return registry, source
 
 
