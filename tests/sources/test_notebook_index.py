@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -10,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -386,16 +388,75 @@ def test_closing_the_index_folds_its_write_ahead_log_into_the_file(notebooks: Pa
     index.close()
 
 
-def test_the_writer_gives_the_interpreter_lock_to_a_waiting_thread_between_notebooks(
+class _Clocks:
+    """Wall and CPU clocks a test moves by hand: `others` is CPU the rest of the process uses per window watched."""
+
+    def __init__(self, others: list[float]) -> None:
+        self.wall = self.process = self.thread = 0.0
+        self.others = others  # per window watched, in turn; idle once they run out
+        self.waits: list[float] = []
+
+    def wait(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.wall += seconds
+        if seconds:
+            self.process += self.others.pop(0) if self.others else 0.0
+
+    def work(self, seconds: float) -> None:
+        """The job's own thread pickles for `seconds` (counted in the process's time and its own)."""
+        self.wall += seconds
+        self.process += seconds
+        self.thread += seconds
+
+    def turns(self, **options: float) -> index_module.IdleTurns:
+        return index_module.IdleTurns(
+            clock=lambda: self.wall,
+            process_time=lambda: self.process,
+            thread_time=lambda: self.thread,
+            wait=self.wait,
+            **options,
+        )
+
+
+def test_idle_turns_go_on_once_the_rest_of_the_process_is_idle_and_work_in_turns() -> None:
+    clocks = _Clocks(others=[])
+    turns = clocks.turns(turn=0.02, window=0.01, busy=0.1)
+    turns.take()
+    assert clocks.waits == [0.01]  # one window watched: nobody else worked
+    for _ in range(3):
+        clocks.work(0.005)  # its own pickling is not the rest of the process being busy
+        turns.take()
+    assert clocks.waits == [0.01, 0, 0, 0]  # within the turn: only a thread waiting for the lock goes first
+    clocks.work(0.006)  # 0.021 s into the turn
+    turns.take()
+    assert clocks.waits == [0.01, 0, 0, 0, 0.01]  # a new turn, after a look at the rest of the process
+    assert turns.waited == pytest.approx(0.02)
+
+
+def test_idle_turns_wait_while_the_rest_of_the_process_works() -> None:
+    # Another thread answering requests: 8 ms of every 10 ms window, three times, then 2 ms (idle enough).
+    clocks = _Clocks(others=[0.008, 0.008, 0.008, 0.0005])
+    turns = clocks.turns(turn=0.02, window=0.01, busy=0.1)
+    turns.take()
+    assert clocks.waits == [0.01] * 4
+    assert turns.waited == pytest.approx(0.04)
+
+
+def test_idle_turns_go_on_after_their_patience_when_the_process_is_never_idle() -> None:
+    clocks = _Clocks(others=[0.01] * 1000)
+    turns = clocks.turns(turn=0.02, window=0.01, busy=0.1, patience=0.05)
+    turns.take()
+    assert len(clocks.waits) == 5  # waited its patience out, then went on
+    clocks.work(0.03)
+    turns.take()
+    assert len(clocks.waits) == 5  # and does not wait again
+
+
+def test_the_writer_pickles_nothing_while_another_thread_is_busy_and_all_once_it_stops(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Right after a start the writer pickles thousands of notebooks beside a server answering requests.
-
-    After each notebook it pickles it releases the interpreter lock (`time.sleep(0)`), so a thread waiting
-    for it gets it then, not after the interpreter's switch interval. When the waiting thread actually runs
-    is the operating system's choice (on a busy machine it may run several notebooks later), so this test
-    looks at the release itself: one after every notebook, none saved for the end.
-    """
+    """Right after a start the writer pickles thousands of notebooks beside a server answering requests: it
+    waits while another thread of the process works (here a spinning one, with real threads and clocks)."""
     folder = tmp_path / "many"
     for i in range(40):
         _prompt(folder / f"n{i:02}.ipynb", f"p{i}", f"Text {i} about {{{{topic}}}}.")
@@ -405,23 +466,45 @@ def test_the_writer_gives_the_interpreter_lock_to_a_waiting_thread_between_noteb
         file, loaded = loading_module.build(folder, key)
         index.put(key, (*file.stamp, file.ctime_ns), loading_module.digest(file), loaded)
     pickled: list[str] = []
-    released_after: list[int] = []
-    real_dumps, real_sleep = index_module._dumps, index_module.time.sleep
+    real_dumps = index_module._dumps
+    watched = threading.Event()
+    stop = threading.Event()
+    windows: list[float] = []
 
     def counted(value: object) -> bytes:
         pickled.append("one")
         return real_dumps(value)
 
-    def sleep(seconds: float) -> None:
-        if seconds == 0:
-            released_after.append(len(pickled))
-        real_sleep(seconds)
+    def wait(seconds: float) -> None:
+        if seconds:
+            windows.append(seconds)
+            if len(windows) == 5:
+                watched.set()
+        time.sleep(seconds)  # the window itself: real time, in which the spinner runs or not
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(1000))
 
     monkeypatch.setattr(index_module, "_dumps", counted)
-    monkeypatch.setattr(index_module.time, "sleep", sleep)
+    monkeypatch.setattr(
+        index_module, "IdleTurns", functools.partial(index_module.IdleTurns, window=0.05, patience=60.0, wait=wait)
+    )
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    writer = threading.Thread(target=index.flush)
+    writer.start()
     try:
-        index.flush()
+        assert watched.wait(30)  # five windows watched, the spinner busy in each
+        assert pickled == []
     finally:
+        stop.set()
+        spinner.join()
+        writer.join(30)
         index.close()
     assert len(pickled) == 40
-    assert released_after == list(range(1, 41))  # after each notebook, before the next is pickled
+    written = NotebookIndex(tmp_path / "cache", folder)
+    try:
+        assert written.entries().keys() == {f"n{i:02}.ipynb" for i in range(40)}
+    finally:
+        written.close()

@@ -48,6 +48,7 @@ SURFACE = {
         "CACHE_DIR_ENV",
         "Entry",
         "FILE_NAME",
+        "IdleTurns",
         "NotebookIndex",
         "SkillEntry",
         "Stamp",
