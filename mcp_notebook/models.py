@@ -8,6 +8,7 @@ imports the MCP SDK.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, overload
@@ -291,6 +292,10 @@ class ResourceInfo:
 
 
 SKILL_FILE = "SKILL.md"
+_SKILL_SCHEME = "skill://"
+# The rest of a skill:// URI that `urlsplit` and `unquote` leave as it is: no escapes, query, fragment, IPv6
+# brackets, or the tabs and line breaks it drops (tests/test_skill_paths.py holds the two ways to each other).
+_PLAIN_URI_REST = re.compile(r"[^%?#\[\]\t\r\n]*")
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 """The Skills extension's identifier, declared under `capabilities.extensions` by servers that serve skills."""
 
@@ -332,8 +337,13 @@ class Skill:
     """The skill's path in its server's namespace (the last segment is its name): `acme/billing/refunds`."""
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.base)
-        object.__setattr__(self, "path", unquote(f"{parts.netloc}{parts.path}").strip("/"))
+        base = self.base
+        if base.startswith(_SKILL_SCHEME) and _PLAIN_URI_REST.fullmatch(base, len(_SKILL_SCHEME)):
+            path = base[len(_SKILL_SCHEME) :]  # what the split below makes of a URI with nothing to decode
+        else:
+            parts = urlsplit(base)
+            path = unquote(f"{parts.netloc}{parts.path}")
+        object.__setattr__(self, "path", path.strip("/"))
 
     @staticmethod
     def uri_at(path: str) -> str:

@@ -38,9 +38,8 @@ import operator
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..models import SKILL_FILE, Skill, SkillFile
 from ..registry import PromptRegistry
@@ -75,8 +74,7 @@ NotebookSkills = Mapping[str, tuple[tuple[Skill, ...], tuple[str, ...]]]
 """The skills the served notebooks declare and the warnings about them, by notebook key (those with any)."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
+class _Read(NamedTuple):
     """A file read for a skill: its bytes' digest and size, and the stamp of the file they were read from."""
 
     stamp: Stamp
