@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 import threading
-from dataclasses import replace
+from dataclasses import fields, replace
 
-from mcp_notebook.models import PromptSpec
+from mcp_notebook.models import PromptSpec, Skill, SkillFile
 from mcp_notebook.naming import plan_renames
 from mcp_notebook.registry import PromptRegistry, RegistrySnapshot
 
@@ -215,3 +215,54 @@ def test_changes_applied_one_at_a_time_give_the_set_a_full_rebuild_gives() -> No
         assert list(snapshot.prompts) == expected, f"round {round_}"
         assert dict(snapshot.by_name) == {p.name: p for p in expected}, f"round {round_}"
         assert [w for w in snapshot.warnings if not w.startswith("note ")] == clash_warnings, f"round {round_}"
+
+
+def _skill(**changes: object) -> Skill:
+    base = Skill(
+        "skill://refunds/SKILL.md",
+        {"name": "refunds", "description": "Refund a charge."},
+        (SkillFile("SKILL.md", "sha256:" + "0" * 64, 40, "text/markdown"),),
+        origin="refunds",
+        folder="refunds",
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_the_skills_fingerprint_changes_with_everything_a_skill_shows_and_only_then() -> None:
+    registry = PromptRegistry()
+    registry.set_skills([_skill()])
+    first = registry.snapshot().fingerprint
+    registry.set_skills([_skill()])
+    assert registry.snapshot().fingerprint == first  # an equal set: no new snapshot, the same fingerprint
+    other_file = SkillFile("SKILL.md", "sha256:" + "1" * 64, 40, "text/markdown")
+    variants = [
+        _skill(frontmatter={"name": "refunds", "description": "Refund a charge!"}),
+        _skill(files=(other_file,)),
+        _skill(files=(replace(other_file, digest="sha256:" + "0" * 64, size=41),)),
+        _skill(files=None),
+        _skill(origin="elsewhere"),
+        _skill(folder="elsewhere/refunds"),
+        _skill(meta={"note": 1}),
+        _skill(server="another"),
+    ]
+    seen = {first}
+    for variant in variants:
+        registry.set_skills([variant])
+        fingerprint = registry.snapshot().fingerprint
+        assert fingerprint not in seen, variant
+        seen.add(fingerprint)
+
+
+def test_the_skills_fingerprint_covers_every_field_a_skill_and_its_files_show() -> None:
+    # The fingerprint digests these fields in plain values (`registry._skills_digest`): a new shown field must
+    # be digested there too, or a change of it would not be announced.
+    assert [f.name for f in fields(Skill) if f.repr] == [
+        "uri",
+        "frontmatter",
+        "files",
+        "server",
+        "origin",
+        "folder",
+        "meta",
+    ]
+    assert [f.name for f in fields(SkillFile) if f.repr] == ["path", "digest", "size", "mime_type", "uri"]
