@@ -23,7 +23,9 @@ user and that nobody else can write to; any other folder is not used. A
 corrupt file is set aside and rebuilt, and entries written by another version
 of mcp-notebook (or of the code that builds prompts) are never read: the
 format tag changes with the code. The index is an optimisation: when it cannot
-be read or written, notebooks are loaded from disk as without it.
+be read or written, notebooks are loaded from disk as without it. A server
+writes it from a thread of its own, pickling in its idle time (`IdleTurns`):
+the first answers after a start are not slowed by the write it leaves behind.
 
 Where it lives: `$MCP_NOTEBOOK_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-notebook`,
 else `~/.cache/mcp-notebook`. Deleting the folder clears it.
@@ -228,7 +230,7 @@ class IdleTurns:
         self.waited = 0.0  # seconds spent watching the rest of the process
 
     def take(self) -> None:
-        """Return when the job may do its next piece of work (module docstring above)."""
+        """Return when the job may do its next piece of work (the class docstring says when)."""
         if self._began is not None and self._clock() - self._began < self._turn:
             self._wait(0)  # within the turn: a thread waiting for the interpreter lock goes first
             return
