@@ -204,9 +204,11 @@ class IdleTurns:
     lock and the answer waits for it again: at 100,000 prompts, a listing
     right after a cold start took 1.1 to 1.5 s beside the write, against
     0.5 s without it. So the job works in turns of `turn` seconds of wall
-    time; before each, it watches the rest of the process for `window`
-    seconds and goes on only when that used less than `busy` of one core
-    meanwhile (its own thread's time is not counted). Once it has waited
+    time; before each but the first, it watches the rest of the process for
+    `window` seconds and goes on only when that used less than `busy` of one
+    core meanwhile (its own thread's time is not counted). The first turn is
+    taken at once: a small job (the notebook a save reloaded) is done in it,
+    before the next save can come, as it was before. Once it has waited
     `patience` seconds in all it goes on without looking (a server that is
     never idle still keeps its index). Within a turn, each `take` lets any
     thread waiting for the interpreter lock have it first.
@@ -226,12 +228,15 @@ class IdleTurns:
     ) -> None:
         self._turn, self._window, self._busy, self._patience = turn, window, busy, patience
         self._clock, self._process_time, self._thread_time, self._wait = clock, process_time, thread_time, wait
-        self._began: float | None = None  # when the current turn began; None before the first
+        self._began: float | None = None  # when the current turn began; None before the first (taken at once)
         self.waited = 0.0  # seconds spent watching the rest of the process
 
     def take(self) -> None:
         """Return when the job may do its next piece of work (the class docstring says when)."""
-        if self._began is not None and self._clock() - self._began < self._turn:
+        if self._began is None:  # the first turn at once: a small job (a saved notebook) is done within it
+            self._began = self._clock()
+            return
+        if self._clock() - self._began < self._turn:
             self._wait(0)  # within the turn: a thread waiting for the interpreter lock goes first
             return
         while self.waited < self._patience:

@@ -418,25 +418,30 @@ class _Clocks:
         )
 
 
-def test_idle_turns_go_on_once_the_rest_of_the_process_is_idle_and_work_in_turns() -> None:
+def test_idle_turns_take_the_first_turn_at_once_then_look_before_each_turn() -> None:
     clocks = _Clocks(others=[])
     turns = clocks.turns(turn=0.02, window=0.01, busy=0.1)
     turns.take()
-    assert clocks.waits == [0.01]  # one window watched: nobody else worked
+    assert clocks.waits == []  # the first turn at once: a small job is done before anything could come
     for _ in range(3):
-        clocks.work(0.005)  # its own pickling is not the rest of the process being busy
+        clocks.work(0.005)
         turns.take()
-    assert clocks.waits == [0.01, 0, 0, 0]  # within the turn: only a thread waiting for the lock goes first
+    assert clocks.waits == [0, 0, 0]  # within the turn: only a thread waiting for the lock goes first
     clocks.work(0.006)  # 0.021 s into the turn
     turns.take()
-    assert clocks.waits == [0.01, 0, 0, 0, 0.01]  # a new turn, after a look at the rest of the process
-    assert turns.waited == pytest.approx(0.02)
+    assert clocks.waits == [0, 0, 0, 0.01]  # a new turn, after a look: nobody else worked
+    clocks.work(0.005)  # its own pickling is not the rest of the process being busy
+    turns.take()
+    assert clocks.waits == [0, 0, 0, 0.01, 0]
+    assert turns.waited == pytest.approx(0.01)
 
 
 def test_idle_turns_wait_while_the_rest_of_the_process_works() -> None:
-    # Another thread answering requests: 8 ms of every 10 ms window, three times, then 2 ms (idle enough).
+    # Another thread answering requests: 8 ms of every 10 ms window, three times, then 0.5 ms (idle enough).
     clocks = _Clocks(others=[0.008, 0.008, 0.008, 0.0005])
     turns = clocks.turns(turn=0.02, window=0.01, busy=0.1)
+    turns.take()
+    clocks.work(0.03)
     turns.take()
     assert clocks.waits == [0.01] * 4
     assert turns.waited == pytest.approx(0.04)
@@ -445,6 +450,8 @@ def test_idle_turns_wait_while_the_rest_of_the_process_works() -> None:
 def test_idle_turns_go_on_after_their_patience_when_the_process_is_never_idle() -> None:
     clocks = _Clocks(others=[0.01] * 1000)
     turns = clocks.turns(turn=0.02, window=0.01, busy=0.1, patience=0.05)
+    turns.take()
+    clocks.work(0.03)
     turns.take()
     assert len(clocks.waits) == 5  # waited its patience out, then went on
     clocks.work(0.03)
@@ -487,8 +494,11 @@ def test_the_writer_pickles_nothing_while_another_thread_is_busy_and_all_once_it
             sum(range(1000))
 
     monkeypatch.setattr(index_module, "_dumps", counted)
+    # Turns of no time: the first notebook is pickled at once (the first turn), each other one after a look.
     monkeypatch.setattr(
-        index_module, "IdleTurns", functools.partial(index_module.IdleTurns, window=0.05, patience=60.0, wait=wait)
+        index_module,
+        "IdleTurns",
+        functools.partial(index_module.IdleTurns, turn=0.0, window=0.05, patience=60.0, wait=wait),
     )
     spinner = threading.Thread(target=spin)
     spinner.start()
@@ -496,7 +506,7 @@ def test_the_writer_pickles_nothing_while_another_thread_is_busy_and_all_once_it
     writer.start()
     try:
         assert watched.wait(30)  # five windows watched, the spinner busy in each
-        assert pickled == []
+        assert pickled == ["one"]  # the first turn's notebook, and no other
     finally:
         stop.set()
         spinner.join()
