@@ -292,7 +292,8 @@ class ResourceInfo:
 
 
 SKILL_FILE = "SKILL.md"
-_SKILL_SCHEME = "skill://"
+SKILL_SCHEME = "skill://"
+"""The scheme of every skill's URI: `skill://PATH/SKILL.md` and the files beside it."""
 # The rest of a skill:// URI that `urlsplit` and `unquote` leave as it is: no escapes, query, fragment, IPv6
 # brackets, or the tabs and line breaks it drops (tests/test_skill_paths.py holds the two ways to each other).
 _PLAIN_URI_REST = re.compile(r"[^%?#\[\]\t\r\n]*")
@@ -338,8 +339,8 @@ class Skill:
 
     def __post_init__(self) -> None:
         base = self.base
-        if base.startswith(_SKILL_SCHEME) and _PLAIN_URI_REST.fullmatch(base, len(_SKILL_SCHEME)):
-            path = base[len(_SKILL_SCHEME) :]  # what the split below makes of a URI with nothing to decode
+        if base.startswith(SKILL_SCHEME) and _PLAIN_URI_REST.fullmatch(base, len(SKILL_SCHEME)):
+            path = base[len(SKILL_SCHEME) :]  # what the split below makes of a URI with nothing to decode
         else:
             parts = urlsplit(base)
             path = unquote(f"{parts.netloc}{parts.path}")
@@ -348,7 +349,7 @@ class Skill:
     @staticmethod
     def uri_at(path: str) -> str:
         """The `SKILL.md` URI of the skill served at `path`."""
-        return f"skill://{path}/{SKILL_FILE}"
+        return f"{SKILL_SCHEME}{path}/{SKILL_FILE}"
 
     @property
     def name(self) -> str:

@@ -31,7 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from ..exceptions import ResourceError
-from ..models import SKILL_FILE, SKILLS_EXTENSION, EmbeddedResource, ResourceInfo, Skill
+from ..models import SKILL_FILE, SKILL_SCHEME, SKILLS_EXTENSION, EmbeddedResource, ResourceInfo, Skill
 from ..registry import PromptRegistry, RegistrySnapshot
 from .paging import Paginator, fingerprint_of
 from .revisions import is_modern
@@ -53,7 +53,6 @@ SKILLS_GET: Final = "skills/get"
 DIRECTORY_READ: Final = "resources/directory/read"
 SKILL_METHODS: Final = frozenset({SKILLS_LIST, SKILLS_GET, DIRECTORY_READ})
 DIRECTORY_MIME_TYPE: Final = "inode/directory"
-_SCHEME: Final = "skill://"
 
 ReadBytes = Callable[[Skill, str], bytes]
 """The bytes of a skill's file now (`SkillCatalog.read_bytes`); raises `FileRefusal` (an `Exception`)."""
@@ -73,7 +72,7 @@ class ReadDirectoryParams(types.PaginatedRequestParams):
 
 def entry_of(skill: Skill) -> dict[str, Any]:
     """A skill's entry as `skills/list` and `skills/get` carry it."""
-    base = f"{_SCHEME}{skill.path}/"
+    base = f"{SKILL_SCHEME}{skill.path}/"
     return {
         "uri": skill.uri,
         "frontmatter": dict(skill.frontmatter),
@@ -133,7 +132,7 @@ class SkillAnswers:
             return self._infos[1]
         infos: list[ResourceInfo] = []
         for skill in snapshot.skills:
-            base = f"{_SCHEME}{skill.path}/"
+            base = f"{SKILL_SCHEME}{skill.path}/"
             for file in skill.files or ():
                 top = file.path == SKILL_FILE
                 name, description = (skill.name, skill.description) if top else (file.path.rsplit("/", 1)[-1], None)
@@ -143,12 +142,12 @@ class SkillAnswers:
 
     def _locate(self, snapshot: RegistrySnapshot, uri: str) -> tuple[Skill, str] | None:
         """The skill that serves the file at `uri` and the file's path in it (the innermost skill when nested)."""
-        if not uri.startswith(_SCHEME):
+        if not uri.startswith(SKILL_SCHEME):
             return None
-        rest = uri[len(_SCHEME) :]
+        rest = uri[len(SKILL_SCHEME) :]
         parts = rest.split("/")
         for cut in range(len(parts) - 1, 0, -1):
-            skill = snapshot.skills_by_uri.get(f"{_SCHEME}{'/'.join(parts[:cut])}/{SKILL_FILE}")
+            skill = snapshot.skills_by_uri.get(f"{SKILL_SCHEME}{'/'.join(parts[:cut])}/{SKILL_FILE}")
             if skill is not None:
                 path = "/".join(parts[cut:])
                 if skill.file(path) is not None:
@@ -157,7 +156,7 @@ class SkillAnswers:
         return None
 
     def serves(self, uri: str) -> bool:
-        return uri.startswith(_SCHEME)
+        return uri.startswith(SKILL_SCHEME)
 
     def read(self, uri: str) -> list[EmbeddedResource]:
         """The contents of the skill file at `uri` (text when it is UTF-8, else base64); `ResourceError` else."""
@@ -182,7 +181,7 @@ class SkillAnswers:
     def read_directory(self, revision: str, uri: str, cursor: str | None) -> dict[str, Any]:
         """The direct children of the directory resource `uri` (a skill's folder or a folder inside it)."""
         snapshot = self.registry.snapshot()
-        children = self._children(snapshot, uri.rstrip("/") if uri != _SCHEME else uri)
+        children = self._children(snapshot, uri.rstrip("/") if uri != SKILL_SCHEME else uri)
         if children is None:
             raise MCPError(INVALID_PARAMS, f"{uri} is not a directory resource of a served skill", {"uri": uri})
         page = self.paginator.page(f"directory {uri}", children, fingerprint_of(children), cursor)
@@ -202,9 +201,9 @@ class SkillAnswers:
 
     @staticmethod
     def _children(snapshot: RegistrySnapshot, uri: str) -> tuple[ResourceInfo, ...] | None:
-        if not uri.startswith(_SCHEME) or uri.endswith(f"/{SKILL_FILE}"):
+        if not uri.startswith(SKILL_SCHEME) or uri.endswith(f"/{SKILL_FILE}"):
             return None
-        inside = uri[len(_SCHEME) :]
+        inside = uri[len(SKILL_SCHEME) :]
         owner: Skill | None = None
         prefix = ""
         for skill in snapshot.skills:  # the innermost skill whose folder holds the directory
