@@ -99,6 +99,19 @@ def test_benchmark_prints_a_figure_for_each_of_its_measurements(
         assert re.fullmatch(rf"{NUMBER} \S+", row[1]), row
 
 
+def test_skills_benchmark_sets_the_skills_beside_their_floor_and_the_peer_serving_the_same_folders(
+    run_benchmark: Runner,
+) -> None:
+    rows = {row[0]: row[1] for row in table_rows(run_benchmark("benchmarks.bench_skills"))}
+    assert rows["every folder listed and each of the 60 files' status read"].endswith(" ms")
+    (parse,) = [value for name, value in rows.items() if name.startswith("json.loads of the whole listing (1 page, ")]
+    assert re.fullmatch(rf"{NUMBER} ms", parse)
+    for server in ("mcp-notebook", "FastMCP 4.2"):
+        assert rows[f"{server}: spawn to the first page"].endswith(" ms")
+    for what in ("start", "listing", "CPU"):
+        assert re.fullmatch(rf"{NUMBER} x", rows[f"FastMCP / mcp-notebook, {what}"])
+
+
 def test_reload_benchmark_times_each_save_to_the_notification_that_serves_it(run_benchmark: Runner) -> None:
     rows = {row[0]: row[1] for row in table_rows(run_benchmark("benchmarks.bench_reload"))}
     assert rows["save -> notifications/prompts/list_changed, max"].endswith(" ms")
