@@ -149,7 +149,7 @@ TEXTS: dict[str, str] = {
         "\n"
         "options:\n"
         "  -h, --help  show this help message and exit\n"
-        "  --json      print one JSON document (prompts, warnings, errors)\n"
+        "  --json      print one JSON document (prompts, skills, warnings, errors)\n"
     ),
     "render": (
         "usage: mcp-notebook render [-h]\n"
