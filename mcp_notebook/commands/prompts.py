@@ -52,7 +52,9 @@ examples:
 def add_list_arguments(listing: argparse.ArgumentParser) -> None:
     """The notebooks to list, and `--json`."""
     listing.add_argument("paths", nargs="+", metavar="PATH", help="notebook files or folders")
-    listing.add_argument("--json", action="store_true", help="print one JSON document (prompts, skills, warnings, errors)")
+    listing.add_argument(
+        "--json", action="store_true", help="print one JSON document (prompts, skills, warnings, errors)"
+    )
 
 
 def add_render_arguments(render: argparse.ArgumentParser) -> None:
