@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .registry import PromptRegistry
     from .sources.folder import NotebookFolderSource
     from .sources.skills import SkillCatalog
-    from .sources.start_report import StartReport
+    from .sources.start_report import StartReport, StartSummary
 
 __all__ = ["NotebookService", "ServiceSettings"]
 
@@ -134,6 +134,7 @@ class NotebookService:
         self._server_options = server_options
         self._server: PromptServer | None = None
         self._report: StartReport | None = None
+        self.summary: StartSummary | None = None  # what the first scan served, once `start` is done
 
     @property
     def server(self) -> PromptServer:
@@ -161,7 +162,7 @@ class NotebookService:
     def start(self, meanwhile: Callable[[], object] | None = None, *, report: bool = True) -> list[str]:
         """The first scan (`meanwhile` is the host's other start-up work, done while children build), then the
         summary lines. Not `report`: another process of the same server says the summary (`--workers`)."""
-        from .sources.start_report import StartReport, summary_lines, then_for
+        from .sources.start_report import StartReport, start_summary, then_for
 
         self._report = StartReport()  # each problem of the first scan said once, in the summary
         skills = self.skills
@@ -183,12 +184,12 @@ class NotebookService:
         except BaseException:
             self._end_report()
             raise
-        lines = summary_lines(self.registry, self.source, then=then_for(watching=self.settings.watch))
+        self.summary = start_summary(self.registry, self.source, then=then_for(watching=self.settings.watch))
         if self._report is not None:
             self._report.summarized()
         if not self.settings.watch:
             self._end_report()
-        return lines if report else []
+        return self.summary.lines if report else []
 
     async def start_in_thread(self, *, report: bool = True) -> list[str]:
         """`start` for a host on an event loop: the scan runs in a worker thread, the loop goes on."""

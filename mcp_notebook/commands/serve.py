@@ -150,7 +150,9 @@ def run_serve(args: argparse.Namespace) -> int:
     person = sys.stdin.isatty()  # a person, not an MCP client, started it
     # An MCP client logs whatever a stdio server writes on stderr, and some (Claude Code) label each line an
     # error: a start that went well says nothing there, unless asked (-v). Problems and advice are always said.
-    if person or args.verbose or len(lines) > 1 or not service.registry.snapshot().prompts:
+    summary = service.summary
+    served = summary is not None and (service.registry.snapshot().prompts or summary.skills)
+    if person or args.verbose or not served or (summary is not None and summary.warnings):
         for line in lines:
             say(line)
     if person:  # say what it waits for

@@ -69,6 +69,7 @@ from .session_path import SessionLookup, session_notebook
 if TYPE_CHECKING:
     from ..client import PromptClient
     from ..sources.skills import SkillCatalog
+    from ..sources.start_report import StartSummary
 
 __all__ = ["LIVE_MAGIC_TIMEOUT", "KernelPromptState", "KernelServer", "ServeOptions"]
 
@@ -187,7 +188,7 @@ class KernelServer:
         self._scheduler: MainThreadScheduler | None = None
         self._folder: Any = None
         self._skills: SkillCatalog | None = None  # the served notebook's skills (a notebook tagged as a skill)
-        self.summary_lines: list[str] = []  # the start-up summary of the served notebook
+        self.summary: StartSummary | None = None  # the start-up summary of the served notebook
         self._follow_session = False
         self._notebook_lock = threading.RLock()
         self._notebook_cleanups: list[Callable[[], None]] = []
@@ -459,7 +460,8 @@ class KernelServer:
             # The kernel's protocol server also serves its magics and %%prompt cells: the notebook's prompts join
             # them in the kernel's registry; the index, the first scan and the summary are every host's.
             service = NotebookService(ServiceSettings.for_paths((str(path),)), registry=self.state.registry)
-            self.summary_lines = service.start()
+            service.start()
+            self.summary = service.summary
             folder = service.source
             self._folder = folder
             self._skills = service.skills
@@ -525,12 +527,16 @@ class KernelServer:
             served.append(f"the notebook {Path(self.notebook).name}")
         if self.options.live:
             served.append(f"live magics: {', '.join(self.options.live)}")
+        if self.summary is not None and self.summary.skills:
+            skills = self.summary.skills
+            served.append(f"{len(skills)} skill{'s' * (len(skills) != 1)} ({', '.join(skills)})")
         warnings = [
             f"warning: --live {title} runs code: any client holding the token can run arbitrary code in this kernel "
             "through it"
             for title in self.magics.code_live()
         ]
-        warnings.extend(self.summary_lines[1:])  # what is wrong in the served notebook, as every host says it
+        if self.summary is not None:  # what is wrong in the served notebook, as every host says it
+            warnings.extend(self.summary.warnings)
         unknown = self.magics.unknown_live()
         if unknown:
             warnings.append(f"warning: --live names no magic of this kernel (yet): {', '.join(unknown)}")

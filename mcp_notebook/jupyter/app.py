@@ -156,9 +156,11 @@ class MCPNotebook(ExtensionApp):
         assert self.serverapp is not None
         # Under JupyterHub the server's own address is internal; the hub says where users reach it, when it knows.
         url = mcp_url_of(os.environ.get("JUPYTERHUB_PUBLIC_URL") or self.serverapp.connection_url)
-        head, *warnings = host.summary_lines or [host.summary()]
-        self.log.info("%s; MCP prompts served at %s", head, url)
-        for warning in warnings:
+        summary = host.service.summary
+        self.log.info("%s; MCP prompts served at %s", summary.head if summary else host.summary(), url)
+        if summary is not None and summary.skills_line is not None:
+            self.log.info("%s", summary.skills_line)
+        for warning in summary.warnings if summary is not None else ():
             self.log.warning("%s", warning)
         self.log.info("MCP client configuration: mcp-notebook config --jupyter %s", url)
 

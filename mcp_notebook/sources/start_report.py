@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,15 @@ if TYPE_CHECKING:
     from ..registry import PromptRegistry
     from .folder import NotebookFolderSource
 
-__all__ = ["FORMAT_GUIDE", "StartReport", "claim_the_report", "summary_lines", "then_for"]
+__all__ = [
+    "FORMAT_GUIDE",
+    "StartReport",
+    "StartSummary",
+    "claim_the_report",
+    "start_summary",
+    "summary_lines",
+    "then_for",
+]
 
 FORMAT_GUIDE = "mcp-notebook help format"  # how to write a prompt (a page every install has), for a folder with none
 _FOLDER_LOG = __name__.rpartition(".")[0] + ".folder"  # the logger of sources/folder.py
@@ -34,8 +43,28 @@ def then_for(*, watching: bool) -> str:
     return " and save; this server reloads on save." if watching else ", then start this server again."
 
 
-def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, then: str) -> list[str]:
-    """How many prompts from how many notebooks, then the warnings; with no prompt, how to write one.
+@dataclass(frozen=True, slots=True)
+class StartSummary:
+    """What a start served: how many prompts from where (`head`), the skills' URIs, each warning's line."""
+
+    head: str
+    skills: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # each "warning: ..."
+
+    @property
+    def skills_line(self) -> str | None:
+        """`2 skills: skill://a/SKILL.md, skill://b/SKILL.md`; None when none is served."""
+        return f"{_plural(len(self.skills), 'skill')}: {', '.join(self.skills)}" if self.skills else None
+
+    @property
+    def lines(self) -> list[str]:
+        """The summary as a host says it: the head, the skills' line, the warnings."""
+        return [self.head, *([self.skills_line] if self.skills_line else []), *self.warnings]
+
+
+def start_summary(registry: PromptRegistry, source: NotebookFolderSource, *, then: str) -> StartSummary:
+    """How many prompts from how many notebooks, the skills, the warnings; with nothing served, how to write a
+    prompt (a folder of skills alone is told nothing about prompts).
 
     `then` ends that advice: what makes the new prompt appear (a save, for a server that watches).
     """
@@ -48,6 +77,14 @@ def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, the
     read = found - len(source.errors)
     if count:
         head = f"{_plural(count, 'prompt')} from {_plural(found, 'notebook')} in {source.root}"
+    elif snapshot.skills:
+        if not found:
+            notebooks = "no notebook"
+        elif read:
+            notebooks = f"{_plural(read, 'notebook')} read"
+        else:
+            notebooks = "no notebook could be read: the warnings below say why"
+        head = f"0 prompts in {source.root} ({notebooks})"
     elif not found:
         head = (
             f"0 prompts: no notebook (.ipynb) was found in {source.root}. "
@@ -62,8 +99,16 @@ def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, the
             f"0 prompts: {which} in {source.root} {has} cell tagged prompt:NAME. "
             f"Tag a cell prompt:NAME (the format: {FORMAT_GUIDE}){then}"
         )
-    skills = [f"{_plural(len(snapshot.skills), 'skill')}: {', '.join(s.uri for s in snapshot.skills)}"]
-    return [head, *(skills if snapshot.skills else []), *(f"warning: {warning}" for warning in snapshot.warnings)]
+    return StartSummary(
+        head,
+        tuple(skill.uri for skill in snapshot.skills),
+        tuple(f"warning: {warning}" for warning in snapshot.warnings),
+    )
+
+
+def summary_lines(registry: PromptRegistry, source: NotebookFolderSource, *, then: str) -> list[str]:
+    """`start_summary(...).lines`: the head, the skills' line, the warnings."""
+    return start_summary(registry, source, then=then).lines
 
 
 def claim_the_report(worker_dir: str | None) -> bool:

@@ -48,7 +48,7 @@ def test_the_kernels_notebook_goes_through_the_service(
     expected = alone.start()
     alone.close()
     assert len(expected) > 1  # the summary has a warning about the bad name
-    assert server.summary_lines == expected
+    assert server.summary is not None and server.summary.lines == expected
     report = server.describe()
     warnings = report.warnings
     assert [line for line in warnings if line in expected] == expected[1:]

@@ -55,6 +55,9 @@ def test_the_kernels_notebook_serves_its_tagged_section_as_a_skill(
     )
     server = kernel.serve("--notebook", str(path))
     assert server.url is not None
+    report = server.describe()  # what `%mcp serve` shows: the skill among what is served, not as a warning
+    assert report.served.endswith(", 1 skill (skill://tidy-table/SKILL.md).")
+    assert not any("tidy-table" in warning for warning in report.warnings)
     listed = post(server.url, server.token, "skills/list", {})["result"]
     (entry,) = listed["skills"]
     assert entry["uri"] == "skill://tidy-table/SKILL.md"

@@ -320,3 +320,20 @@ async def test_stopping_the_server_after_a_client_came_says_nothing_but_its_log(
     stopping = next(i for i, line in enumerate(ended) if "received signal 15, stopping" in line)
     stray = [line for line in ended[stopping:] if not line.startswith("[")]
     assert stray == [], "\n".join(ended[stopping:])
+
+
+def test_the_skills_served_are_logged_as_information_and_only_problems_as_warnings(tmp_path: Path) -> None:
+    root = tmp_path / "notebooks"
+    write_corpus(root)
+    for name, text in [
+        ("tidy-table", "---\nname: tidy-table\ndescription: Tidy a table.\n---\n\nTidy it.\n"),
+        ("broken", "# No frontmatter\n"),
+    ]:
+        (root / name).mkdir()
+        (root / name / "SKILL.md").write_text(text, encoding="utf-8")
+    with JupyterServer(root, tmp_path) as jupyter:
+        served = jupyter.wait_for_line(r"MCP prompts served at")
+        skills = jupyter.wait_for_line(r"1 skill: skill://tidy-table/SKILL\.md")
+        broken = jupyter.wait_for_line(r"skill broken/SKILL\.md is not served")
+    assert served.startswith("[I ") and skills.startswith("[I ")
+    assert broken.startswith("[W ") and "warning: skill broken/SKILL.md is not served" in broken
