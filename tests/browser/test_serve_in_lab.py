@@ -31,7 +31,12 @@ def test_serve_shows_a_summary_with_folded_client_configurations_to_copy(page: A
         assert report.locator("details[open]").count() == 0
         shown = report.inner_text()
         assert shown.startswith("MCP server of this kernel at http://127.0.0.1:")
-        assert "Serving 1 prompt from a %%prompt cell, the notebook serve_in_lab.ipynb" in shown
+        # The notebook's section tagged skill:tidy-table is served as a skill: said among what is served.
+        assert (
+            "Serving 1 prompt from a %%prompt cell, the notebook serve_in_lab.ipynb, "
+            "1 skill (skill://tidy-table/SKILL.md)." in shown
+        )
+        assert "1 skill:" not in shown  # not among the warnings
         assert "the notebook " in shown and "serve_in_lab.ipynb" in shown  # found through the sessions API
         assert "claude mcp add" not in shown  # folded away until asked for
         page.screenshot(path=str(ARTIFACTS / "serve-folded.png"), full_page=True)
