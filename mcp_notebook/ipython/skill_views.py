@@ -132,8 +132,7 @@ class SkillView(SkillContent):
         if skill.files is None:
             lines.append(f"Files: {_DYNAMIC}.")
         else:
-            lines.append("Files (open one with the line beside it):")
-            lines += [f"  {path}  {size}  {command}" for path, size, command in self._file_rows()]
+            lines += ["Files:", _table_text(("file", "size", "open it with"), self._file_rows())]
         return "\n".join(lines)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:

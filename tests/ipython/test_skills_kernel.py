@@ -55,6 +55,11 @@ def test_skill_renders_its_instructions_and_lists_its_files_each_openable(kernel
     assert "| `license` | Apache-2.0 |" in markdown
     assert "| `references/FORMS.md` |" in markdown
     assert "`%mcp skill shop:pdf-processing references/FORMS.md`" in markdown
+    plain = shown["text/plain"].splitlines()  # a terminal: the same files, in aligned columns
+    files = plain[plain.index("Files:") + 1 :]
+    assert files[0].split() == ["file", "size", "open", "it", "with"] and set(files[1]) == {"-", " "}
+    commands = [line.index("%mcp skill shop:pdf-processing") for line in files[2:]]
+    assert len(commands) == 3 and len(set(commands)) == 1
 
     opened = kernel.execute("%mcp skill shop:pdf-processing references/FORMS.md").result
     assert (PDF / "references" / "FORMS.md").read_text().split("\n", 1)[1].strip() in opened["text/markdown"]
