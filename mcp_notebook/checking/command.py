@@ -12,10 +12,10 @@ __all__ = ["CHECK_HELP", "add_check_arguments", "run_check"]
 
 CHECK_HELP = """\
 Check the prompts of notebooks before release: the format warnings `list`
-gives, what goes wrong with each prompt in each known MCP client (Zed,
-Claude Code, VS Code, opencode, Cursor, clients that forward only text; each
-limit with its source), and the prompt tests written as cells (test:NAME, see
-mcp-notebook help format). Grouped by notebook, worst first.
+gives (the skills' too), what goes wrong with each prompt in each known MCP
+client (Zed, Claude Code, VS Code, opencode, Cursor, clients that forward only
+text; each limit with its source), and the prompt tests written as cells
+(test:NAME, see mcp-notebook help format). Grouped by notebook, worst first.
 
 Exits with 1 on errors (a notebook that cannot be read, a failed prompt test),
 and with --strict on warnings too; 2 on bad usage.

@@ -1,7 +1,8 @@
 """`mcp-notebook check`: what `list` warns about, what each known client does wrong, and the prompt tests.
 
-`check_paths` loads notebooks as `list` does (the same folder source, so the
-same warnings and errors), looks at every prompt with the client table
+`check_paths` loads notebooks and skills as `list` does (the same folder source
+and skill catalog, so the same warnings and errors; the skills' under
+`SKILLS`), looks at every prompt with the client table
 (`clients.py`) and runs the prompt tests (`prompt_tests.py`). `check_prompts`
 does the client part for prompts from anywhere (a kernel's `%%prompt` cells).
 The `Report` is grouped by notebook, worst first, and written for people
@@ -22,10 +23,11 @@ from ..models import PromptSpec
 from .clients import ClientRule, ProblemFinder, client_names, client_rules
 from .prompt_tests import TestResult, run_tests
 
-__all__ = ["Finding", "NotebookReport", "Report", "check_paths", "check_prompts"]
+__all__ = ["SKILLS", "Finding", "NotebookReport", "Report", "check_paths", "check_prompts"]
 
 Severity = Literal["error", "warning"]
 GENERAL = ""  # findings about no one notebook (a name two notebooks publish)
+SKILLS = "skills"  # findings about the skills (a SKILL.md that is not served, a file left out of its skill)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +35,7 @@ class Finding:
     """One thing wrong: a notebook that cannot be read, a format warning, a client's limit, a failed test."""
 
     severity: Severity
-    kind: Literal["notebook", "format", "client", "test"]
+    kind: Literal["notebook", "format", "client", "test", "skill"]
     message: str
     prompts: tuple[str, ...] = ()  # the prompts it is about (a client's limit, grouped)
     client: str | None = None
@@ -64,6 +66,7 @@ class Report:
     notebooks: dict[str, NotebookReport] = field(default_factory=dict)
     clients: tuple[str, ...] = ()
     seconds: float = 0.0
+    skills: int = 0  # the skills that would be served
 
     def of(self, notebook: str) -> NotebookReport:
         found = self.notebooks.get(notebook)
@@ -95,12 +98,14 @@ class Report:
     def summary(self) -> str:
         prompts = sum(n.prompts for n in self.notebooks.values())
         notebooks = sum(1 for key in self.notebooks if key.endswith(".ipynb"))
-        others = [key for key in self.notebooks if key != GENERAL and not key.endswith(".ipynb")]  # "%%prompt cells"
+        # "%%prompt cells": the groups of prompts that are no notebook's
+        others = [key for key in self.notebooks if key not in (GENERAL, SKILLS) and not key.endswith(".ipynb")]
         tests = self.tests
         failed = sum(not result.passed for result in tests)
         ran = f", {_count(len(tests), 'prompt test')} ({len(tests) - failed} passed, {failed} failed)" if tests else ""
+        skills = f", {_count(self.skills, 'skill')}" if self.skills or SKILLS in self.notebooks else ""
         return (
-            f"{_count(prompts, 'prompt')} in {' and '.join([_count(notebooks, 'notebook'), *others])}{ran}: "
+            f"{_count(prompts, 'prompt')} in {' and '.join([_count(notebooks, 'notebook'), *others])}{skills}{ran}: "
             f"{_count(self.errors, 'error')}, "
             f"{_count(self.warnings, 'warning')} (clients: {', '.join(self.clients) or 'none'})"
         )
@@ -143,6 +148,7 @@ class Report:
                 for n in self.worst_first()
             ],
             "clients": {client: client_names()[client] for client in self.clients},
+            "skills": self.skills,
             "errors": self.errors,
             "warnings": self.warnings,
             "summary": self.summary(),
@@ -168,7 +174,8 @@ class Report:
                     failure = ElementTree.SubElement(case, "failure", message=result.failure or "failed")
                     failure.text = result.detail or result.failure
             others = [f for f in notebook.findings if f.kind != "test"]
-            case = ElementTree.SubElement(suite, "testcase", classname=name, name="format and clients")
+            checks = "served as skills" if notebook.notebook == SKILLS else "format and clients"
+            case = ElementTree.SubElement(suite, "testcase", classname=name, name=checks)
             cases += 1
             failing = [f for f in others if f.severity == "error" or strict]
             if failing:
@@ -283,6 +290,7 @@ def check_paths(
     and `ValueError` for an unknown client."""
     from ..registry import PromptRegistry
     from ..sources.folder import NotebookFolderSource, sources_unlogged
+    from ..sources.skills import SkillCatalog
 
     started = time.perf_counter()
     rules = client_rules(clients)  # an unknown client fails before anything is read
@@ -292,7 +300,15 @@ def check_paths(
     try:
         with sources_unlogged():  # every problem is in the report, once
             source = NotebookFolderSource(list(paths), registry)
-            source.scan(workers=None)  # shared with forked children when large, as a server's first scan
+            catalog = SkillCatalog.of_source(registry, source)
+            listed = catalog.listing()  # one walk of the tree, for the notebooks and the skills (as `serve`)
+            try:
+                source.scan(workers=None, listed=listed)  # shared with forked children when large, as `serve`
+                catalog.scan(listed)
+            except BaseException:
+                catalog.close()
+                source.close()
+                raise
     finally:
         if collecting:
             gc.enable()
@@ -300,13 +316,18 @@ def check_paths(
         snapshot = registry.snapshot()
         keys = sorted(source.notebooks)
         report = Report(clients=tuple(sorted(clients)) if clients is not None else tuple(client_names()))
+        report.skills = len(snapshot.skills)
         for key in keys:
             report.of(key)
         errors = source.errors
         for key, message in errors.items():
             report.of(key).findings.append(Finding("error", "notebook", _owner(message, keys)[1]))
+        of_skills = set(catalog.warnings)
         for warning in snapshot.warnings:
             if warning in errors.values():
+                continue
+            if warning in of_skills:
+                report.of(SKILLS).findings.append(Finding("warning", "skill", warning))
                 continue
             key, message = _owner(warning, keys)
             report.of(key).findings.append(Finding("warning", "format", message))
@@ -331,6 +352,7 @@ def check_paths(
                 message = f"test {result.test.name}: {result.failure}"
                 notebook.findings.append(Finding("error", "test", message, (result.test.prompt,), detail=result.detail))
     finally:
+        catalog.close()
         source.close()
     report.seconds = time.perf_counter() - started
     return report

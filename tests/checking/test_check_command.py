@@ -120,6 +120,52 @@ def test_an_unreadable_notebook_and_format_warnings_are_reported_under_their_not
     assert "  warning  cell 1: unknown metadata.mcp fields colour ignored" in out
 
 
+def _skill(folder: Path, name: str, text: str | None = None) -> Path:
+    (folder / name).mkdir(parents=True)
+    body = text if text is not None else f"---\nname: {name}\ndescription: The {name} skill.\n---\n\nDo it.\n"
+    (folder / name / "SKILL.md").write_text(body, encoding="utf-8")
+    return folder / name
+
+
+def test_skills_that_would_not_be_served_are_warnings_under_skills(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_notebook(tmp_path / "clean.ipynb", [{"source": "Explain {{topic}}.", "mcp": {"prompt": "explain"}}])
+    _skill(tmp_path, "tidy-table")
+    clients = "(clients: claude-code, cursor, opencode, text-only, vscode, zed)"
+    code, out, _ = _check([str(tmp_path)], capsys)
+    assert code == 0 and out.strip() == f"1 prompt in 1 notebook, 1 skill: 0 errors, 0 warnings {clients}"
+    _skill(tmp_path, "bad-name", "---\nname: other\ndescription: Misnamed.\n---\n\nDo it.\n")
+    _skill(tmp_path, "bare", "# No frontmatter\n")
+    outside = tmp_path.parent / "secret.txt"
+    outside.write_text("password", encoding="utf-8")
+    (tmp_path / "tidy-table" / "leak.txt").symlink_to(outside)
+
+    code, out, _ = _check([str(tmp_path)], capsys)
+
+    assert code == 0  # warnings, as `list` gives them: --strict fails on them
+    lines = out.splitlines()
+    assert lines[0] == "skills: 0 errors, 3 warnings"
+    assert lines[1:4] == [
+        "  warning  skill bad-name/SKILL.md is not served: its name 'other' is not its folder's name 'bad-name': "
+        "rename one",
+        "  warning  skill bare/SKILL.md is not served: SKILL.md does not begin with YAML frontmatter: start it with "
+        "a '---' line, then 'name: ...' and 'description: ...', then a '---' line",
+        "  warning  tidy-table/leak.txt is left out of its skill: a symlink leads outside the served folder",
+    ]
+    assert lines[-1] == f"1 prompt in 1 notebook, 1 skill: 0 errors, 3 warnings {clients}"
+    assert _check([str(tmp_path), "--strict"], capsys)[0] == 1
+    document = json.loads(_check([str(tmp_path), "--json"], capsys)[1])
+    assert document["skills"] == 1 and document["warnings"] == 3
+    (skills,) = [n for n in document["notebooks"] if n["notebook"] == "skills"]
+    assert {f["kind"] for f in skills["findings"]} == {"skill"} and len(skills["findings"]) == 3
+    junit = tmp_path.parent / "check.xml"
+    _check([str(tmp_path), "--strict", "--junit", str(junit)], capsys)
+    cases = {(c.get("classname"), c.get("name")): c for c in ElementTree.parse(junit).getroot().iter("testcase")}
+    failure = cases["skills", "served as skills"].find("failure")
+    assert failure is not None and "bad-name/SKILL.md is not served" in (failure.text or "")
+
+
 @pytest.mark.slow
 def test_the_installed_command_checks_a_folder(folder: Path, tmp_path: Path) -> None:
     (folder / "broken.ipynb").write_text("{not json")
