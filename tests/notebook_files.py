@@ -1,4 +1,5 @@
-"""Writing small notebooks for tests (importable from any test: `from notebook_files import write_notebook`).
+"""Writing small notebooks and skill folders for tests (importable from any test: `from notebook_files import
+write_notebook`).
 
 Import helpers from here, not from `conftest`: several folders have a
 conftest.py, and `import conftest` finds whichever was loaded last.
@@ -12,7 +13,7 @@ from typing import Any
 
 import nbformat
 
-__all__ = ["write_notebook"]
+__all__ = ["write_notebook", "write_skill"]
 
 
 def write_notebook(path: Path, cells: Sequence[dict[str, Any]], *, language: str = "python") -> Path:
@@ -41,3 +42,17 @@ def write_notebook(path: Path, cells: Sequence[dict[str, Any]], *, language: str
     nbformat.write(notebook, str(tmp))
     tmp.replace(path)
     return path
+
+
+def write_skill(folder: Path, name: str, text: str | None = None, files: dict[str, bytes] | None = None) -> Path:
+    """A skill folder `folder/name` with its `SKILL.md` (`text`, else valid frontmatter naming it) and `files`."""
+    where = folder / name
+    where.mkdir(parents=True)
+    body = (
+        text if text is not None else f"---\nname: {where.name}\ndescription: The {where.name} skill.\n---\n\nDo it.\n"
+    )
+    (where / "SKILL.md").write_text(body, encoding="utf-8")
+    for path, data in (files or {}).items():
+        (where / path).parent.mkdir(parents=True, exist_ok=True)
+        (where / path).write_bytes(data)
+    return where

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from notebook_files import write_notebook
+from notebook_files import write_notebook, write_skill
 
 pytestmark = pytest.mark.slow
 
@@ -160,7 +160,8 @@ def test_the_url_line_is_the_first_line_on_stdout_and_said_once_where_both_strea
     assert served.seen("stdout").count(url_line) == 1
 
 
-def _summary_of(folder: Path, *options: str) -> str:
+def _said(folder: Path, *options: str) -> list[str]:
+    """What `serve FOLDER` over stdio says on stderr to a client that sends nothing (not a terminal)."""
     done = subprocess.run(
         [sys.executable, "-m", "mcp_notebook", "serve", str(folder), "--no-cache", *options],
         stdin=subprocess.DEVNULL,
@@ -170,7 +171,11 @@ def _summary_of(folder: Path, *options: str) -> str:
         check=True,
     )
     assert done.stdout == ""
-    (line,) = done.stderr.splitlines()
+    return done.stderr.splitlines()
+
+
+def _summary_of(folder: Path, *options: str) -> str:
+    (line,) = _said(folder, *options)
     return line
 
 
@@ -196,30 +201,11 @@ def test_notebooks_without_a_prompt_say_how_many_were_read_and_how_to_tag_a_cell
     )
 
 
-def _said(folder: Path, *options: str) -> list[str]:
-    """What `serve FOLDER` over stdio says on stderr to a client that sends nothing (not a terminal)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_notebook", "serve", str(folder), "--no-cache", "--no-watch", *options],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-        check=True,
-    )
-    assert done.stdout == ""
-    return done.stderr.splitlines()
-
-
-def _skill(folder: Path, name: str, text: str | None = None) -> None:
-    (folder / name).mkdir(parents=True)
-    body = text if text is not None else f"---\nname: {name}\ndescription: The {name} skill.\n---\n\nDo it.\n"
-    (folder / name / "SKILL.md").write_text(body, encoding="utf-8")
-
-
 def test_a_folder_of_skills_alone_starts_quietly_and_is_not_told_to_write_a_prompt(tmp_path: Path) -> None:
-    _skill(tmp_path, "tidy-table")
-    assert _said(tmp_path) == []  # a client logs whatever a server writes on stderr: a good start says nothing
-    assert _said(tmp_path, "--verbose")[:2] == [
+    write_skill(tmp_path, "tidy-table")
+    # A client logs whatever a server writes on stderr: a good start says nothing.
+    assert _said(tmp_path, "--no-watch") == []
+    assert _said(tmp_path, "--no-watch", "--verbose")[:2] == [
         f"mcp-notebook: 0 prompts in {tmp_path} (no notebook)",
         "mcp-notebook: 1 skill: skill://tidy-table/SKILL.md",
     ]
@@ -227,10 +213,10 @@ def test_a_folder_of_skills_alone_starts_quietly_and_is_not_told_to_write_a_prom
 
 def test_prompts_and_skills_start_quietly_and_a_warning_brings_the_whole_summary(tmp_path: Path) -> None:
     write_notebook(tmp_path / "a.ipynb", [{"source": "Say hello.", "mcp": {"prompt": "hello"}}])
-    _skill(tmp_path, "tidy-table")
-    assert _said(tmp_path) == []
-    _skill(tmp_path, "broken", "# No frontmatter\n")
-    said = _said(tmp_path)
+    write_skill(tmp_path, "tidy-table")
+    assert _said(tmp_path, "--no-watch") == []
+    write_skill(tmp_path, "broken", "# No frontmatter\n")
+    said = _said(tmp_path, "--no-watch")
     assert said[:2] == [
         f"mcp-notebook: 1 prompt from 1 notebook in {tmp_path}",
         "mcp-notebook: 1 skill: skill://tidy-table/SKILL.md",
@@ -241,7 +227,7 @@ def test_prompts_and_skills_start_quietly_and_a_warning_brings_the_whole_summary
 
 def test_notebooks_declaring_only_skills_are_not_told_to_tag_a_prompt(tmp_path: Path) -> None:
     write_notebook(tmp_path / "notes.ipynb", [{"source": "Keep notes short.", "tags": ["skill:short-notes"]}])
-    assert _said(tmp_path, "--verbose")[:2] == [
+    assert _said(tmp_path, "--no-watch", "--verbose")[:2] == [
         f"mcp-notebook: 0 prompts in {tmp_path} (1 notebook read)",
         "mcp-notebook: 1 skill: skill://short-notes/SKILL.md",
     ]

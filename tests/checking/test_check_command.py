@@ -10,7 +10,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from notebook_files import write_notebook
+from notebook_files import write_notebook, write_skill
 
 from mcp_notebook.cli import main
 
@@ -120,23 +120,16 @@ def test_an_unreadable_notebook_and_format_warnings_are_reported_under_their_not
     assert "  warning  cell 1: unknown metadata.mcp fields colour ignored" in out
 
 
-def _skill(folder: Path, name: str, text: str | None = None) -> Path:
-    (folder / name).mkdir(parents=True)
-    body = text if text is not None else f"---\nname: {name}\ndescription: The {name} skill.\n---\n\nDo it.\n"
-    (folder / name / "SKILL.md").write_text(body, encoding="utf-8")
-    return folder / name
-
-
 def test_skills_that_would_not_be_served_are_warnings_under_skills(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_notebook(tmp_path / "clean.ipynb", [{"source": "Explain {{topic}}.", "mcp": {"prompt": "explain"}}])
-    _skill(tmp_path, "tidy-table")
+    write_skill(tmp_path, "tidy-table")
     clients = "(clients: claude-code, cursor, opencode, text-only, vscode, zed)"
     code, out, _ = _check([str(tmp_path)], capsys)
     assert code == 0 and out.strip() == f"1 prompt in 1 notebook, 1 skill: 0 errors, 0 warnings {clients}"
-    _skill(tmp_path, "bad-name", "---\nname: other\ndescription: Misnamed.\n---\n\nDo it.\n")
-    _skill(tmp_path, "bare", "# No frontmatter\n")
+    write_skill(tmp_path, "bad-name", "---\nname: other\ndescription: Misnamed.\n---\n\nDo it.\n")
+    write_skill(tmp_path, "bare", "# No frontmatter\n")
     outside = tmp_path.parent / "secret.txt"
     outside.write_text("password", encoding="utf-8")
     (tmp_path / "tidy-table" / "leak.txt").symlink_to(outside)

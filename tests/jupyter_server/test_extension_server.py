@@ -30,6 +30,7 @@ from e2e_processes import (
 from jupyter_harness import DEADLINE, JupyterServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from notebook_files import write_skill
 
 from mcp_notebook.transports.gate import MAX_BODY_BYTES
 
@@ -325,12 +326,8 @@ async def test_stopping_the_server_after_a_client_came_says_nothing_but_its_log(
 def test_the_skills_served_are_logged_as_information_and_only_problems_as_warnings(tmp_path: Path) -> None:
     root = tmp_path / "notebooks"
     write_corpus(root)
-    for name, text in [
-        ("tidy-table", "---\nname: tidy-table\ndescription: Tidy a table.\n---\n\nTidy it.\n"),
-        ("broken", "# No frontmatter\n"),
-    ]:
-        (root / name).mkdir()
-        (root / name / "SKILL.md").write_text(text, encoding="utf-8")
+    write_skill(root, "tidy-table")
+    write_skill(root, "broken", "# No frontmatter\n")
     with JupyterServer(root, tmp_path) as jupyter:
         served = jupyter.wait_for_line(r"MCP prompts served at")
         skills = jupyter.wait_for_line(r"1 skill: skill://tidy-table/SKILL\.md")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_files import write_skill as skill
 from wire_harness import MODERN, RawWire, modern_meta
 
 from mcp_notebook.service import NotebookService, ServiceSettings
@@ -36,19 +37,6 @@ metadata:
 
 Read `references/checklist.md`, then review the diff.
 """
-
-
-def skill(folder: Path, name: str, text: str | None = None, files: dict[str, bytes] | None = None) -> Path:
-    where = folder / name
-    where.mkdir(parents=True)
-    body = (
-        text if text is not None else f"---\nname: {where.name}\ndescription: The {where.name} skill.\n---\n\nDo it.\n"
-    )
-    (where / "SKILL.md").write_text(body, encoding="utf-8")
-    for path, data in (files or {}).items():
-        (where / path).parent.mkdir(parents=True, exist_ok=True)
-        (where / path).write_bytes(data)
-    return where
 
 
 def write_notebook(
