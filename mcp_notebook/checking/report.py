@@ -295,24 +295,20 @@ def check_paths(
     started = time.perf_counter()
     rules = client_rules(clients)  # an unknown client fails before anything is read
     registry = PromptRegistry()
-    collecting = gc.isenabled()
-    gc.disable()  # a scan makes millions of objects and hardly a cycle (see `first_scan`); nothing is frozen here
+    with sources_unlogged():  # every problem is in the report, once
+        source = NotebookFolderSource(list(paths), registry)  # a bad path raises here, before anything is open
+    catalog = SkillCatalog.of_source(registry, source)
     try:
-        with sources_unlogged():  # every problem is in the report, once
-            source = NotebookFolderSource(list(paths), registry)
-            catalog = SkillCatalog.of_source(registry, source)
-            listed = catalog.listing()  # one walk of the tree, for the notebooks and the skills (as `serve`)
-            try:
+        collecting = gc.isenabled()
+        gc.disable()  # a scan makes millions of objects and hardly a cycle (see `first_scan`); nothing is frozen here
+        try:
+            with sources_unlogged():
+                listed = catalog.listing()  # one walk of the tree, for the notebooks and the skills (as `serve`)
                 source.scan(workers=None, listed=listed)  # shared with forked children when large, as `serve`
                 catalog.scan(listed)
-            except BaseException:
-                catalog.close()
-                source.close()
-                raise
-    finally:
-        if collecting:
-            gc.enable()
-    try:
+        finally:
+            if collecting:
+                gc.enable()
         snapshot = registry.snapshot()
         keys = sorted(source.notebooks)
         report = Report(clients=tuple(sorted(clients)) if clients is not None else tuple(client_names()))
