@@ -172,7 +172,7 @@ async def test_the_jupyter_server_host(folder: Path, tmp_path: Path, monkeypatch
     try:
         assert ready == [host]
         assert gc.get_freeze_count() > 0
-        assert host.summary_lines == expected_summary(folder)
+        assert host.service.summary is not None and host.service.summary.lines == expected_summary(folder)
     finally:
         await host.stop()
     assert_indexed(cache, folder)

@@ -151,8 +151,9 @@ def run_serve(args: argparse.Namespace) -> int:
     # An MCP client logs whatever a stdio server writes on stderr, and some (Claude Code) label each line an
     # error: a start that went well says nothing there, unless asked (-v). Problems and advice are always said.
     summary = service.summary
-    served = summary is not None and (service.registry.snapshot().prompts or summary.skills)
-    if person or args.verbose or not served or (summary is not None and summary.warnings):
+    # Quiet: something is served and nothing is wrong.
+    quiet = summary is not None and not summary.warnings and bool(service.registry.snapshot().prompts or summary.skills)
+    if person or args.verbose or not quiet:
         for line in lines:
             say(line)
     if person:  # say what it waits for

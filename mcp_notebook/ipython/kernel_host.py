@@ -528,8 +528,7 @@ class KernelServer:
         if self.options.live:
             served.append(f"live magics: {', '.join(self.options.live)}")
         if self.summary is not None and self.summary.skills:
-            skills = self.summary.skills
-            served.append(f"{len(skills)} skill{'s' * (len(skills) != 1)} ({', '.join(skills)})")
+            served.append(f"{self.summary.skills_counted} ({', '.join(self.summary.skills)})")
         warnings = [
             f"warning: --live {title} runs code: any client holding the token can run arbitrary code in this kernel "
             "through it"

@@ -156,11 +156,13 @@ class MCPNotebook(ExtensionApp):
         assert self.serverapp is not None
         # Under JupyterHub the server's own address is internal; the hub says where users reach it, when it knows.
         url = mcp_url_of(os.environ.get("JUPYTERHUB_PUBLIC_URL") or self.serverapp.connection_url)
-        summary = host.service.summary
-        self.log.info("%s; MCP prompts served at %s", summary.head if summary else host.summary(), url)
-        if summary is not None and summary.skills_line is not None:
+        from ..sources.start_report import StartSummary
+
+        summary = host.service.summary or StartSummary(host.summary())
+        self.log.info("%s; MCP prompts served at %s", summary.head, url)
+        if summary.skills_line is not None:
             self.log.info("%s", summary.skills_line)
-        for warning in summary.warnings if summary is not None else ():
+        for warning in summary.warnings:
             self.log.warning("%s", warning)
         self.log.info("MCP client configuration: mcp-notebook config --jupyter %s", url)
 

@@ -45,7 +45,6 @@ class NotebookHost:
         # No Host check and no token here: the Jupyter server has done both, with its own rules.
         self.app: ASGIApp = create_http_app(self.service.server, allowed_hosts=None)
         self.problem: str | None = None
-        self.summary_lines: list[str] = []
         self._ready = asyncio.Event()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -61,7 +60,7 @@ class NotebookHost:
 
     async def _run(self, on_ready: Callable[[NotebookHost], None]) -> None:
         try:
-            self.summary_lines = await self.service.start_in_thread()  # the Jupyter server's loop goes on meanwhile
+            await self.service.start_in_thread()  # the Jupyter server's loop goes on meanwhile
             lifespan = AsgiLifespan(self.app)
             watch_stop = anyio.Event()
             try:

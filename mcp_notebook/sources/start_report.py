@@ -52,9 +52,14 @@ class StartSummary:
     warnings: tuple[str, ...] = ()  # each "warning: ..."
 
     @property
+    def skills_counted(self) -> str:
+        """`1 skill`, `2 skills`."""
+        return _plural(len(self.skills), "skill")
+
+    @property
     def skills_line(self) -> str | None:
         """`2 skills: skill://a/SKILL.md, skill://b/SKILL.md`; None when none is served."""
-        return f"{_plural(len(self.skills), 'skill')}: {', '.join(self.skills)}" if self.skills else None
+        return f"{self.skills_counted}: {', '.join(self.skills)}" if self.skills else None
 
     @property
     def lines(self) -> list[str]:
