@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -102,6 +105,27 @@ def serve_example(folder: Path) -> ServerConfig:
 
 def connection_tasks() -> list[asyncio.Task[object]]:
     return [task for task in asyncio.all_tasks() if task.get_name().startswith("mcp-connection-")]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="only POSIX removes the name of a file still open")
+def test_a_server_log_leaves_no_file_behind_yet_reads_back_what_the_server_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_notebook.client.transport_choice import ServerLog
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    log = ServerLog()
+    try:
+        script = "import sys; sys.stderr.write('x' * 3000 + 'the end\\n')"
+        subprocess.run([sys.executable, "-c", script], stderr=log.file, check=True)
+        # Nothing has a name on disk while the client holds it: a kernel killed now leaves no file.
+        assert list(tmp_path.iterdir()) == []
+        assert log.tail(100) == "x" * 92 + "the end"
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('and more')"], stderr=log.file, check=True)
+        assert log.tail(100).endswith("the end\nand more")
+    finally:
+        log.close()
+    assert log.tail() == ""
 
 
 @pytest.mark.slow

@@ -33,40 +33,52 @@ class ServerLog:
 
     Server logs would clutter a notebook; kept aside, they still explain a
     server that fails to start or dies. The file is made on first use, so a
-    client of an HTTP server never makes one.
+    client of an HTTP server never makes one. Where the system allows it
+    (POSIX), its name is removed at once: the server writes and this object
+    reads through descriptors opened before, so nothing is left behind even
+    when the process holding it is killed.
     """
 
     def __init__(self) -> None:
-        self._path: str | None = None
+        self._path: str | None = None  # only where an open file's name cannot be removed (Windows)
         self._file: TextIO | None = None
+        self._reader: int | None = None  # a descriptor of its own: reading moves no offset the server writes at
 
     @property
     def file(self) -> TextIO:
         """The file a server process writes its stderr to."""
         if self._file is None:
-            descriptor, self._path = tempfile.mkstemp(prefix="mcp-notebook-", suffix=".log")
+            descriptor, path = tempfile.mkstemp(prefix="mcp-notebook-", suffix=".log")
             self._file = cast(TextIO, os.fdopen(descriptor, "a", encoding="utf-8", errors="replace"))
+            self._reader = os.open(path, os.O_RDONLY)
+            self._path = path
+            if os.name == "posix":
+                os.unlink(path)
+                self._path = None
         return self._file
 
     def tail(self, limit: int = _STDERR_TAIL) -> str:
         """The last `limit` bytes the server wrote, as text ("" when it wrote nothing)."""
-        if self._path is None:
+        if self._reader is None:
             return ""
         try:
-            with open(self._path, "rb") as log:
-                log.seek(max(0, os.fstat(log.fileno()).st_size - limit))
-                return log.read().decode("utf-8", errors="replace").strip()
+            start = max(0, os.fstat(self._reader).st_size - limit)
+            os.lseek(self._reader, start, os.SEEK_SET)
+            return os.read(self._reader, limit).decode("utf-8", errors="replace").strip()
         except OSError:
             return ""
 
     def close(self) -> None:
-        """Close and remove the file."""
+        """Close the file (and remove it, where its name was kept)."""
         if self._file is not None:
             self._file.close()
+        if self._reader is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._reader)
         if self._path is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self._path)
-        self._file = self._path = None
+        self._file = self._path = self._reader = None
 
 
 _REFUSED = (401, 403)
