@@ -6,6 +6,7 @@ import asyncio
 import signal
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -39,18 +40,27 @@ class Forever:
             raise
 
 
-def interrupt_main_thread_when(event: threading.Event) -> threading.Thread:
-    """Deliver Ctrl-C (SIGINT) to the main thread once `event` is set, as a terminal or a kernel would."""
+@contextmanager
+def ctrl_c_once(event: threading.Event) -> Iterator[None]:
+    """Deliver Ctrl-C (SIGINT) to the main thread once `event` is set, as a terminal or a kernel would, while
+    the block runs; after `DEADLINE` without `event`, all the same, so that a test fails on what it asserts of
+    `event` instead of waiting for a call nothing would interrupt. Never after the block."""
     main = threading.main_thread().ident
     assert main is not None
+    over = threading.Event()
 
     def interrupt() -> None:
-        if event.wait(DEADLINE):
+        event.wait(DEADLINE)
+        if not over.is_set():
             signal.pthread_kill(main, signal.SIGINT)
 
     thread = threading.Thread(target=interrupt, daemon=True)
     thread.start()
-    return thread
+    try:
+        yield
+    finally:
+        over.set()
+        thread.join(DEADLINE)
 
 
 def test_call_runs_the_coroutine_on_the_runtime_thread_and_returns_its_result(runtime: BackgroundRuntime) -> None:
@@ -93,11 +103,10 @@ def test_timeout_cancels_the_request_and_raises_timeout_error(runtime: Backgroun
 def test_ctrl_c_cancels_the_request_then_reraises(runtime: BackgroundRuntime) -> None:
     forever = Forever()
 
-    interrupter = interrupt_main_thread_when(forever.started)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt), ctrl_c_once(forever.started):
         runtime.call(forever)
-    interrupter.join(DEADLINE)
 
+    assert forever.started.is_set(), f"the request had not started {DEADLINE:g} s after the call"
     assert forever.cancelled.is_set()
     assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
 
