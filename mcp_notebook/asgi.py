@@ -123,7 +123,7 @@ def create_app(
             await anyio.sleep_forever()
         finally:
             with anyio.CancelScope(shield=True):  # the index is written and closed before the worker exits
-                await anyio.to_thread.run_sync(service.close)
+                await service.close_in_thread()
 
     known_port = settings.port is not None
     gate = create_http_app(

@@ -193,9 +193,16 @@ class NotebookService:
 
     async def start_in_thread(self, *, report: bool = True) -> list[str]:
         """`start` for a host on an event loop: the scan runs in a worker thread, the loop goes on."""
-        import anyio.to_thread
+        from .worker_threads import run_off_loop
 
-        return await anyio.to_thread.run_sync(lambda: self.start(report=report))
+        return await run_off_loop(lambda: self.start(report=report))
+
+    async def close_in_thread(self) -> None:
+        """`close` for a host on an event loop, when it stops serving: the index is written in a worker thread,
+        and the host waits for it even when cancelled."""
+        from .worker_threads import run_off_loop
+
+        await run_off_loop(self.close)
 
     async def watch(self, *, ready: Callable[[], None] | None = None, stop_event: anyio.Event | None = None) -> None:
         """Reload notebooks as they are saved, until `stop_event` is set or the task is cancelled.

@@ -246,7 +246,9 @@ class ConnectionOwner:
             # imports (in a worker thread, so the loop goes on), instead of after it.
             streams = await stack.enter_async_context(_watched(transport, on_end=self.report_lost))
             if not _sdk_imported:
-                await anyio.to_thread.run_sync(import_sdk)
+                from ..worker_threads import run_off_loop
+
+                await run_off_loop(import_sdk)
             from mcp import Client
             from mcp.client import advertise
             from mcp_types import Implementation

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from functools import partial
 
 import anyio
-import anyio.to_thread
 
 from ..protocol.server import CachePolicy
 from ..service import NotebookService, ServiceSettings
@@ -80,7 +79,7 @@ class NotebookHost:
                     group.cancel_scope.deadline = anyio.current_time() + SHUTDOWN_SECONDS
             finally:
                 with anyio.CancelScope(shield=True):  # the index is written and closed before the server exits
-                    await anyio.to_thread.run_sync(self.service.close)
+                    await self.service.close_in_thread()
         except Exception as error:  # the Jupyter server goes on; every request says why MCP does not
             while isinstance(error, ExceptionGroup) and len(error.exceptions) == 1:
                 error = error.exceptions[0]

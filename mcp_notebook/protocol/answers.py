@@ -32,7 +32,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND, SERVER_INFO_META_KEY
@@ -55,6 +54,7 @@ from ..naming import suggest_names
 from ..registry import PromptRegistry, RegistrySnapshot
 from ..rendering import FileReader, complete_argument, render_prompt
 from ..resources import ResourceListing, ResourceProvider
+from ..worker_threads import run_off_loop
 from .asking import ANSWERS_KEY, arguments_to_ask, can_ask, to_answers, to_input_required_result
 from .convert import to_mcp_completion, to_mcp_get_prompt_result, to_mcp_resource, to_mcp_resource_contents
 from .errors import capped, invalid_params, to_mcp_error
@@ -242,7 +242,7 @@ class Answers:
             render = partial(
                 render_prompt, spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes
             )
-            return await anyio.to_thread.run_sync(render)
+            return await run_off_loop(render)
         return render_prompt(spec, arguments, read_file=self.read_file, max_argument_bytes=self.max_argument_bytes)
 
     async def complete(self, params: types.CompleteRequestParams) -> types.CompleteResult:
@@ -297,7 +297,7 @@ class Answers:
 
     async def list_resources(self, revision: str, cursor: str | None) -> types.ListResourcesResult:
         # The provider may look at files (sizes of embedded ones): keep the loop free.
-        infos = await anyio.to_thread.run_sync(self._provider().list_resources)
+        infos = await run_off_loop(self._provider().list_resources)
         # A listing the provider fingerprinted once per change is paged as it is (prompts/list pages a snapshot).
         fingerprint = infos.fingerprint if isinstance(infos, ResourceListing) else fingerprint_of(infos := tuple(infos))
         if self.skills is not None:  # the skills' files follow the folder's own resources
@@ -319,7 +319,7 @@ class Answers:
         read = (
             self.skills.read if self.skills is not None and self.skills.serves(uri) else self._provider().read_resource
         )
-        contents: Sequence[EmbeddedResource] = await anyio.to_thread.run_sync(read, uri)
+        contents: Sequence[EmbeddedResource] = await run_off_loop(read, uri)
         return types.ReadResourceResult(contents=[to_mcp_resource_contents(item, revision) for item in contents])
 
     # --- a whole stateless request ----------------------------------------------------------------------------

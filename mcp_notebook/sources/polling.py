@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Final
 
 import anyio
-import anyio.to_thread
 
+from ..worker_threads import run_off_loop
 from .inotify import Change
 
 __all__ = [
@@ -217,7 +217,7 @@ async def poll_paths(
     """
 
     async def looked() -> Look:
-        return await anyio.to_thread.run_sync(look, folders, wanted, descend)
+        return await run_off_loop(look, folders, wanted, descend)
 
     async def settled(now: Look) -> Look:
         for _ in range(SETTLE_LOOKS - 1):

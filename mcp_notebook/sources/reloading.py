@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 import anyio
-import anyio.to_thread
 
+from ..worker_threads import run_off_loop
 from .embeds import is_hidden_part
 from .finding import Seen, is_notebook_name
 from .watch import symlinks_on_the_way, watch_paths
@@ -122,17 +122,17 @@ class Reloader:
             await watching.wait()
             if first:  # a fresh look at everything, so that nothing saved before the watch is missed
                 everything = {*source.served_folders, *source.served_files} - links
-                swapped = await anyio.to_thread.run_sync(self._turn, everything, polled)
+                swapped = await run_off_loop(self._turn, everything, polled)
             else:
-                swapped = await anyio.to_thread.run_sync(source.rescan, polled)
+                swapped = await run_off_loop(source.rescan, polled)
                 if not swapped and source.skills is not None:  # the new target's skills too
-                    await anyio.to_thread.run_sync(source.skills.refresh, set(source.served_folders))
+                    await run_off_loop(source.skills.refresh, set(source.served_folders))
             if swapped:
                 return
             ready()  # after the first look, which every later batch follows
             while True:
                 batch = await queue.take()
-                if await anyio.to_thread.run_sync(self._turn, batch - links):
+                if await run_off_loop(self._turn, batch - links):
                     swapped = True
                     return
 

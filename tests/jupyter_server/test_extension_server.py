@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -321,6 +324,45 @@ async def test_stopping_the_server_after_a_client_came_says_nothing_but_its_log(
     stopping = next(i for i, line in enumerate(ended) if "received signal 15, stopping" in line)
     stray = [line for line in ended[stopping:] if not line.startswith("[")]
     assert stray == [], "\n".join(ended[stopping:])
+
+
+def _lab_prompt_names(listing: dict[str, Any], server: str) -> list[str]:
+    """The names JupyterLab's list (`mcp-notebook/api/prompts`) gives for `server`, once it is ready."""
+    found = next((s for s in listing["servers"] if s["name"] == server and s["state"] == "ready"), None)
+    return [prompt["name"] for prompt in found["prompts"]] if found is not None else []
+
+
+@pytest.mark.usefixtures("sigint_raises_keyboard_interrupt")  # the server inherits SIGINT's default, not SIG_IGN
+async def test_sigint_without_a_terminal_ends_the_server_after_reads_and_reloads(tmp_path: Path) -> None:
+    """How JupyterHub stops a user's server: SIGINT, and no terminal. Jupyter then leaves its loop without
+    stopping its extensions, so no thread of ours may keep the process from exiting (worker threads of the
+    reloads and reads were left waiting for a task that never ended: the hub killed the server 15 s later)."""
+    root = tmp_path / "notebooks"
+    write_corpus(root)
+    jupyter = JupyterServer(root, tmp_path)
+    try:
+        async with sdk_client(jupyter.url, jupyter.auth(), mode="auto") as client:
+            assert (await client.list_resources()).resources  # read in a worker thread
+            async with client.listen(prompts_list_changed=True) as subscription:
+                write_notebook(root / "fresh.ipynb", [("Fresh.", {"prompt": "fresh"})])  # reloaded in one
+                with anyio.fail_after(DEADLINE):
+                    await subscription.__anext__()
+        # JupyterLab's list of this server's prompts has the new one too: the server is idle again (SIGINT then
+        # lands in the loop's wait, as when a hub stops an idle server, not in a task that is refreshing).
+        async with httpx2.AsyncClient(headers=jupyter.auth(), base_url=f"{jupyter.base}mcp-notebook/api/") as lab:
+            with anyio.fail_after(DEADLINE):
+                listing = (await lab.get("prompts")).json()
+                while "fresh" not in _lab_prompt_names(listing, "jupyter"):
+                    listing = (await lab.get("prompts", params={"since": listing["version"]})).json()
+        jupyter.process.send_signal(signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            jupyter.process.wait(timeout=DEADLINE)
+        running = jupyter.process.poll() is None
+    finally:
+        jupyter.close()
+    ended = jupyter.seen + list(iter(lambda: jupyter.lines.get(timeout=DEADLINE), None))
+    assert not running, "the server still ran after SIGINT; its log:\n" + "\n".join(ended[-20:])
+    assert any("Interrupted..." in line for line in ended)  # Jupyter's own exit on SIGINT, without its clean-up
 
 
 def test_the_skills_served_are_logged_as_information_and_only_problems_as_warnings(tmp_path: Path) -> None:

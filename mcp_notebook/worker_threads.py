@@ -1,0 +1,58 @@
+"""The threads blocking work runs in, off the event loop, in every host.
+
+`run_off_loop(fn, *args)` is `anyio.to_thread.run_sync(fn, *args)` with one
+difference that decides whether a host's process can exit: on an asyncio
+loop the work runs in this module's `concurrent.futures` pool, whose idle
+threads end when the interpreter exits. anyio's worker threads are not
+daemons, and each ends only when the task that started the first of them
+ends. A host whose loop is left without ending its tasks (a Jupyter server
+interrupted with SIGINT and no terminal, which is how JupyterHub stops a
+user's server) then never exits, until it is killed.
+
+As with anyio, the caller waits for the work even when it is cancelled, and
+the work sees the caller's context variables. Under another event loop
+(trio) the work is anyio's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+__all__ = ["run_off_loop"]
+
+T = TypeVar("T")
+
+POOL_SIZE = 40  # as many threads as anyio's default limiter lets work at once
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="mcp-notebook-worker")
+        return _pool
+
+
+async def run_off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a worker thread, awaited without blocking the loop (module docstring)."""
+    import anyio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(fn, *args)
+    context = contextvars.copy_context()
+    work = _executor().submit(context.run, fn, *args)
+    with anyio.CancelScope(shield=True):
+        result = await asyncio.wrap_future(work)
+    return result
