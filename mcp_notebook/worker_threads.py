@@ -2,16 +2,19 @@
 
 `run_off_loop(fn, *args)` is `anyio.to_thread.run_sync(fn, *args)` with one
 difference that decides whether a host's process can exit: on an asyncio
-loop the work runs in this module's `concurrent.futures` pool, whose idle
-threads end when the interpreter exits. anyio's worker threads are not
-daemons, and each ends only when the task that started the first of them
-ends. A host whose loop is left without ending its tasks (a Jupyter server
-interrupted with SIGINT and no terminal, which is how JupyterHub stops a
-user's server) then never exits, until it is killed.
+loop run by the main thread (or another thread that is no daemon) the work
+runs in this module's `concurrent.futures` pool, whose idle threads end when
+the interpreter exits. anyio's worker threads are daemons only when the
+loop's thread is one, and each ends only when the task that started the
+first of them ends. A host whose loop is left without ending its tasks (a
+Jupyter server interrupted with SIGINT and no terminal, which is how
+JupyterHub stops a user's server) then never exits, until it is killed.
 
 As with anyio, the caller waits for the work even when it is cancelled, and
-the work sees the caller's context variables. Under another event loop
-(trio) the work is anyio's.
+the work sees the caller's context variables. On a loop whose thread is a
+daemon (the background runtime's, under the magics and the kernel's server)
+anyio's workers are daemons too, and end with that loop's tasks: the work is
+anyio's there, as it is under another event loop (trio).
 """
 
 from __future__ import annotations
@@ -47,7 +50,10 @@ async def run_off_loop(fn: Callable[..., T], *args: Any) -> T:
 
     try:
         asyncio.get_running_loop()
+        pooled = not threading.current_thread().daemon
     except RuntimeError:  # not asyncio
+        pooled = False
+    if not pooled:
         import anyio.to_thread
 
         return await anyio.to_thread.run_sync(fn, *args)
