@@ -51,10 +51,10 @@ class ServerLog:
             descriptor, path = tempfile.mkstemp(prefix="mcp-notebook-", suffix=".log")
             self._file = cast(TextIO, os.fdopen(descriptor, "a", encoding="utf-8", errors="replace"))
             self._reader = os.open(path, os.O_RDONLY)
-            self._path = path
             if os.name == "posix":
                 os.unlink(path)
-                self._path = None
+            else:
+                self._path = path
         return self._file
 
     def tail(self, limit: int = _STDERR_TAIL) -> str:
