@@ -61,19 +61,23 @@ class Deferred(Sequence[T]):
     `prompts/list` shows, the messages are read when a prompt is first asked for.
     """
 
-    __slots__ = ("_parts", "_position")
+    __slots__ = ("_items_made", "_parts", "_position")
 
     def __init__(self, parts: DeferredParts, position: int) -> None:
         self._parts = parts
         self._position = position
+        self._items_made: tuple[T, ...] | None = None  # kept once made: a prompts/get asks at each request
 
     def _items(self) -> tuple[T, ...]:
-        return self._parts.part(self._position)
+        items = self._items_made
+        if items is None:
+            items = self._items_made = self._parts.part(self._position)
+        return items
 
     @property
     def made(self) -> bool:
         """Whether the items are there already; until then, the first use reads them (files, a database)."""
-        return self._parts.made()
+        return self._items_made is not None or self._parts.made()
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -86,7 +90,8 @@ class Deferred(Sequence[T]):
         return len(self._items())
 
     def __iter__(self) -> Iterator[T]:
-        return iter(self._items())
+        items = self._items_made
+        return iter(items if items is not None else self._items())
 
     def __contains__(self, value: object) -> bool:
         return value in self._items()

@@ -249,6 +249,25 @@ def test_a_deferred_tuple_is_its_tuple_in_every_way() -> None:
     assert pickle.loads(pickle.dumps(lazy)) == (1, 2, 3) and type(pickle.loads(pickle.dumps(lazy))) is tuple
 
 
+def test_a_deferred_tuple_asks_its_parts_once_and_is_made_from_then_on() -> None:
+    class Parts:
+        calls = 0
+
+        def part(self, position: int) -> tuple[Any, ...]:
+            Parts.calls += 1
+            return ("a", "b")
+
+        def made(self) -> bool:
+            return False  # whatever the parts say, the tuple that has its items is made
+
+    lazy: Deferred[str] = Deferred(Parts(), 0)
+    assert not lazy.made
+    assert list(lazy) == ["a", "b"]
+    assert lazy.made
+    assert list(lazy) == ["a", "b"] and lazy[0] == "a" and len(lazy) == 2
+    assert Parts.calls == 1
+
+
 def test_every_host_indexes_with_collection_off_and_freezes_what_it_built(tmp_path: Path) -> None:
     """The stdio server (`NotebookService`) and the ASGI app (HTTP, each `--workers` process) share `first_scan`."""
     import gc
