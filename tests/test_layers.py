@@ -50,7 +50,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("state", ("registry",)),
-    ("worker threads", ("worker_threads",)),
+    ("event loop", ("worker_threads", "interrupts")),
     ("sources", ("sources",)),
     ("protocol seam", ("protocol",)),
     ("service", ("service",)),
@@ -123,7 +123,7 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "model": frozenset(),
     "pure logic": frozenset({"jupyter_core"}),  # for discovery only, below
     "state": frozenset(),
-    "worker threads": frozenset({"anyio"}),
+    "event loop": frozenset({"anyio"}),
     "sources": NOTEBOOK_FILES | {"anyio"},
     # httpx2: the type of the SDK's HTTP client, named in sdk_seam; opentelemetry: whether the SDK's spans are recorded.
     "protocol seam": SDK | {"anyio", "httpx2", "opentelemetry"},

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..config import ServerConfig
+from ..interrupts import interrupts_pass
 from ..version import __version__
 from .transport_choice import Refusals, ServerLog, open_transport
 
@@ -290,7 +291,7 @@ def _start_task(run: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> N
     import asyncio
 
     # A fresh context: the connection outlives the request that opened it.
-    task = asyncio.get_running_loop().create_task(run(), name=name, context=contextvars.Context())
+    task = asyncio.get_running_loop().create_task(interrupts_pass(run)(), name=name, context=contextvars.Context())
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
 

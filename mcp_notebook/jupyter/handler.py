@@ -26,6 +26,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from ..interrupts import interrupts_pass
 from ..transports.gate import MCP_PATH
 from .bridge import Relay
 from .host import NotebookHost
@@ -116,6 +117,7 @@ class MCPHandler(APIHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps({"message": self._advice, "reason": None}))
 
+    @interrupts_pass
     async def _serve(self) -> None:
         problem = self.problem
         if self.host is not None:

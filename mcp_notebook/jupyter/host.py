@@ -21,6 +21,7 @@ from functools import partial
 
 import anyio
 
+from ..interrupts import interrupts_pass
 from ..protocol.server import CachePolicy
 from ..service import NotebookService, ServiceSettings
 from ..transports.http import create_http_app
@@ -57,6 +58,7 @@ class NotebookHost:
         await self._ready.wait()
         return self.problem
 
+    @interrupts_pass
     async def _run(self, on_ready: Callable[[NotebookHost], None]) -> None:
         try:
             await self.service.start_in_thread()  # the Jupyter server's loop goes on meanwhile
