@@ -1,4 +1,10 @@
-"""The threads blocking work runs in, off the event loop, in every host.
+"""The threads the serving side's blocking work runs in, off the event loop, in every host.
+
+The service's start and close, the sources' reloads and polls, the protocol's
+renders and reads, and the client's import of the SDK use it. The prompt
+lists JupyterLab and the editors show (`catalog`, `jupyter.lab_api`) call
+`asyncio.to_thread` instead, whose caller does not wait for work it was
+cancelled during: a shutdown there does not wait for a hung read.
 
 `run_off_loop(fn, *args)` is `anyio.to_thread.run_sync(fn, *args)` with one
 difference that decides whether a host's process can exit: on an asyncio
