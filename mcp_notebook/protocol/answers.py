@@ -170,6 +170,8 @@ class Answers:
                 "resources/read",
             }
         ) | (SKILL_METHODS if skills is not None else frozenset())
+        # The lists answered from prepared pages (`listing.ListPages`), whoever asks.
+        self.paged_lists = frozenset({LIST_PROMPTS} | ({SKILLS_LIST} if skills is not None else set()))
 
     # --- prompts ----------------------------------------------------------------------------------------------
 
@@ -183,6 +185,13 @@ class Answers:
         """The page `cursor` points at, as the SDK would put it on the wire, its list only as JSON
         (`listing.PromptPages.page`; `prepared.plain_result` makes it a plain result)."""
         return self.pages.page(self.registry.snapshot(), revision, cursor)
+
+    def list_page(self, method: str, revision: str, cursor: str | None) -> dict[str, Any]:
+        """The page of the list `method` (one of `paged_lists`) that `cursor` points at, hollow as `list_prompts`
+        makes it."""
+        if method == SKILLS_LIST:
+            return self.list_skills(revision, cursor)
+        return self.list_prompts(revision, cursor)
 
     async def get_prompt(
         self,
@@ -334,6 +343,9 @@ class Answers:
         an unknown prompt, anything our errors say (`errors.to_mcp_error`).
         """
         try:
+            if method == SKILLS_LIST and self.skills is not None:
+                page = self.list_skills(revision, self._skill_params(method, params).cursor)
+                return prepared_json(page) or to_json(plain_result(page))
             if method in SKILL_METHODS and self.skills is not None:
                 return to_json(self._shape(method, revision, self.answer_skills(method, params, revision)))
             typed = self._checked(method, params, revision)
@@ -362,18 +374,28 @@ class Answers:
         except Exception as exc:
             raise capped(to_mcp_error(exc, revision=revision, method=method)) from exc
 
-    def answer_skills(self, method: str, params: Mapping[str, Any] | BaseModel | None, revision: str) -> dict[str, Any]:
-        """A skills method's result (`skills.py`), before the SDK's shaping; params as sent or as parsed."""
+    def list_skills(self, revision: str, cursor: str | None) -> dict[str, Any]:
+        """The `skills/list` page `cursor` points at, hollow as `list_prompts` makes it (`skills.SkillPages`)."""
         if self.skills is None:
-            raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", SKILLS_LIST)
+        return self.skills.list_skills(revision, cursor)
+
+    @staticmethod
+    def _skill_params(method: str, params: Mapping[str, Any] | BaseModel | None) -> Any:
+        """A skills method's params as its model parses them (as they are when parsed already); -32602 else."""
         models: dict[str, type[BaseModel]] = {SKILLS_LIST: types.PaginatedRequestParams, SKILLS_GET: GetSkillParams}
         model = models.get(method, ReadDirectoryParams)
         try:
-            typed: Any = params if isinstance(params, BaseModel) else model.model_validate(params or {}, by_name=False)
+            return params if isinstance(params, BaseModel) else model.model_validate(params or {}, by_name=False)
         except ValidationError as problem:
             raise invalid_params(method, problem) from None
-        if method == SKILLS_LIST:
-            return self.skills.list_skills(revision, typed.cursor)
+
+    def answer_skills(self, method: str, params: Mapping[str, Any] | BaseModel | None, revision: str) -> dict[str, Any]:
+        """`skills/get`'s or `resources/directory/read`'s result (`skills.py`), before the SDK's shaping; params as
+        sent or as parsed. (`skills/list` is a list: `list_skills`.)"""
+        if self.skills is None:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
+        typed = self._skill_params(method, params)
         if method == SKILLS_GET:
             return self.skills.get_skill(revision, typed.uri)
         if method == DIRECTORY_READ:

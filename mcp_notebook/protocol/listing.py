@@ -1,15 +1,18 @@
-"""`prompts/list` pages, built once per registry snapshot and revision, and answered as they are.
+"""List pages (`prompts/list`, `skills/list`), built once per registry snapshot and revision, and answered as they are.
 
 A page is the same for every client of one revision until the registry
-publishes a new snapshot, so nothing of it is built twice. Each prompt's
-entry is made by `convert.to_mcp_prompt_entry` (a plain dict, no pydantic
-model per prompt and argument), serialized once (`entries_json`: what the
-prompts of one notebook share, once for them all), and kept as JSON bytes: a
-few hundred bytes a prompt and no objects for the garbage collector, so a
-listing of any size is kept whole until the prompts change. After a change, the entries of the prompts
-it did not touch (the same objects) are kept instead of being built again.
+publishes a new snapshot, so nothing of it is built twice. `ListPages` is
+the one way both lists are paged, cached and written; what differs is how an
+item's entry is made (`PromptPages` here, `skills.SkillPages` for skills).
+Each prompt's entry is made by `convert.to_mcp_prompt_entry` (a plain dict,
+no pydantic model per prompt and argument), serialized once (`entries_json`:
+what the prompts of one notebook share, once for them all), and kept as JSON
+bytes: a few hundred bytes a prompt and no objects for the garbage
+collector, so a listing of any size is kept whole until the list changes.
+After a change, the entries of the items it did not touch (the same objects)
+are kept instead of being built again.
 
-A page has one form, whoever asks (`PromptPages.page`): the result as the
+A page has one form, whoever asks (`ListPages.page`): the result as the
 SDK would put it on the wire (its envelope, cache hints and stamps shaped by
 the SDK's own shaping, `sdk_seam.shape_result`), *hollow* (`prepared`): the
 list exists only as JSON, joined inside the envelope's, so the whole page is
@@ -32,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types import PaginatedRequestParams
@@ -47,7 +50,7 @@ from .paging import Paginator
 from .prepared import PreparedResults, plain_result, prepare_hollow
 from .sdk_seam import initialize_accepted
 
-__all__ = ["LIST_PROMPTS", "PreparedListing", "PromptPages", "entries_json"]
+__all__ = ["LIST_PROMPTS", "ListPages", "PreparedListing", "PromptPages", "entries_json"]
 
 LIST_PROMPTS: Final = "prompts/list"
 
@@ -82,22 +85,23 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-_PLACE: Final = "\x00mcp-notebook-prompts\x00"
+_PLACE: Final = "\x00mcp-notebook-list\x00"
 """Stands in for the list while an envelope is serialized; its JSON (`\\u0000...`) is split out after."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Envelope:
-    """A page's result without its prompts: the wire dict (list empty), and its JSON around the list (None when
-    it cannot be cut there: then the page's JSON is made whole)."""
+    """A page's result without its items: the wire dict (list empty, under `key`), and its JSON around the list
+    (None when it cannot be cut there: then the page's JSON is made whole)."""
 
     wire: dict[str, Any]
+    key: str
     before: bytes | None
     after: bytes | None
 
     def around(self, items: bytes) -> bytes:
         if self.before is None or self.after is None:
-            return to_json({**self.wire, "prompts": json.loads(items)})
+            return to_json({**self.wire, self.key: json.loads(items)})
         return self.before + items + self.after
 
 
@@ -147,19 +151,28 @@ def entries_json(prompts: Sequence[PromptSpec], revision: str, shape: Shape | No
     return built
 
 
-class PromptPages:
-    """The pages of one registry snapshot's prompts, per revision, built at first request.
+Item = TypeVar("Item")
 
-    Each prompt's entry is serialized once per revision and kept as bytes
-    (no objects for the collector to visit, a few hundred bytes a prompt), so
-    every page of a listing of any size is kept until the prompts change; a
-    page is those bytes joined inside its envelope, kept for the last pages
-    asked for, at most `max_pages` holding `max_page_entries` prompts.
-    After a change, the entries of the prompts it did not touch (the same
-    objects) are kept instead of being built again. A page written by a
-    transport that takes prepared results (`prepared`) also builds the next
-    one once it is written, while the client reads it.
+
+class ListPages(Generic[Item]):
+    """The pages of one list of a registry snapshot (`kind`: its key and its cursors' kind), per revision,
+    built at first request.
+
+    Each item's entry is serialized once per revision and kept as bytes (no
+    objects for the collector to visit, a few hundred bytes an item), so every
+    page of a listing of any size is kept until the list changes; a page is
+    those bytes joined inside its envelope, kept for the last pages asked for,
+    at most `max_pages` holding `max_page_entries` items. After a change, the
+    entries of the items it did not touch (the same objects) are kept instead
+    of being built again. A page written by a transport that takes prepared
+    results (`prepared`) also builds the next one once it is written, while
+    the client reads it.
+
+    A list says which items it pages (`items_of`), how their entries are
+    serialized (`entries`), and its result around an empty list (`result`).
     """
+
+    kind: str = ""
 
     def __init__(
         self,
@@ -176,31 +189,50 @@ class PromptPages:
         self._max_page_entries = max_page_entries
         self._max_revisions = max_revisions
         self._snapshot: RegistrySnapshot | None = None
-        # Per revision, the JSON of each prompt's entry by `id(spec)`: this snapshot's, and the last one's
-        # (whose prompts `_kept_alive` holds, so no id among them can be another object's).
+        # Per revision, the JSON of each item's entry by `id(item)`: this snapshot's, and the last one's
+        # (whose items `_kept_alive` holds, so no id among them can be another object's).
         self._entries: OrderedDict[str, dict[int, bytes]] = OrderedDict()
         self._stale: dict[str, dict[int, bytes]] = {}
-        self._kept_alive: tuple[PromptSpec, ...] = ()
+        self._kept_alive: Sequence[Item] = ()
         self._envelopes: dict[tuple[str, int], _Envelope] = {}
-        # The JSON of the last pages served (their list, the whole page, how many prompts it holds).
+        # The JSON of the last pages served (their list, the whole page, how many items it holds).
         self._bodies: OrderedDict[tuple[str, int], tuple[bytes, bytes, int]] = OrderedDict()
         self._body_entries = 0
         # Where each cursor issued for this snapshot points, and the cursor after that page.
         self._issued: dict[str | None, tuple[int, str | None]] = {}
         self.built = 0  # entries serialized so far (what a change costs shows here)
 
+    # --- what each list says ----------------------------------------------------------------------------------
+
+    def items_of(self, snapshot: RegistrySnapshot) -> Sequence[Item]:
+        raise NotImplementedError
+
+    def entries(self, items: Sequence[Item], revision: str) -> list[bytes]:
+        """The JSON of each item's entry at `revision`."""
+        raise NotImplementedError
+
+    def result(self, revision: str, next_cursor: str | None) -> dict[str, Any]:
+        """A page's result with its list empty, before the SDK's shaping."""
+        result: dict[str, Any] = {self.kind: []}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    # --- the pages --------------------------------------------------------------------------------------------
+
     def _locate(self, snapshot: RegistrySnapshot, cursor: str | None) -> tuple[int, str | None]:
         issued = self._issued.get(cursor) if snapshot is self._snapshot else None
+        count = len(self.items_of(snapshot))
         if issued is not None:
             # A cursor this cache handed out for this very snapshot: decoding it again would say the same.
             location = issued
         else:
-            location = self._paginator.locate("prompts", len(snapshot.prompts), snapshot.fingerprint, cursor)
+            location = self._paginator.locate(self.kind, count, snapshot.fingerprint, cursor)
         if snapshot is not self._snapshot:
             # A new snapshot: every page may differ (their cursors do), and the old ones are never asked for
-            # again; the entries of the prompts that did not change are kept.
+            # again; the entries of the items that did not change are kept.
             if self._snapshot is not None:
-                self._stale, self._kept_alive = dict(self._entries), self._snapshot.prompts
+                self._stale, self._kept_alive = dict(self._entries), self.items_of(self._snapshot)
             self._snapshot = snapshot
             self._entries = OrderedDict((revision, {}) for revision in self._stale)
             self._envelopes, self._issued = {}, {}
@@ -208,7 +240,7 @@ class PromptPages:
         offset, next_cursor = location
         if next_cursor is not None and next_cursor not in self._issued:
             end = offset + self._paginator.page_size
-            after = self._paginator.cursor_after("prompts", len(snapshot.prompts), snapshot.fingerprint, end)
+            after = self._paginator.cursor_after(self.kind, count, snapshot.fingerprint, end)
             self._issued[next_cursor] = (end, after)
         return location
 
@@ -222,54 +254,46 @@ class PromptPages:
             self._entries.move_to_end(revision)
         return entries
 
-    def _items(self, prompts: Sequence[PromptSpec], revision: str) -> list[bytes]:
-        """The JSON of each prompt's entry, built for those not kept yet."""
+    def _items(self, page: Sequence[Item], revision: str) -> list[bytes]:
+        """The JSON of each item's entry, built for those not kept yet."""
         entries = self._entries_of(revision)
         stale = self._stale.get(revision, {})
         items: list[bytes] = []
         missing: list[int] = []
-        for spec in prompts:
-            key = id(spec)
-            item = entries.get(key)
-            if item is None:
-                item = stale.get(key)
-                if item is None:
+        for item in page:
+            key = id(item)
+            made = entries.get(key)
+            if made is None:
+                made = stale.get(key)
+                if made is None:
                     missing.append(len(items))
                 else:
-                    entries[key] = item
-            items.append(item or b"")
+                    entries[key] = made
+            items.append(made or b"")
         if missing:
-            built = entries_json([prompts[index] for index in missing], revision, self._shape)
-            for index, item in zip(missing, built, strict=True):
-                items[index] = entries[id(prompts[index])] = item
+            built = self.entries([page[index] for index in missing], revision)
+            for index, made in zip(missing, built, strict=True):
+                items[index] = entries[id(page[index])] = made
             self.built += len(missing)
         return items
-
-    def _result(self, revision: str, entries: list[Any], next_cursor: str | None) -> dict[str, Any]:
-        result: dict[str, Any] = {"prompts": entries}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        # As `ListPromptsResult` dumps it; the SDK leaves it out for revisions before 2026-07-28.
-        result["resultType"] = "complete"
-        return result
 
     def _envelope(self, revision: str, offset: int, next_cursor: str | None) -> _Envelope:
         key = (revision, offset)
         envelope = self._envelopes.get(key)
         if envelope is None:
-            wire = self._shape(revision, self._result(revision, [], next_cursor))
+            wire = self._shape(revision, self.result(revision, next_cursor))
             place = to_json(_PLACE)
-            before, found, after = to_json({**wire, "prompts": _PLACE}).partition(place)
-            if not found or place in before or place in after or "prompts" not in wire:
-                envelope = _Envelope(wire, None, None)
+            before, found, after = to_json({**wire, self.kind: _PLACE}).partition(place)
+            if not found or place in before or place in after or self.kind not in wire:
+                envelope = _Envelope(wire, self.kind, None, None)
             else:
-                envelope = _Envelope(wire, before, after)
+                envelope = _Envelope(wire, self.kind, before, after)
             self._envelopes[key] = envelope
         return envelope
 
     def page(self, snapshot: RegistrySnapshot, revision: str, cursor: str | None) -> dict[str, Any]:
-        """The `prompts/list` result `cursor` points at, hollow (module docstring); `InvalidCursorError` as
-        `Paginator.page` raises it."""
+        """The result `cursor` points at, hollow (module docstring); `InvalidCursorError` as `Paginator.page`
+        raises it."""
         offset, next_cursor = self._locate(snapshot, cursor)
         envelope = self._envelope(revision, offset, next_cursor)
         end = offset + self._paginator.page_size
@@ -279,7 +303,7 @@ class PromptPages:
             self._bodies.move_to_end(key)
             items, body, _ = cached
         else:
-            page = snapshot.prompts[offset:end]
+            page = self.items_of(snapshot)[offset:end]
             items = b"[" + b",".join(self._items(page, revision)) + b"]"
             body = envelope.around(items)
             self._bodies[key] = (items, body, len(page))
@@ -291,27 +315,48 @@ class PromptPages:
 
         def build_next() -> None:
             if next_cursor is not None and snapshot is self._snapshot:
-                self._items(snapshot.prompts[end : end + self._paginator.page_size], revision)
+                self._items(self.items_of(snapshot)[end : end + self._paginator.page_size], revision)
 
         # The next page's entries are built once, after this page is first written; they stay for the snapshot.
         return prepare_hollow(
-            envelope.wire, "prompts", body, items, after_written=build_next if cached is None else None
+            envelope.wire, self.kind, body, items, after_written=build_next if cached is None else None
         )
 
 
-class PageMaker(Protocol):
-    """What `PreparedListing` asks for a page (`answers.Answers.list_prompts`)."""
+class PromptPages(ListPages[PromptSpec]):
+    """The `prompts/list` pages of a registry's snapshots (`ListPages`); entries by `entries_json`."""
 
-    def list_prompts(self, revision: str, cursor: str | None) -> dict[str, Any]: ...
+    kind = "prompts"
+
+    def items_of(self, snapshot: RegistrySnapshot) -> Sequence[PromptSpec]:
+        return snapshot.prompts
+
+    def entries(self, items: Sequence[PromptSpec], revision: str) -> list[bytes]:
+        return entries_json(items, revision, self._shape)
+
+    def result(self, revision: str, next_cursor: str | None) -> dict[str, Any]:
+        # As `ListPromptsResult` dumps it; the SDK leaves it out for revisions before 2026-07-28.
+        return {**super().result(revision, next_cursor), "resultType": "complete"}
+
+
+class PageMaker(Protocol):
+    """What `PreparedListing` asks for a page (`answers.Answers`): which lists it pages, and a page of one."""
+
+    @property
+    def paged_lists(self) -> frozenset[str]: ...
+
+    def list_page(self, method: str, revision: str, cursor: str | None) -> dict[str, Any]: ...
 
 
 class PreparedListing:
-    """Server middleware: answers `prompts/list` with the prepared page, past the SDK's shaping.
+    """Server middleware: answers the paged lists (`prompts/list`, `skills/list` where skills are served) with
+    the prepared page, past the SDK's shaping.
 
     Only a request the SDK itself would serve is answered here: the
     connection is past its handshake and the params are valid for the
-    revision by the SDK's own checks. Anything else goes on to the SDK,
-    which answers it as always.
+    revision by the SDK's own checks (for `skills/list`, which the SDK does
+    not know, the params its handler is registered with). Anything else goes
+    on to the SDK, which answers it as always.
     """
 
     def __init__(self, answers: PageMaker, results: PreparedResults) -> None:
@@ -319,16 +364,18 @@ class PreparedListing:
         self._results = results
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != LIST_PROMPTS or not initialize_accepted(ctx.session):
+        method = ctx.method
+        if method not in self._answers.paged_lists or not initialize_accepted(ctx.session):
             return await call_next(ctx)
         raw = {} if ctx.params is None else ctx.params
         try:
-            sdk_methods.validate_client_request(LIST_PROMPTS, ctx.protocol_version, ctx.params)
+            if method in sdk_methods.SPEC_CLIENT_METHODS:
+                sdk_methods.validate_client_request(method, ctx.protocol_version, ctx.params)
             params = PaginatedRequestParams.model_validate(raw, by_name=False)
         except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
             return await call_next(ctx)  # the SDK refuses it in its own words
         try:
-            page = self._answers.list_prompts(ctx.protocol_version, params.cursor)
+            page = self._answers.list_page(method, ctx.protocol_version, params.cursor)
             return page if self._results.in_transport else plain_result(page)
         except Exception as exc:
-            raise to_mcp_error(exc, revision=ctx.protocol_version, method=LIST_PROMPTS) from exc
+            raise to_mcp_error(exc, revision=ctx.protocol_version, method=method) from exc

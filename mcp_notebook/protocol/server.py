@@ -197,9 +197,15 @@ class PromptServer(Server[ChangeFeed]):
         skill_answers = None
         if skills is not None and resources is not None:
             hints = {"ttlMs": policy.ttl_ms, "cacheScope": policy.scope}
-            skill_answers = SkillAnswers(registry, self.paginator, skills, hints=lambda: hints)
+            skill_answers = SkillAnswers(
+                registry,
+                self.paginator,
+                skills,
+                hints=lambda: hints,
+                shape=partial(shape_result, self, SKILLS_LIST),
+            )
             self.extensions[SKILLS_EXTENSION] = {"directoryRead": True}
-            self.add_request_handler(SKILLS_LIST, types.PaginatedRequestParams, guarded(SKILLS_LIST, self._skills))
+            self.add_request_handler(SKILLS_LIST, types.PaginatedRequestParams, guarded(SKILLS_LIST, self._list_skills))
             self.add_request_handler(SKILLS_GET, GetSkillParams, guarded(SKILLS_GET, self._skills))
             self.add_request_handler(DIRECTORY_READ, ReadDirectoryParams, guarded(DIRECTORY_READ, self._skills))
         # Every method's answer, which these handlers and the HTTP transport's stateless requests reach alike.
@@ -321,6 +327,10 @@ class PromptServer(Server[ChangeFeed]):
 
     async def _read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         return await self.answers.read_resource(ctx.protocol_version, params.uri)
+
+    async def _list_skills(self, ctx: Context, params: types.PaginatedRequestParams) -> dict[str, Any]:
+        # `PreparedListing` answers the requests the SDK would serve before they get here; this serves the rest.
+        return plain_result(self.answers.list_skills(ctx.protocol_version, params.cursor))
 
     async def _skills(self, ctx: Context, params: types.RequestParams) -> dict[str, Any]:
         return self.answers.answer_skills(ctx.method, params, ctx.protocol_version)

@@ -4,8 +4,10 @@
 revision and transport alike:
 
 * `skills/list`: every skill's entry (its `SKILL.md` URI, its frontmatter as
-  written, every file with its SHA-256 digest and size), paginated with
-  sealed cursors like the prompts, never splitting an entry;
+  written, every file with its SHA-256 digest and size), paged, cached and
+  written as the prompts are (`SkillPages`, a `listing.ListPages`: sealed
+  cursors, each entry's JSON made once per set of skills, never splitting an
+  entry);
 * `skills/get`: one entry by its `SKILL.md` URI; -32602 for any other URI;
 * `resources/read` of a `skill://` URI (`read`), and the `skill://` files in
   `resources/list` (`resource_infos`): a `SKILL.md` named and described
@@ -23,16 +25,18 @@ notification of its own: a changed skill is a changed resource list
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
+from pydantic_core import to_json
 
 from ..exceptions import ResourceError
 from ..models import SKILL_FILE, SKILL_SCHEME, SKILLS_EXTENSION, EmbeddedResource, ResourceInfo, Skill
 from ..registry import PromptRegistry, RegistrySnapshot
+from .listing import ListPages, Shape
 from .paging import Paginator, fingerprint_of
 from .revisions import is_modern
 
@@ -46,6 +50,7 @@ __all__ = [
     "GetSkillParams",
     "ReadDirectoryParams",
     "SkillAnswers",
+    "SkillPages",
 ]
 
 SKILLS_LIST: Final = "skills/list"
@@ -80,6 +85,27 @@ def entry_of(skill: Skill) -> dict[str, Any]:
     }
 
 
+class SkillPages(ListPages[Skill]):
+    """The `skills/list` pages of a registry's snapshots (`listing.ListPages`); an entry as `entry_of` makes it,
+    with the cache hints (`hints`) on every page at 2026-07-28."""
+
+    kind = "skills"
+
+    def __init__(self, paginator: Paginator, *, shape: Shape, hints: Callable[[], Mapping[str, Any]]) -> None:
+        super().__init__(paginator, shape=shape)
+        self._hints = hints
+
+    def items_of(self, snapshot: RegistrySnapshot) -> Sequence[Skill]:
+        return snapshot.skills
+
+    def entries(self, items: Sequence[Skill], revision: str) -> list[bytes]:
+        return [to_json(entry_of(skill)) for skill in items]
+
+    def result(self, revision: str, next_cursor: str | None) -> dict[str, Any]:
+        result = super().result(revision, next_cursor)
+        return {**result, **self._hints()} if is_modern(revision) else result
+
+
 class SkillAnswers:
     """The skills methods of one registry (module docstring)."""
 
@@ -90,32 +116,23 @@ class SkillAnswers:
         read_bytes: ReadBytes,
         *,
         hints: Callable[[], Mapping[str, Any]],
+        shape: Shape,
     ) -> None:
         self.registry = registry
         self.paginator = paginator
         self._read_bytes = read_bytes
         self._hints = hints  # {"ttlMs": ..., "cacheScope": ...} of the server's cache policy
-        # Made once per set of skills (its fingerprint), not per request: the entries, the resource listing.
-        self._entries: tuple[str, tuple[dict[str, Any], ...]] = ("", ())
+        self.pages = SkillPages(paginator, shape=shape, hints=hints)
+        # Made once per set of skills (its fingerprint), not per request: the resource listing.
         self._infos: tuple[str, tuple[ResourceInfo, ...]] = ("", ())
-
-    def _entries_of(self, snapshot: RegistrySnapshot) -> tuple[dict[str, Any], ...]:
-        fingerprint, entries = self._entries
-        if fingerprint != snapshot.fingerprint:
-            entries = tuple(entry_of(skill) for skill in snapshot.skills)
-            self._entries = (snapshot.fingerprint, entries)
-        return entries
 
     def _cached(self, revision: str, result: dict[str, Any]) -> dict[str, Any]:
         return {**result, **self._hints()} if is_modern(revision) else result
 
     def list_skills(self, revision: str, cursor: str | None) -> dict[str, Any]:
-        snapshot = self.registry.snapshot()
-        page = self.paginator.page("skills", self._entries_of(snapshot), snapshot.fingerprint, cursor)
-        result: dict[str, Any] = {"skills": list(page.items)}
-        if page.next_cursor is not None:
-            result["nextCursor"] = page.next_cursor
-        return self._cached(revision, result)
+        """The page `cursor` points at, as the SDK would put it on the wire, its list only as JSON
+        (`SkillPages.page`; `prepared.plain_result` makes it a plain result)."""
+        return self.pages.page(self.registry.snapshot(), revision, cursor)
 
     def get_skill(self, revision: str, uri: str) -> dict[str, Any]:
         skill = self.registry.snapshot().skills_by_uri.get(uri)

@@ -56,7 +56,7 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "resources/templates/list": ("list_resource_templates", {}),
     "resources/read": ("read_resource", {"uri": URI}),
     # The Skills extension's methods: one owner, whatever the transport and revision.
-    "skills/list": ("answer_skills", {}),
+    "skills/list": ("list_skills", {}),
     "skills/get": ("answer_skills", {"uri": "skill://tidy/SKILL.md"}),
     "resources/directory/read": ("answer_skills", {"uri": "skill://tidy"}),
 }
