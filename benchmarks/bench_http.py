@@ -47,13 +47,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_notebook.sources.index import RACY_SECONDS
-
 from .corpus import create_corpus, prompt_arguments_for
-from .servers import ROOT, describe_environment, ours_command
-from .stdio_rpc import RawStdioClient
+from .servers import ROOT, describe_environment, ours_command, warm_index
 
-__all__ = ["Cell", "Measured", "capture", "main", "measure", "measure_cpu", "run", "serving_process", "warm_index"]
+__all__ = ["Cell", "Measured", "capture", "main", "measure", "measure_cpu", "run", "serving_process"]
 
 MODERN = "2026-07-28"
 STARTUP = 60.0
@@ -400,27 +397,6 @@ def _serving(
 ) -> Iterator[tuple[int, int]]:
     with serving_process(server, folder, workers, name, canned) as (port, process):
         yield port, process.pid
-
-
-def warm_index(folder: Path) -> Path:
-    """A notebook index of `folder` beside it, holding every notebook, as any start after the first finds it.
-
-    It waits, if need be, until the newest file of `folder` is old enough to be stored.
-
-    Ours is measured as users run it: started before, so its start reads the index. A first start writes
-    the index in the server's idle time, or, under load, some seconds later; that one-off write would
-    otherwise fall into what is measured (at 500 prompts, about 12,000 instructions a request over
-    2,000 requests)."""
-    index = folder.parent / f"{folder.name}.index"
-    if index.exists():  # warmed for an earlier server of this run
-        return index
-    # A file changed within the last RACY_SECONDS is not stored (a second write could keep its stamp).
-    newest = max(entry.stat().st_ctime for entry in folder.rglob("*"))
-    time.sleep(max(0.0, newest + RACY_SECONDS + 0.1 - time.time()))
-    with RawStdioClient(ours_command("serve", str(folder), "--no-watch", "--cache-dir", str(index))) as client:
-        client.open_session(timeout=STARTUP)
-        client.request("prompts/list", {}, timeout=STARTUP)
-    return index  # the server writes the index as it closes, at the latest
 
 
 @contextmanager

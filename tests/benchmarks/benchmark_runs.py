@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_benchmark(module: str, *args: str, timeout: float = 240) -> str:
-    """The standard output of `python -m module args`; the test fails, with its output, if it does not exit 0."""
+def run_benchmark(module: str, *args: str, timeout: float = 240, env: Mapping[str, str] | None = None) -> str:
+    """The standard output of `python -m module args` (in `env`, else this environment); the test fails, with its
+    output, if it does not exit 0."""
     out = subprocess.run(
         [sys.executable, "-m", module, *args],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -7,8 +7,10 @@ servers and interpreters, hence `slow`). Each script runs once per session.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import benchmark_runs
 import pytest
@@ -36,13 +38,20 @@ Runner = Callable[[str], str]
 
 
 @pytest.fixture(scope="module")
-def run_benchmark() -> Runner:
+def users_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The notebook index a user's `mcp-notebook serve` would write to, as the benchmarks run (empty before)."""
+    return tmp_path_factory.mktemp("users-notebook-index")
+
+
+@pytest.fixture(scope="module")
+def run_benchmark(users_index: Path) -> Runner:
     """Runs `python -m MODULE` at its quick sizes (once per module) and returns its standard output."""
     outputs: dict[str, str] = {}
+    env = {**os.environ, "MCP_NOTEBOOK_CACHE_DIR": str(users_index)}
 
     def run(module: str) -> str:
         if module not in outputs:
-            outputs[module] = benchmark_runs.run_benchmark(module, *QUICK[module])
+            outputs[module] = benchmark_runs.run_benchmark(module, *QUICK[module], env=env)
         return outputs[module]
 
     return run
@@ -132,3 +141,10 @@ def test_running_all_benchmarks_prints_the_environment_then_each_table(run_bench
     assert re.search(r"- machine: .*vCPU", output)
     assert "## bench_index" in output
     assert "NotebookFolderSource.scan()" in output
+
+
+def test_no_benchmark_writes_the_users_notebook_index(run_benchmark: Runner, users_index: Path) -> None:
+    """A benchmark's servers keep their index beside its corpus, in its scratch folder: never the user's."""
+    for module in QUICK:
+        run_benchmark(module)
+    assert sorted(path.name for path in users_index.rglob("*")) == []
