@@ -24,6 +24,7 @@ from lsprotocol import types
 from mcp_notebook.config import Loaded, ServerConfig, untrusted_servers
 from mcp_notebook.exceptions import ConfigError
 from mcp_notebook.trust import TrustStore, UntrustedConfig
+from mcp_notebook.worker_threads import run_off_loop
 
 __all__ = ["TRUST_ACTION", "TRUST_COMMAND", "ProjectTrust", "trust_question"]
 
@@ -74,7 +75,7 @@ class ProjectTrust:
 
     async def refresh(self, *, ask_again: bool = False) -> list[ConfigError]:
         """Read the files anew, apply them, and ask about each untrusted one not asked about yet."""
-        configs, untrusted, problems = await asyncio.to_thread(self._load)
+        configs, untrusted, problems = await run_off_loop(self._load, abandon_on_cancel=True)
         self.untrusted = untrusted
         self._apply(configs, untrusted_servers(untrusted, configs))
         for file in untrusted:
@@ -104,7 +105,7 @@ class ProjectTrust:
             )
             return
         # What is trusted is the content the user was shown: an edit since then is asked about again.
-        await asyncio.to_thread(self._store.trust, file.path, file.digest)
+        await run_off_loop(self._store.trust, file.path, file.digest, abandon_on_cancel=True)
         self._say(f"{file.path} trusted as it is now: starting its servers")
         await self.refresh()
 

@@ -242,11 +242,11 @@ async def run_in_caller(fn: Callable[..., T], *args: Any) -> T:
     """
     import asyncio
 
-    import anyio.to_thread
+    from .worker_threads import run_off_loop
 
     inbox = _caller_inbox.get()
     if inbox is None:
-        return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+        return await run_off_loop(fn, *args, abandon_on_cancel=True)
 
     work: concurrent.futures.Future[T] = concurrent.futures.Future()
     inbox.put((work, fn, args))

@@ -1,10 +1,10 @@
-"""The threads the serving side's blocking work runs in, off the event loop, in every host.
+"""The threads blocking work runs in, off the event loop, in every host: the one way our code does so.
 
-The service's start and close, the sources' reloads and polls, the protocol's
-renders and reads, and the client's import of the SDK use it. The prompt
-lists JupyterLab and the editors show (`catalog`, `jupyter.lab_api`) call
-`asyncio.to_thread` instead, whose caller does not wait for work it was
-cancelled during: a shutdown there does not wait for a hung read.
+Everything that would block the loop goes through `run_off_loop`: the
+service's start and close, the sources' reloads and polls, the protocol's
+renders and reads, the client's import of the SDK, the prompt lists
+JupyterLab and the editors show (`catalog`, `jupyter.lab_api`,
+`lsp_bridge.trust_prompt`) and the kernel's periodic checks.
 
 `run_off_loop(fn, *args)` is `anyio.to_thread.run_sync(fn, *args)` with one
 difference that decides whether a host's process can exit: on an asyncio
@@ -16,10 +16,14 @@ first of them ends. A host whose loop is left without ending its tasks (a
 Jupyter server interrupted with SIGINT and no terminal, which is how
 JupyterHub stops a user's server) then never exits, until it is killed.
 
-As with anyio, the caller waits for the work even when it is cancelled, and
-the work sees the caller's context variables. On a loop whose thread is a
-daemon (the background runtime's, under the magics and the kernel's server)
-anyio's workers are daemons too, and end with that loop's tasks: the work is
+The work sees the caller's context variables. By default the caller waits
+for the work even when it is cancelled (a reload or a render is never left
+half done behind a closing server). With `abandon_on_cancel`, a cancelled
+caller returns at once and the work finishes on its own, its result
+dropped: for reads a shutdown need not wait for (a listing of kernels, a
+stored catalog, a config file). On a loop whose thread is a daemon (the
+background runtime's, under the magics and the kernel's server) anyio's
+workers are daemons too, and end with that loop's tasks: the work is
 anyio's there, as it is under another event loop (trio).
 """
 
@@ -50,10 +54,8 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
-async def run_off_loop(fn: Callable[..., T], *args: Any) -> T:
+async def run_off_loop(fn: Callable[..., T], *args: Any, abandon_on_cancel: bool = False) -> T:
     """`fn(*args)` in a worker thread, awaited without blocking the loop (module docstring)."""
-    import anyio
-
     try:
         asyncio.get_running_loop()
         pooled = not threading.current_thread().daemon
@@ -62,9 +64,13 @@ async def run_off_loop(fn: Callable[..., T], *args: Any) -> T:
     if not pooled:
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(fn, *args)
+        return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=abandon_on_cancel)
     context = contextvars.copy_context()
-    work = _executor().submit(context.run, fn, *args)
+    work = asyncio.wrap_future(_executor().submit(context.run, fn, *args))
+    if abandon_on_cancel:
+        return await work  # anyio is not imported for it: the SDK's import is such work
+    import anyio
+
     with anyio.CancelScope(shield=True):
-        result = await asyncio.wrap_future(work)
+        result = await work
     return result

@@ -82,7 +82,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
 # What the editor bridge may use of mcp_notebook: the model, the client and its configuration, kernel discovery,
-# the transcript that writes a rendered prompt out as every front end does, and the "did you mean" of its command line.
+# the transcript that writes a rendered prompt out as every front end does, the "did you mean" of its command line,
+# and the one way blocking work leaves the event loop.
 BRIDGE_MAY_IMPORT = frozenset(
     {
         "version",
@@ -97,6 +98,7 @@ BRIDGE_MAY_IMPORT = frozenset(
         "trust",
         "discovery",
         "transcript",
+        "worker_threads",
     },
 )
 # The bridge's pure module (the table's "slashline.py (pure)"): no editor, no client, no I/O.

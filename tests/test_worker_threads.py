@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import re
 import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -88,3 +92,64 @@ def test_an_exception_in_the_work_reaches_the_caller() -> None:
 
     with pytest.raises(ValueError, match="bad cell"):
         asyncio.run(main())
+
+
+def _abandoning_caller_returns_at_once(run: Callable[[Callable[[], Any]], object]) -> list[str]:
+    """Cancel a caller of `run_off_loop(work, abandon_on_cancel=True)` while the work blocks, on the loop `run`
+    runs; the caller must return before the work is released. What the work did, once released."""
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def work() -> None:
+        started.set()
+        release.wait(30)
+        seen.append("done")
+        finished.set()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tasks:
+            scope = anyio.CancelScope()
+
+            async def caller() -> None:
+                with scope:
+                    await run_off_loop(work, abandon_on_cancel=True)
+
+            tasks.start_soon(caller)
+            await anyio.to_thread.run_sync(started.wait)
+            scope.cancel()
+        # The task group ended: the caller returned while the work was still blocked.
+        assert not finished.is_set()
+
+    try:
+        run(main)
+    finally:
+        release.set()
+    assert finished.wait(30)
+    return seen
+
+
+def test_with_abandon_on_cancel_a_cancelled_caller_returns_and_the_work_ends_on_its_own() -> None:
+    assert _abandoning_caller_returns_at_once(lambda main: anyio.run(main, backend="asyncio")) == ["done"]
+
+
+def test_with_abandon_on_cancel_on_a_daemon_loop_thread_too() -> None:
+    runtime = BackgroundRuntime()
+    try:
+        assert _abandoning_caller_returns_at_once(runtime.call) == ["done"]
+    finally:
+        runtime.shutdown()
+
+
+def test_no_other_module_sends_work_to_a_thread_pool_of_its_own() -> None:
+    """`run_off_loop` is the one way off the loop: no `asyncio.to_thread`, `anyio.to_thread` or executor of the
+    loop elsewhere in either package."""
+    root = Path(__file__).resolve().parents[1]
+    offenders = []
+    for package in ("mcp_notebook", "lsp_bridge"):
+        for path in sorted((root / package).rglob("*.py")):
+            if path.name == "worker_threads.py":
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if re.search(r"\bto_thread\b|\brun_in_executor\b", line):
+                    offenders.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert offenders == []

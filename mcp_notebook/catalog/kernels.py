@@ -20,6 +20,7 @@ from pathlib import Path
 from ..config import ServerConfig
 from ..discovery import KernelConnection, list_kernel_connections
 from ..naming import kernel_server_name
+from ..worker_threads import run_off_loop
 
 __all__ = ["KernelWatcher", "to_kernel_server_configs"]
 
@@ -81,7 +82,7 @@ class KernelWatcher:
     async def scan(self) -> dict[str, ServerConfig]:
         """Look once; report the kernel servers when they changed. Returns them."""
         # Off the loop: a slow or network file system must not stall the editor.
-        connections = await asyncio.to_thread(list_kernel_connections, self._directory)
+        connections = await run_off_loop(list_kernel_connections, self._directory, abandon_on_cancel=True)
         configs = to_kernel_server_configs(connections, self._taken())
         if configs != self._current:
             self._current = configs

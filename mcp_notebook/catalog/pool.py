@@ -28,6 +28,7 @@ from ..config import ServerConfig
 from ..exceptions import ServerConnectionError, ServerError
 from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from ..ranking import CommandEntry, CommandIndex, is_magic
+from ..worker_threads import run_off_loop
 from .prompt_cache import PromptListCache
 from .skill_commands import skill_entries
 
@@ -255,7 +256,7 @@ class ClientPool:
             if not task.cancelled() and task.exception() is not None:
                 log.warning("importing the MCP SDK failed: %s", task.exception())
 
-        self._importing = asyncio.ensure_future(asyncio.to_thread(run))
+        self._importing = asyncio.ensure_future(run_off_loop(run, abandon_on_cancel=True))
         self._importing.add_done_callback(done)
 
     async def _until_importable(self, config: ServerConfig) -> None:
@@ -402,7 +403,11 @@ class ClientPool:
         source = supervised.config.source
         # The list stored at the last start answers until the server does (read off the loop).
         cache = self._cache if self._stores(name) else None
-        stored = await asyncio.to_thread(cache.load, name, supervised.config) if cache is not None else None
+        stored = (
+            await run_off_loop(cache.load, name, supervised.config, abandon_on_cancel=True)
+            if cache is not None
+            else None
+        )
         if stored is not None:
             self._set_status(ServerStatus(name, ServerState.READY, stored, source=source, cached=True))
         while True:
@@ -487,7 +492,7 @@ class ClientPool:
         skills = await self._list_skills(name, client)
         self._set_status(ServerStatus(name, ServerState.READY, prompts, source=supervised.config.source, skills=skills))
         if self._cache is not None and self._stores(name):  # started and listed: its list answers the next start
-            await asyncio.to_thread(self._cache.save, name, supervised.config, prompts)
+            await run_off_loop(self._cache.save, name, supervised.config, prompts, abandon_on_cancel=True)
 
     async def _list_skills(self, name: str, client: PromptClientLike) -> tuple[Skill, ...]:
         """The server's skills, when it declares the extension; a failure costs the skills only, not the prompts."""
@@ -586,7 +591,11 @@ class ClientPool:
             entries += [entry for entry, _skill in skill_commands]
             skills = MappingProxyType({entry.key: skill for entry, skill in skill_commands})
             # Building the index of thousands of prompts takes a while: off the loop, so requests go on.
-            index = await asyncio.to_thread(CommandIndex, entries) if len(entries) > 500 else CommandIndex(entries)
+            index = (
+                await run_off_loop(CommandIndex, entries, abandon_on_cancel=True)
+                if len(entries) > 500
+                else CommandIndex(entries)
+            )
             self._publish(CatalogSnapshot(self._snapshot.version + 1, MappingProxyType(statuses), index, skills))
 
     def _publish(self, snapshot: CatalogSnapshot) -> None:

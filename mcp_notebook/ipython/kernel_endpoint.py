@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from ..runtime import get_runtime
+from ..worker_threads import run_off_loop
 
 __all__ = ["HttpEndpoint", "start_endpoint", "start_repeating", "start_watch"]
 
@@ -129,7 +130,7 @@ def start_repeating(check: Callable[[], None], interval: float) -> Callable[[], 
         while True:
             await anyio.sleep(interval)
             try:
-                await anyio.to_thread.run_sync(check, abandon_on_cancel=True)
+                await run_off_loop(check, abandon_on_cancel=True)
             except Exception:
                 log.exception("a periodic check of the kernel's MCP server failed")
 

@@ -22,7 +22,6 @@ namespace snapshot taken after each cell.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import logging
@@ -58,6 +57,7 @@ from ..sources.magics import (
     render_magic_documentation,
     to_live_result,
 )
+from ..worker_threads import run_off_loop
 from .client_config import client_config
 from .display import ServeReport
 from .kernel_endpoint import HttpEndpoint, start_endpoint, start_repeating, start_watch
@@ -268,7 +268,7 @@ class KernelServer:
                 return f"it never ran: the kernel was busy with a cell for {limit}; try again between cells"
             return f"it ran past its {limit} limit"  # and has just ended
         if outcome == "stopped":
-            await asyncio.to_thread(call.finished.wait, _STOP_GRACE)
+            await run_off_loop(call.finished.wait, _STOP_GRACE, abandon_on_cancel=True)
             if call.finished.is_set():
                 return f"it ran past its {limit} limit and was stopped"
         return f"it ran past its {limit} limit and could not be stopped; it goes on in the kernel"

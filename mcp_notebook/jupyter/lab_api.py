@@ -33,6 +33,7 @@ from ..exceptions import MCPNotebookError, ServerConnectionError, ServerError
 from ..models import RenderedPrompt
 from ..naming import fit_name, is_valid_name
 from ..transcript import Layout, to_transcript
+from ..worker_threads import run_off_loop
 from .host import NotebookHost
 from .lab_api_catalog import HOST_NAME, LabCatalog
 from .lab_api_notebook import notebook_report
@@ -191,7 +192,9 @@ class NotebookHandler(_LabHandler):
             raise _refused(503, f"this server's notebooks are not served: {problem}")
         served_as = self.lab.catalog.host_name if self.lab.catalog is not None else HOST_NAME
         try:
-            report = await asyncio.to_thread(notebook_report, host, self.lab.server_root, path, served_as)
+            report = await run_off_loop(
+                notebook_report, host, self.lab.server_root, path, served_as, abandon_on_cancel=True
+            )
         except LookupError as error:
             raise _refused(404, str(error)) from None
         self.answer(report)
@@ -248,7 +251,7 @@ class LabState:
         def write() -> bytes:
             return json.dumps(catalog.listing(magics=magics), separators=(",", ":")).encode()
 
-        data = await asyncio.to_thread(write) if catalog.prompt_count() > _LARGE_LISTING else write()
+        data = await run_off_loop(write, abandon_on_cancel=True) if catalog.prompt_count() > _LARGE_LISTING else write()
         self._listings = {key: data, **{k: v for k, v in self._listings.items() if k[0] == key[0]}}
         return data
 

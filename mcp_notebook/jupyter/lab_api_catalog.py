@@ -36,6 +36,7 @@ from ..config import Loaded, ServerConfig, load_trusted, untrusted_servers
 from ..models import CompletionResult, PromptSpec, RenderedPrompt
 from ..naming import command_server_names
 from ..ranking import is_magic
+from ..worker_threads import run_off_loop
 
 __all__ = ["COMPLETION_SECONDS", "HOST_NAME", "REFRESH_SECONDS", "LabCatalog"]
 
@@ -141,7 +142,7 @@ class LabCatalog:
 
     async def _read(self) -> None:
         try:
-            configs, untrusted, problems = await asyncio.to_thread(self._load)
+            configs, untrusted, problems = await run_off_loop(self._load, abandon_on_cancel=True)
             self._apply(configs, untrusted_servers(untrusted, configs))
             shown = tuple(str(problem) for problem in problems)
             if shown != self._problems:
