@@ -343,15 +343,16 @@ class Answers:
         an unknown prompt, anything our errors say (`errors.to_mcp_error`).
         """
         try:
-            if method == SKILLS_LIST and self.skills is not None:
-                page = self.list_skills(revision, self._skill_params(method, params).cursor)
+            if method in self.paged_lists:  # a prepared page, shaped already
+                if method == SKILLS_LIST:  # an extension's method: its params as its handler takes them
+                    cursor = self._skill_params(method, params).cursor
+                else:
+                    cursor = self._checked(method, params, revision).cursor
+                page = self.list_page(method, revision, cursor)
                 return prepared_json(page) or to_json(plain_result(page))
             if method in SKILL_METHODS and self.skills is not None:
                 return to_json(self._shape(method, revision, self.answer_skills(method, params, revision)))
             typed = self._checked(method, params, revision)
-            if method == LIST_PROMPTS:
-                page = self.list_prompts(revision, typed.cursor)
-                return prepared_json(page) or to_json(plain_result(page))
             if method == "prompts/get":
                 rendered = await self.rendered_prompt(revision, typed, capabilities)
                 if not isinstance(rendered, RenderedPrompt):

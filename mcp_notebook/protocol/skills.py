@@ -85,6 +85,11 @@ def entry_of(skill: Skill) -> dict[str, Any]:
     }
 
 
+def with_hints(hints: Callable[[], Mapping[str, Any]], revision: str, result: dict[str, Any]) -> dict[str, Any]:
+    """`result` with the server's cache hints (`hints()`) at 2026-07-28, as every cacheable result has them."""
+    return {**result, **hints()} if is_modern(revision) else result
+
+
 class SkillPages(ListPages[Skill]):
     """The `skills/list` pages of a registry's snapshots (`listing.ListPages`); an entry as `entry_of` makes it,
     with the cache hints (`hints`) on every page at 2026-07-28."""
@@ -102,8 +107,7 @@ class SkillPages(ListPages[Skill]):
         return [to_json(entry_of(skill)) for skill in items]
 
     def result(self, revision: str, next_cursor: str | None) -> dict[str, Any]:
-        result = super().result(revision, next_cursor)
-        return {**result, **self._hints()} if is_modern(revision) else result
+        return with_hints(self._hints, revision, super().result(revision, next_cursor))
 
 
 class SkillAnswers:
@@ -126,9 +130,6 @@ class SkillAnswers:
         # Made once per set of skills (its fingerprint), not per request: the resource listing.
         self._infos: tuple[str, tuple[ResourceInfo, ...]] = ("", ())
 
-    def _cached(self, revision: str, result: dict[str, Any]) -> dict[str, Any]:
-        return {**result, **self._hints()} if is_modern(revision) else result
-
     def list_skills(self, revision: str, cursor: str | None) -> dict[str, Any]:
         """The page `cursor` points at, as the SDK would put it on the wire, its list only as JSON
         (`SkillPages.page`; `prepared.plain_result` makes it a plain result)."""
@@ -138,7 +139,7 @@ class SkillAnswers:
         skill = self.registry.snapshot().skills_by_uri.get(uri)
         if skill is None:
             raise MCPError(INVALID_PARAMS, f"No skill is served at {uri}", {"uri": uri})
-        return self._cached(revision, {"skill": entry_of(skill)})
+        return with_hints(self._hints, revision, {"skill": entry_of(skill)})
 
     # --- resources --------------------------------------------------------------------------------------------
 
