@@ -158,7 +158,8 @@ class ListPages(Generic[Item]):
     """The pages of one list of a registry snapshot (`kind`: its key and its cursors' kind), per revision,
     built at first request.
 
-    Each item's entry is serialized once per revision and kept as bytes (no
+    Each item's entry is serialized once per form (`entry_form`: per revision,
+    unless a list's entries are the same in several) and kept as bytes (no
     objects for the collector to visit, a few hundred bytes an item), so every
     page of a listing of any size is kept until the list changes; a page is
     those bytes joined inside its envelope, kept for the last pages asked for,
@@ -169,7 +170,8 @@ class ListPages(Generic[Item]):
     the client reads it.
 
     A list says which items it pages (`items_of`), how their entries are
-    serialized (`entries`), and its result around an empty list (`result`).
+    serialized (`entries`) and in which revisions they differ (`entry_form`),
+    and its result around an empty list (`result`).
     """
 
     kind: str = ""
@@ -181,7 +183,7 @@ class ListPages(Generic[Item]):
         shape: Shape,
         max_pages: int = _MAX_PAGES,
         max_page_entries: int = _MAX_PAGE_ENTRIES,
-        max_revisions: int = 2,
+        max_revisions: int = 2,  # forms of entry kept
     ) -> None:
         self._paginator = paginator
         self._shape = shape
@@ -189,8 +191,9 @@ class ListPages(Generic[Item]):
         self._max_page_entries = max_page_entries
         self._max_revisions = max_revisions
         self._snapshot: RegistrySnapshot | None = None
-        # Per revision, the JSON of each item's entry by `id(item)`: this snapshot's, and the last one's
-        # (whose items `_kept_alive` holds, so no id among them can be another object's).
+        # Per form of entry (`entry_form`: a revision, for prompts), the JSON of each item's entry by `id(item)`:
+        # this snapshot's, and the last one's (whose items `_kept_alive` holds, so no id among them can be another
+        # object's).
         self._entries: OrderedDict[str, dict[int, bytes]] = OrderedDict()
         self._stale: dict[str, dict[int, bytes]] = {}
         self._kept_alive: Sequence[Item] = ()
@@ -210,6 +213,10 @@ class ListPages(Generic[Item]):
     def entries(self, items: Sequence[Item], revision: str) -> list[bytes]:
         """The JSON of each item's entry at `revision`."""
         raise NotImplementedError
+
+    def entry_form(self, revision: str) -> str:
+        """Which form the entries take at `revision`: revisions of one form share each entry's JSON, made once."""
+        return revision
 
     def result(self, revision: str, next_cursor: str | None) -> dict[str, Any]:
         """A page's result with its list empty, before the SDK's shaping."""
@@ -244,20 +251,21 @@ class ListPages(Generic[Item]):
             self._issued[next_cursor] = (end, after)
         return location
 
-    def _entries_of(self, revision: str) -> dict[int, bytes]:
-        entries = self._entries.get(revision)
+    def _entries_of(self, form: str) -> dict[int, bytes]:
+        entries = self._entries.get(form)
         if entries is None:
-            entries = self._entries[revision] = {}
+            entries = self._entries[form] = {}
             while len(self._entries) > self._max_revisions:
                 self._entries.popitem(last=False)
         else:
-            self._entries.move_to_end(revision)
+            self._entries.move_to_end(form)
         return entries
 
     def _items(self, page: Sequence[Item], revision: str) -> list[bytes]:
         """The JSON of each item's entry, built for those not kept yet."""
-        entries = self._entries_of(revision)
-        stale = self._stale.get(revision, {})
+        form = self.entry_form(revision)
+        entries = self._entries_of(form)
+        stale = self._stale.get(form, {})
         items: list[bytes] = []
         missing: list[int] = []
         for item in page:

@@ -106,6 +106,9 @@ class SkillPages(ListPages[Skill]):
     def entries(self, items: Sequence[Skill], revision: str) -> list[bytes]:
         return [to_json(entry_of(skill)) for skill in items]
 
+    def entry_form(self, revision: str) -> str:
+        return ""  # an entry is the same in every revision (only the page's cache hints differ): made once
+
     def result(self, revision: str, next_cursor: str | None) -> dict[str, Any]:
         return with_hints(self._hints, revision, super().result(revision, next_cursor))
 

@@ -128,3 +128,22 @@ async def test_a_change_is_listed_at_once_and_the_unchanged_entries_are_not_made
         assert added.uri in uris and len(uris) == len(set(uris)) == len(SKILL_SET) + 1
         stale = await wire.request(SKILLS, {"cursor": before[0]["result"]["nextCursor"]})
         assert stale["error"]["code"] == types.INVALID_PARAMS
+
+
+async def test_an_entry_is_made_once_for_clients_of_every_revision() -> None:
+    # A skill's entry is the same in every revision; only the page's envelope (its cache hints) differs.
+    registry = _registry()
+    server = _server(registry, cache=CachePolicy(ttl_ms=1234, scope="private"))
+    pages: SkillPages = server.answers.skills.pages  # type: ignore[union-attr]
+    listings: dict[str, list[dict[str, Any]]] = {}
+    for revision in ALL_REVISIONS:
+        async with connected(server, revision, taken=True) as wire:
+            listings[revision] = await _pages(wire)
+    assert pages.built == len(SKILL_SET)
+    entries = {
+        revision: [e for page in pages_ for e in page["result"]["skills"]] for revision, pages_ in listings.items()
+    }
+    expected = [json.loads(json.dumps(entry_of(skill))) for skill in registry.snapshot().skills]
+    assert all(listed == expected for listed in entries.values())
+    assert "ttlMs" in listings[MODERN][0]["result"]
+    assert all("ttlMs" not in listed[0]["result"] for revision, listed in listings.items() if revision != MODERN)
