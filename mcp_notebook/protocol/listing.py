@@ -183,13 +183,13 @@ class ListPages(Generic[Item]):
         shape: Shape,
         max_pages: int = _MAX_PAGES,
         max_page_entries: int = _MAX_PAGE_ENTRIES,
-        max_revisions: int = 2,  # forms of entry kept
+        max_forms: int = 2,
     ) -> None:
         self._paginator = paginator
         self._shape = shape
         self._max_pages = max_pages
         self._max_page_entries = max_page_entries
-        self._max_revisions = max_revisions
+        self._max_forms = max_forms  # of entry kept (the revisions asked for lately, for prompts)
         self._snapshot: RegistrySnapshot | None = None
         # Per form of entry (`entry_form`: a revision, for prompts), the JSON of each item's entry by `id(item)`:
         # this snapshot's, and the last one's (whose items `_kept_alive` holds, so no id among them can be another
@@ -241,7 +241,7 @@ class ListPages(Generic[Item]):
             if self._snapshot is not None:
                 self._stale, self._kept_alive = dict(self._entries), self.items_of(self._snapshot)
             self._snapshot = snapshot
-            self._entries = OrderedDict((revision, {}) for revision in self._stale)
+            self._entries = OrderedDict((form, {}) for form in self._stale)
             self._envelopes, self._issued = {}, {}
             self._bodies, self._body_entries = OrderedDict(), 0
         offset, next_cursor = location
@@ -255,7 +255,7 @@ class ListPages(Generic[Item]):
         entries = self._entries.get(form)
         if entries is None:
             entries = self._entries[form] = {}
-            while len(self._entries) > self._max_revisions:
+            while len(self._entries) > self._max_forms:
                 self._entries.popitem(last=False)
         else:
             self._entries.move_to_end(form)

@@ -305,7 +305,7 @@ def test_after_a_change_only_the_changed_prompts_are_built_again(revision: str) 
 def test_entries_are_kept_for_the_revisions_asked_for_lately(revision: str) -> None:
     registry = _registry()
     size = len(registry.snapshot().prompts)
-    pages = _pages(max_pages=1, max_revisions=2)  # pages rebuilt from entries
+    pages = _pages(max_pages=1, max_forms=2)  # pages rebuilt from entries
     for other in ("2024-11-05", "2025-03-26"):
         _walk(pages, registry, other)
     _walk(pages, registry, revision)  # a third revision: the least recently asked one is forgotten
