@@ -20,7 +20,9 @@ The store is SQLite (in the standard library; its locking makes one index safe
 to share between servers and workers). Entries are pickles of the prompt
 model, so the index only ever reads a file in a folder that belongs to the
 user and that nobody else can write to; any other folder is not used. A
-corrupt file is set aside and rebuilt, and entries written by another version
+corrupt file is set aside and rebuilt; one that is busy (another server holds
+it locked for long) is left as it is, and this server goes without it until
+it is free. Entries written by another version
 of mcp-notebook (or of the code that builds prompts) are never read: the
 format tag changes with the code. The index is an optimisation: when it cannot
 be read or written, notebooks are loaded from disk as without it. A server
@@ -90,6 +92,7 @@ SkillEntry = tuple[Stamp, str, bytes]
 # Since 3 the file gives freed space back (incremental auto-vacuum); since 4 it holds the skills' files too.
 _SCHEMA_VERSION = 4
 _WAL_LIMIT = 16 << 20  # bytes the write-ahead log is cut back to after a checkpoint
+BUSY_SECONDS = 5.0  # how long a connection waits for another server's lock before it goes without the index
 _TABLES = ("notebooks", "skill_files")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notebooks (
@@ -351,6 +354,8 @@ class NotebookIndex:
                     self._disable(f"{place} belongs to another user or others may write to it")
                     return None
             self._connection = self._open()
+        except sqlite3.OperationalError as error:  # busy or out of reach for now: the file is not broken
+            log.info("notebook index not used this time: %s", error)
         except sqlite3.DatabaseError as error:
             self._set_aside(error)
         except OSError as error:
@@ -361,7 +366,7 @@ class NotebookIndex:
         # Created private: only this user may read or write what other processes of theirs will unpickle.
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
         os.close(fd)
-        connection = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
+        connection = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False, isolation_level=None)
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
@@ -411,6 +416,9 @@ class NotebookIndex:
                 return None
             try:
                 return connection.execute(sql, parameters).fetchall()
+            except sqlite3.OperationalError as error:  # busy: this look goes without the index, the file stays
+                log.info("notebook index not read this time: %s", error)
+                return None
             except sqlite3.DatabaseError as error:
                 self._set_aside(error)
                 return None

@@ -164,6 +164,38 @@ def test_a_corrupt_index_is_rebuilt_and_everything_is_served(
         assert db.execute("SELECT count(*) FROM notebooks").fetchone() == (5,)
 
 
+def test_an_index_another_server_holds_locked_is_left_as_it_is(
+    notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A busy index is not a broken one: the server goes without it this time, and the file others use stays.
+    cache = tmp_path / "cache"
+    first, source = _serve(notebooks, cache)
+    source.close()
+    expected = _texts(first)
+    path = cache / FILE_NAME
+    monkeypatch.setattr(index_module, "BUSY_SECONDS", 0.05)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("PRAGMA journal_mode=DELETE")  # a lock in this mode keeps readers out too
+        holder.execute("BEGIN EXCLUSIVE")
+        inode = path.stat().st_ino
+        counter = LoadCounter(monkeypatch)
+        with caplog.at_level(logging.INFO, logger="mcp_notebook"):
+            registry, source = _serve(notebooks, cache)
+        source.close()
+        assert _texts(registry) == expected  # every notebook built from its file, none lost
+        assert sorted(counter.keys) == [f"n{i}.ipynb" for i in range(5)]
+        assert path.stat().st_ino == inode  # the same file, never set aside
+        assert "unreadable" not in caplog.text and "database is locked" in caplog.text
+        holder.execute("COMMIT")
+        assert holder.execute("SELECT count(*) FROM notebooks").fetchone() == (5,)
+    finally:
+        holder.close()
+    counter.keys.clear()
+    assert _texts(_serve(notebooks, cache)[0]) == expected
+    assert counter.keys == []  # once free, the index serves the next start again
+
+
 def test_damaged_entries_are_misses_not_errors(
     notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
