@@ -25,14 +25,28 @@ __all__ = ["NotebookFactory", "write_notebook"]
 NotebookFactory = Callable[..., Path]
 
 
-@pytest.fixture(autouse=True)
-def _private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kernels served by a test leave their discovery pointers, servers their notebook index, and trusted
-    project files their record, in folders of the test's, never the user's."""
+def _keep_state_private(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels leave their discovery pointers, servers their notebook index and their stored prompt lists, and
+    trusted project files their record, in folders of the suite's, never the user's."""
     monkeypatch.setenv("MCP_NOTEBOOK_STATE_DIR", str(tmp_path_factory.mktemp("mcp-notebook-state")))
     monkeypatch.setenv("MCP_NOTEBOOK_CACHE_DIR", str(tmp_path_factory.mktemp("mcp-notebook-cache")))
     # What the user trusts is theirs: a test trusts project files in a record of its own.
     monkeypatch.setenv("MCP_NOTEBOOK_TRUST_FILE", str(tmp_path_factory.mktemp("mcp-notebook-trust") / "trust.json"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_state_for_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """For what fixtures wider than one test start (a module's bridge, editor or served folder), which are
+    set up before any test's own folders."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _keep_state_private(tmp_path_factory, monkeypatch)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _private_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's own folders: what one test leaves there, the next never finds."""
+    _keep_state_private(tmp_path_factory, monkeypatch)
 
 
 @pytest.fixture
