@@ -363,11 +363,13 @@ class NotebookIndex:
         return self._connection
 
     def _open(self) -> sqlite3.Connection:
-        # Created private: only this user may read or write what other processes of theirs will unpickle.
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-        os.close(fd)
         connection = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False, isolation_level=None)
         try:
+            # Private: only this user may read or write what other processes of theirs will unpickle (its folder is
+            # private already). Never by opening and closing the file: closing any descriptor of it drops every
+            # lock this process's connections hold on it, and another process could then take the write-ahead log
+            # for its own and delete it from under them.
+            os.chmod(self.path, 0o600)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")

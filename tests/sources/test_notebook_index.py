@@ -150,7 +150,9 @@ def test_a_corrupt_index_is_rebuilt_and_everything_is_served(
     notebooks: Path, tmp_path: Path, damage: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
     cache = tmp_path / "cache"
-    expected = _texts(_serve(notebooks, cache)[0])
+    first, source = _serve(notebooks, cache)
+    source.close()  # the server that wrote it has ended: the file is damaged at rest
+    expected = _texts(first)
     (cache / FILE_NAME).write_bytes(damage)
     for suffix in ("-wal", "-shm"):
         (cache / f"{FILE_NAME}{suffix}").unlink(missing_ok=True)
@@ -194,6 +196,27 @@ def test_an_index_another_server_holds_locked_is_left_as_it_is(
     counter.keys.clear()
     assert _texts(_serve(notebooks, cache)[0]) == expected
     assert counter.keys == []  # once free, the index serves the next start again
+
+
+def test_opening_the_index_keeps_the_locks_this_process_holds_on_it(notebooks: Path, tmp_path: Path) -> None:
+    # Closing any descriptor of a SQLite file drops every lock its process holds on it: another process closing
+    # its connection would then believe itself the last one, and fold and delete the write-ahead log in use here.
+    cache = tmp_path / "cache"
+    _serve(notebooks, cache)[1].close()
+    path = cache / FILE_NAME
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert holder.execute("SELECT count(*) FROM notebooks").fetchone() == (5,)
+        registry, source = _serve(notebooks, cache)  # this process opens the index again, beside `holder`
+        other = f"import sqlite3; c = sqlite3.connect({str(path)!r}); c.execute('SELECT 1 FROM notebooks'); c.close()"
+        subprocess.run([sys.executable, "-c", other], check=True, timeout=60)
+        assert Path(f"{path}-wal").exists()  # the other process knew it was not the last one
+        assert holder.execute("SELECT count(*) FROM notebooks").fetchone() == (5,)
+        assert len(registry.snapshot().prompts) == 5
+        source.close()
+    finally:
+        holder.close()
+    assert (path.stat().st_mode & 0o777) == 0o600
 
 
 def test_damaged_entries_are_misses_not_errors(
