@@ -38,6 +38,10 @@ T = TypeVar("T")
 
 # How long Ctrl-C waits for a cancelled request to wind down (it sends a cancel notification).
 _CANCEL_GRACE = 5.0
+# A signal that lands just before the calling thread blocks sets Python's flag without waking the wait (a lost
+# wakeup), and the thread would wait for the request forever: its waits are bounded, so that Ctrl-C is seen
+# within this many seconds, whenever it lands.
+_WAKE_EVERY = 0.25
 _SHUTDOWN_GRACE = 15.0
 
 
@@ -164,7 +168,10 @@ class BackgroundRuntime:
     def _serve_until_finished(inbox: queue.SimpleQueue[_Work | _Finished]) -> None:
         """Wait for the call to end, running on this thread what it hands back meanwhile."""
         while True:
-            item = inbox.get()
+            try:
+                item = inbox.get(timeout=_WAKE_EVERY)
+            except queue.Empty:
+                continue  # Python runs a Ctrl-C the wait missed here, raising KeyboardInterrupt
             if isinstance(item, _Finished):
                 return
             work, fn, args = item

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import signal
 import threading
@@ -107,6 +108,36 @@ def test_ctrl_c_cancels_the_request_then_reraises(runtime: BackgroundRuntime) ->
         runtime.call(forever)
 
     assert forever.started.is_set(), f"the request had not started {DEADLINE:g} s after the call"
+    assert forever.cancelled.is_set()
+    assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
+
+
+@pytest.mark.usefixtures("sigint_raises_keyboard_interrupt")
+def test_ctrl_c_that_the_wait_misses_still_cancels_the_request(runtime: BackgroundRuntime) -> None:
+    # A signal that lands just before the calling thread blocks sets Python's flag without waking the wait.
+    # `_thread.interrupt_main()` does just that: it sets the flag and wakes nothing.
+    forever = Forever()
+    main = threading.main_thread().ident
+    assert main is not None
+    returned, forced = threading.Event(), threading.Event()
+
+    def interrupt() -> None:
+        forever.started.wait(DEADLINE)
+        _thread.interrupt_main()
+        if not returned.wait(DEADLINE):
+            forced.set()  # a real signal wakes the wait, so that the test fails instead of hanging
+            signal.pthread_kill(main, signal.SIGINT)
+
+    thread = threading.Thread(target=interrupt, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runtime.call(forever)
+    finally:
+        returned.set()
+        thread.join(DEADLINE)
+
+    assert not forced.is_set(), f"the call had not seen Ctrl-C {DEADLINE:g} s after it landed"
     assert forever.cancelled.is_set()
     assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
 
