@@ -345,13 +345,15 @@ class _EndWatchingReadStream:
             self._on_end()
             raise
 
+    # Leaving the stream does not close it: the transport that opened it closes it, once it has stopped
+    # forwarding the server's messages. The SDK's session leaves it when it stops reading, while an HTTP
+    # transport may still forward one more message from its event stream; on a closed stream that message
+    # failed, and the SDK logged "Error parsing SSE message" with a BrokenResourceError.
     async def aclose(self) -> None:
-        await self._stream.aclose()
+        pass
 
     async def __aenter__(self) -> _EndWatchingReadStream:
-        await self._stream.__aenter__()
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        result: bool | None = await self._stream.__aexit__(*exc_info)
-        return result
+    async def __aexit__(self, *exc_info: Any) -> None:
+        return None
