@@ -6,7 +6,7 @@ import _thread
 import asyncio
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -42,23 +42,32 @@ class Forever:
 
 
 @contextmanager
-def ctrl_c_once(event: threading.Event) -> Iterator[None]:
-    """Deliver Ctrl-C (SIGINT) to the main thread once `event` is set, as a terminal or a kernel would, while
-    the block runs; after `DEADLINE` without `event`, all the same, so that a test fails on what it asserts of
-    `event` instead of waiting for a call nothing would interrupt. Never after the block."""
+def ctrl_c_once(event: threading.Event, deliver: Callable[[], None] | None = None) -> Iterator[threading.Event]:
+    """Deliver Ctrl-C to the main thread once `event` is set, while the block runs: with `deliver`, or as a
+    terminal or a kernel does (SIGINT). After `DEADLINE` without `event`, all the same, so that a test fails on
+    what it asserts of `event` instead of waiting for a call nothing would interrupt. Should the block still
+    run `DEADLINE` after that, a real SIGINT ends it and sets the event this yields, so that a test fails on it
+    instead of hanging. Never after the block."""
     main = threading.main_thread().ident
     assert main is not None
-    over = threading.Event()
+    over, forced = threading.Event(), threading.Event()
+
+    def sigint() -> None:
+        signal.pthread_kill(main, signal.SIGINT)
 
     def interrupt() -> None:
         event.wait(DEADLINE)
-        if not over.is_set():
-            signal.pthread_kill(main, signal.SIGINT)
+        if over.is_set():
+            return
+        (deliver or sigint)()
+        if not over.wait(DEADLINE):
+            forced.set()
+            sigint()
 
     thread = threading.Thread(target=interrupt, daemon=True)
     thread.start()
     try:
-        yield
+        yield forced
     finally:
         over.set()
         thread.join(DEADLINE)
@@ -104,10 +113,11 @@ def test_timeout_cancels_the_request_and_raises_timeout_error(runtime: Backgroun
 def test_ctrl_c_cancels_the_request_then_reraises(runtime: BackgroundRuntime) -> None:
     forever = Forever()
 
-    with pytest.raises(KeyboardInterrupt), ctrl_c_once(forever.started):
+    with pytest.raises(KeyboardInterrupt), ctrl_c_once(forever.started) as forced:
         runtime.call(forever)
 
     assert forever.started.is_set(), f"the request had not started {DEADLINE:g} s after the call"
+    assert not forced.is_set(), f"the call had not seen Ctrl-C {DEADLINE:g} s after it landed"
     assert forever.cancelled.is_set()
     assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
 
@@ -117,26 +127,11 @@ def test_ctrl_c_that_the_wait_misses_still_cancels_the_request(runtime: Backgrou
     # A signal that lands just before the calling thread blocks sets Python's flag without waking the wait.
     # `_thread.interrupt_main()` does just that: it sets the flag and wakes nothing.
     forever = Forever()
-    main = threading.main_thread().ident
-    assert main is not None
-    returned, forced = threading.Event(), threading.Event()
 
-    def interrupt() -> None:
-        forever.started.wait(DEADLINE)
-        _thread.interrupt_main()
-        if not returned.wait(DEADLINE):
-            forced.set()  # a real signal wakes the wait, so that the test fails instead of hanging
-            signal.pthread_kill(main, signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt), ctrl_c_once(forever.started, deliver=_thread.interrupt_main) as forced:
+        runtime.call(forever)
 
-    thread = threading.Thread(target=interrupt, daemon=True)
-    thread.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            runtime.call(forever)
-    finally:
-        returned.set()
-        thread.join(DEADLINE)
-
+    assert forever.started.is_set(), f"the request had not started {DEADLINE:g} s after the call"
     assert not forced.is_set(), f"the call had not seen Ctrl-C {DEADLINE:g} s after it landed"
     assert forever.cancelled.is_set()
     assert runtime.call(asyncio.sleep, 0, "still usable") == "still usable"
