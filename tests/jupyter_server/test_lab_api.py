@@ -117,7 +117,7 @@ def _client(server: JupyterServer) -> httpx2.Client:
 
 def _warmed(client: httpx2.Client, server: JupyterServer) -> httpx2.Client:
     """`client` once Jupyter's own `api/status` (nothing of ours) has answered it: on a busy machine a server's
-    first answer to a login takes it several tenths of a second, which is not what a bound on a listing
+    first answer to a login can take it a few tenths of a second, which is not what a bound on a listing
     is about."""
     response = client.get(server.base + "api/status")
     assert response.status_code == 200, response.text
