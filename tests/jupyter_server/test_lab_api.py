@@ -115,13 +115,12 @@ def _client(server: JupyterServer) -> httpx2.Client:
     return httpx2.Client(base_url=server.base + API, headers=server.auth(), timeout=DEADLINE)
 
 
-def _warmed(client: httpx2.Client, server: JupyterServer) -> httpx2.Client:
-    """`client` once Jupyter's own `api/status` (nothing of ours) has answered it: on a busy machine a server's
+def _warm(client: httpx2.Client, server: JupyterServer) -> None:
+    """Have Jupyter's own `api/status` (nothing of ours) answer `client` first: on a busy machine a server's
     first answer to a login can take it a few tenths of a second, which is not what a bound on a listing
     is about."""
     response = client.get(server.base + "api/status")
     assert response.status_code == 200, response.text
-    return client
 
 
 def _timed(call: Callable[[], httpx2.Response]) -> tuple[httpx2.Response, float]:
@@ -146,7 +145,7 @@ def _wait_for(client: httpx2.Client, ready: Callable[[dict[str, dict[str, Any]]]
 
 def test_every_server_is_listed_with_its_state_and_a_slow_or_dead_one_delays_nothing(jupyter: JupyterServer) -> None:
     with _client(jupyter) as client:
-        _warmed(client, jupyter)
+        _warm(client, jupyter)
         first, took = _timed(lambda: client.get("prompts"))
         assert first.status_code == 200, first.text
         assert took < BOUND + 0.1, f"the first listing took {took:.3f} s"  # it may wait 0.1 s for the kept lists
@@ -348,7 +347,7 @@ def test_the_first_listing_after_a_start_has_the_lists_kept_from_the_last(tmp_pa
     # Started again, the same server now takes an hour to list its prompts: its list is there at once anyway.
     configure("3600")
     with JupyterServer(root, tmp_path / "second", env=env) as second, _client(second) as client:
-        _warmed(client, second)
+        _warm(client, second)
         listing, took = _timed(lambda: client.get("prompts"))
     stub = _servers(listing.json())["stub"]
     assert stub["state"] == "ready", stub
