@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,13 +187,23 @@ def _audio(mime_type: str, data: str) -> str:
     return f'<audio controls src="data:{html.escape(mime_type)};base64,{data}"></audio>'
 
 
-def _table_html(headers: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "") -> str:
+def _table_html(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "", *, nowrap: Collection[int] = ()
+) -> str:
+    """An HTML table of `rows` (HTML already); the text of the `nowrap` columns is never broken across lines."""
     head = "".join(f'<th style="text-align: left">{html.escape(h)}</th>' for h in headers)
+    styles = ["text-align: left" + ("; white-space: nowrap" if i in nowrap else "") for i in range(len(headers))]
     body = "".join(
-        "<tr>" + "".join(f'<td style="text-align: left">{cell}</td>' for cell in row) + "</tr>" for row in rows
+        "<tr>" + "".join(f'<td style="{style}">{cell}</td>' for style, cell in zip(styles, row, strict=True)) + "</tr>"
+        for row in rows
     )
     cap = f"<caption style='text-align: left'>{html.escape(caption)}</caption>" if caption else ""
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _name_html(name: str) -> str:
+    """A name in a table (`server:prompt`, a skill's path), in code, never broken across lines (not at a hyphen)."""
+    return f'<code style="white-space: nowrap">{html.escape(name)}</code>'
 
 
 def _table_text(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -239,7 +249,7 @@ class PromptTable:
 
     def _repr_html_(self) -> str:
         rows = [
-            (f"<code>{html.escape(name)}</code>", html.escape(title), html.escape(args), html.escape(desc))
+            (_name_html(name), html.escape(title), html.escape(args), html.escape(desc))
             for name, title, args, desc in self._rows()
         ]
         table = _table_html(("prompt", "title", "arguments", "description"), rows) if rows else "<i>No prompts.</i>"
@@ -291,8 +301,7 @@ class ServerTable:
     def _repr_html_(self) -> str:
         if not self.rows:
             return "<i>No MCP servers configured. Add one with <code>%mcp connect NAME -- COMMAND</code>.</i>"
-        rows = [[html.escape(cell) for cell in row] for row in self._cells()]
-        rows = [[f"<code>{row[0]}</code>", *row[1:]] for row in rows]
+        rows = [[_name_html(name), *map(html.escape, rest)] for name, *rest in self._cells()]
         notes = "".join(f"<div>{html.escape(note)}</div>" for note in self.notes)
         return _table_html(("server", "transport", "status", "target", "from"), rows) + notes
 

@@ -24,7 +24,7 @@ from typing import Any
 from ..client.skills import SKILL_FILE, Skill, SkillContent
 from ..sources.skill_format import mime_type_of, split_frontmatter
 from ..transcript import code_span, describe_size, escape_markdown, fence, fence_language, markdown_table
-from .display import _first_line, _table_html, _table_text
+from .display import _first_line, _name_html, _table_html, _table_text
 
 __all__ = ["SkillTable", "SkillView"]
 
@@ -56,10 +56,8 @@ class SkillTable:
         return tuple(skill for skills in self.listings.values() for skill in skills)
 
     def _rows(self) -> list[tuple[str, str, str]]:
-        return [
-            (f"{skill.server}:{skill.path}", _first_line(skill.description.strip()), _files_text(skill))
-            for skill in self.skills
-        ]
+        """(name, description, files) of each skill; the description whole (a terminal shows its first line)."""
+        return [(f"{s.server}:{s.path}", s.description.strip(), _files_text(s)) for s in self.skills]
 
     def _empty(self) -> str:
         if self.listings:
@@ -67,7 +65,7 @@ class SkillTable:
         return "No skills."
 
     def __repr__(self) -> str:
-        rows = self._rows()
+        rows = [(name, _first_line(description), files) for name, description, files in self._rows()]
         text = _table_text(("skill", "description", "files"), rows) if rows else self._empty()
         notes = [f"{server}: {why}" for server, why in (self.unavailable or {}).items()]
         if rows:
@@ -80,8 +78,8 @@ class SkillTable:
     def _repr_html_(self) -> str:
         rows = self._rows()
         if rows:
-            cells = [(f"<code>{html.escape(name)}</code>", *map(html.escape, rest)) for name, *rest in rows]
-            table = _table_html(("skill", "description", "files"), cells)
+            cells = [(_name_html(name), *map(html.escape, rest)) for name, *rest in rows]
+            table = _table_html(("skill", "description", "files"), cells, nowrap=(2,))
             table += "<div><code>%mcp skill SERVER:SKILL</code> shows one.</div>"
         else:
             table = f"<i>{html.escape(self._empty())}</i>"

@@ -190,7 +190,7 @@ def test_prompt_tables_are_html_in_jupyter_and_aligned_text_in_terminals() -> No
         "down: cannot start",
     ]
     html = table._repr_html_()
-    assert '<td style="text-align: left"><code>docs:review</code></td>' in html
+    assert '<td style="text-align: left"><code style="white-space: nowrap">docs:review</code></td>' in html
     assert "Code review" in html and "down: cannot start" in html
     assert [s.name for s in table.prompts] == ["review", "todo"]
 
@@ -207,5 +207,5 @@ def test_server_tables_say_where_each_server_comes_from() -> None:
     assert lines[0].split() == ["server", "transport", "status", "target", "from"]
     assert lines[2].split() == ["docs", "stdio", "not", "connected", "uvx", "docs", "/p/mcp.json"]
     assert lines[3].split() == ["web", "http", "connected", "(2026-07-28)", "https://h/mcp", "%mcp", "connect"]
-    assert "<code>docs</code>" in table._repr_html_()
+    assert '<code style="white-space: nowrap">docs</code>' in table._repr_html_()
     assert "No MCP servers configured" in repr(ServerTable(rows=[]))

@@ -94,7 +94,7 @@ def test_configured_servers_are_listed_and_prompts_come_from_mcp_notebook_serve_
 
     table = kernel.execute("%mcp prompts notebooks").result
     assert "notebooks:greet" in table["text/plain"]
-    assert "<code>notebooks:greet</code>" in table["text/html"]
+    assert '<code style="white-space: nowrap">notebooks:greet</code>' in table["text/html"]
 
 
 def test_get_shows_a_conversation_and_keeps_the_result(kernel: RealKernel) -> None:

@@ -39,7 +39,7 @@ def test_skills_lists_every_connected_server_and_names_those_without_skills(kern
     assert "shop:git-workflow" in plain and "shop:pdf-processing" in plain
     assert "Extract, fill, and assemble PDF documents" in plain
     assert "plain: offers no skills: it does not declare the Skills extension (io.modelcontextprotocol/skills)" in plain
-    assert "<code>shop:pdf-processing</code>" in table["text/html"]
+    assert '<code style="white-space: nowrap">shop:pdf-processing</code>' in table["text/html"]
     names = kernel.execute("_t = %mcp skills shop\nprint([s.name for s in _t.skills])").text
     assert names.strip() == "['git-workflow', 'pdf-processing']"
 
