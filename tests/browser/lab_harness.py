@@ -29,7 +29,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLES = ROOT / "examples"
-SERVED_EXAMPLES = ("plot_prompt.ipynb", "code_review.ipynb", "few_shot.ipynb")  # what the fixture notebooks serve
+# What the fixture notebooks serve: notebooks, and a folder of skills beside a notebook with a skill.
+SERVED_EXAMPLES = ("plot_prompt.ipynb", "code_review.ipynb", "few_shot.ipynb", "skill_notebook.ipynb")
+SERVED_FOLDERS = ("skills",)
 # Test servers the fixture notebooks start by file name (a FastMCP server with typed prompt arguments).
 SERVED_SERVERS = (ROOT / "tests" / "servers" / "typed_fastmcp_server.py",)
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -118,6 +120,8 @@ def running_lab(base: Path, more_env: Mapping[str, str] | None = None, *, check_
     shutil.copytree(FIXTURES, root)
     for example in SERVED_EXAMPLES:
         shutil.copy(EXAMPLES / example, root / example)
+    for folder in SERVED_FOLDERS:
+        shutil.copytree(EXAMPLES / folder, root / folder)
     for server in SERVED_SERVERS:
         shutil.copy(server, root / server.name)
     lab_folders = (("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"))
