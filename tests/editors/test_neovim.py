@@ -12,11 +12,14 @@
 * Accepting a prompt leaves a tab stop per required argument (a snippet); an empty value without suggestions
   lists one item that says so.
 * `:qa!` never leaves the bridge or a server behind (20 rounds).
+* A skill folder beside the notebook is a `/` command named a skill in the menu; rendered, it becomes the line
+  saying where it comes from and the body of its SKILL.md.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -383,5 +386,54 @@ def test_accepting_a_prompt_leaves_a_tab_stop_per_required_argument_and_an_empty
         screen = _screen_until(session, "no suggestions for left=")
         (artifacts / "empty-value-menu.txt").write_text(screen)
         assert "the server offers none: type a value" in screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
+
+
+def test_a_skill_is_a_slash_command_that_renders_as_its_instructions_and_where_its_files_are(tmp_path: Path) -> None:
+    """Under tmux: the skill is in the `/` menu beside the prompts; accepted, then rendered (`<leader>mr`), the
+    line becomes the skill's origin and the body of its SKILL.md (no frontmatter)."""
+    nvim = require(NVIM_011, "Neovim 0.11")
+    require("/usr/bin/tmux", "tmux")
+    project = make_project(tmp_path)
+    shutil.copytree(ROOT / "examples" / "skills" / "code-review", project.root / "prompts" / "code-review")
+    artifacts = ROOT / "test-artifacts" / "neovim"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    session = f"mcpnb-skill-{tmp_path.name}"
+    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
+    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
+    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
+    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
+    try:
+        _screen_until(session, "notes.md")
+        end = time.monotonic() + 60
+        while True:  # servers connect in the background: type "/" until the menu lists the skill
+            _tmux("send-keys", "-t", session, "S/")
+            try:
+                screen = _screen_until(session, "/nb:code-review", deadline=3)
+                break
+            except AssertionError:
+                _tmux("send-keys", "-t", session, "Escape")
+                assert time.monotonic() < end, "the menu never listed the skill"
+        (artifacts / "skill-menu.txt").write_text(screen)
+        menu = [row.split()[:3] for row in screen.splitlines()[1:4]]
+        assert menu == [
+            ["/nb:code-review", "Module", "Skill:"],  # a skill, named so in the menu, beside the prompts
+            ["/nb:greet", "Function", "Say"],
+            ["/nb:summarize", "Function", "Summarize"],
+        ], screen
+        _tmux("send-keys", "-t", session, "code")
+        _screen_until_menu(session, "/code", ["/nb:code-review"])
+        _tmux("send-keys", "-t", session, "C-n", "C-y")
+        _first_line_until(session, "/nb:code-review")
+        _tmux("send-keys", "-t", session, "Escape", "\\mr")  # the example configuration's <leader>mr: render
+        origin = "> Skill `code-review` from MCP server `nb` (skill://code-review/SKILL.md)."
+        screen = _first_line_until(session, origin + " Relative paths below reso")  # the terminal wraps the line
+        (artifacts / "skill-rendered.txt").write_text(screen)
+        lines = screen.splitlines()
+        assert lines[1] == "lve against skill://code-review/; its files: references/checklist.md, scripts/lint.py."
+        body = (ROOT / "examples" / "skills" / "code-review" / "SKILL.md").read_text(encoding="utf-8")
+        instructions = body.split("---\n", 2)[2].strip().splitlines()  # the body, not the frontmatter
+        assert lines[2 : 4 + len(instructions)] == ["", *instructions, "~"]  # then the buffer ends
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
