@@ -424,7 +424,12 @@ def test_a_skill_is_a_slash_command_that_renders_as_its_instructions_and_where_i
         ], screen
         _tmux("send-keys", "-t", session, "code")
         _screen_until_menu(session, "/code", ["/nb:code-review"])
-        _tmux("send-keys", "-t", session, "C-n", "C-y")
+        # Selected, its whole description shows beside the menu, whose summary is cut short to leave it room.
+        _tmux("send-keys", "-t", session, "C-n")
+        screen = _screen_until(session, "on the files it touches.")
+        (artifacts / "skill-selected.txt").write_text(screen)
+        assert screen.splitlines()[1].startswith("/nb:code-review Module Skill: Review a change with the team's … ")
+        _tmux("send-keys", "-t", session, "C-y")
         _first_line_until(session, "/nb:code-review")
         _tmux("send-keys", "-t", session, "Escape", "\\mr")  # the example configuration's <leader>mr: render
         origin = "> Skill `code-review` from MCP server `nb` (skill://code-review/SKILL.md)."

@@ -44,7 +44,18 @@ vim.api.nvim_create_autocmd('LspAttach', {
     -- lands after it ("/nb:greetsum"): show the menu, even for one item, and insert only what you choose
     -- (<C-n>/<C-p> or the arrows, then <C-y>). Set for these buffers only; your other buffers keep yours.
     vim.api.nvim_set_option_value('completeopt', 'menuone,noselect,popup', { scope = 'local', buf = event.buf })
-    vim.lsp.completion.enable(true, client.id, event.buf, { autotrigger = true })
+    vim.lsp.completion.enable(true, client.id, event.buf, {
+      autotrigger = true,
+      -- The menu shows each command's one-line summary, shortened there to 40 characters, so that the
+      -- window beside the menu (the whole description, the arguments) keeps its room on a narrow screen.
+      convert = function(item)
+        local summary = item.detail or ''
+        if vim.fn.strchars(summary) > 40 then
+          summary = vim.fn.strcharpart(summary, 0, 39) .. '…'
+        end
+        return { menu = summary }
+      end,
+    })
     -- <leader>mr renders the slash line under the cursor in place.
     vim.keymap.set('n', '<leader>mr', function()
       local line = vim.api.nvim_win_get_cursor(0)[1] - 1
