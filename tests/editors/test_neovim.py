@@ -18,11 +18,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +185,35 @@ def _screen_until(session: str, wanted: str, deadline: float = 60.0) -> str:
     raise AssertionError(f"{wanted!r} never appeared on the screen:\n{screen}")
 
 
+@contextlib.contextmanager
+def _in_tmux(nvim: str, project: Project, session: str) -> Iterator[None]:
+    """Neovim with the 0.11 example configuration on the project's document, in a 100x20 tmux session with what
+    a terminal gets of the project's environment; once the document shows, until the block ends."""
+    env = project.env()
+    env_args = [f"{k}={v}" for k, v in env.items() if k in TERMINAL_ENV or k.startswith("XDG_")]
+    env_args.append(f"JUPYTER_RUNTIME_DIR={env['JUPYTER_RUNTIME_DIR']}")
+    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
+    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
+    try:
+        _screen_until(session, "notes.md")
+        yield
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
+
+
+def _slash_until(session: str, wanted: str) -> str:
+    """The screen once "/" on a new line opens a menu listing `wanted`: servers connect in the background, so
+    the user types it again until they are there."""
+    end = time.monotonic() + 60
+    while True:
+        _tmux("send-keys", "-t", session, "S/")
+        try:
+            return _screen_until(session, wanted, deadline=3)
+        except AssertionError:
+            _tmux("send-keys", "-t", session, "Escape")
+            assert time.monotonic() < end, f"the menu never listed {wanted}"
+
+
 def test_the_menu_opens_by_itself_as_the_user_types(tmp_path: Path) -> None:
     nvim = require(NVIM_011, "Neovim 0.11")
     require("/usr/bin/tmux", "tmux")
@@ -190,22 +221,8 @@ def test_the_menu_opens_by_itself_as_the_user_types(tmp_path: Path) -> None:
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
     session = f"mcpnb-{tmp_path.name}"
-    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
-    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
-    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
-    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
-    try:
-        _screen_until(session, "notes.md")
-        # Servers connect in the background: type "/" until the menu lists the notebook's prompts.
-        end = time.monotonic() + 60
-        screen = ""
-        while time.monotonic() < end:
-            _tmux("send-keys", "-t", session, "S/")
-            try:
-                screen = _screen_until(session, "/nb:summarize", deadline=3)
-                break
-            except AssertionError:
-                _tmux("send-keys", "-t", session, "Escape")
+    with _in_tmux(nvim, project, session):
+        screen = _slash_until(session, "/nb:summarize")
         (artifacts / "slash-menu.txt").write_text(screen)
         assert "/nb:greet" in screen and "/nb:summarize" in screen
         # The one argument name is offered in the menu (menuone), inserted only once chosen (noselect).
@@ -220,8 +237,6 @@ def test_the_menu_opens_by_itself_as_the_user_types(tmp_path: Path) -> None:
         screen = _screen_until(session, "Alan")
         (artifacts / "value-menu.txt").write_text(screen)
         assert "Ada" in screen
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
 
 
 def _until_attached(session: str) -> None:
@@ -242,14 +257,9 @@ def test_under_tmux_the_first_slash_of_a_second_start_shows_the_prompts(tmp_path
     project = make_project(tmp_path)
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
-    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
-    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
-    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
     for start in ("first", "second"):
         session = f"mcpnb-{start}-{tmp_path.name}"
-        _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
-        try:
-            _screen_until(session, "notes.md")
+        with _in_tmux(nvim, project, session):
             _until_attached(session)
             _tmux("send-keys", "-t", session, "S/")  # typed once, as soon as the client is there: never again
             if start == "first":
@@ -265,8 +275,6 @@ def test_under_tmux_the_first_slash_of_a_second_start_shows_the_prompts(tmp_path
                 screen = _screen_until(session, "/nb:summarize")
                 (artifacts / "first-slash-second-start.txt").write_text(screen)
                 assert "/nb:greet" in screen
-        finally:
-            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
 
 
 def _first_line_until(session: str, wanted: str, deadline: float = 60.0) -> str:
@@ -289,21 +297,8 @@ def test_typing_after_the_slash_is_never_garbled_by_an_inserted_item(tmp_path: P
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
     session = f"mcpnb-typed-{tmp_path.name}"
-    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
-    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
-    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
-    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
-    try:
-        _screen_until(session, "notes.md")
-        end = time.monotonic() + 60
-        while True:  # servers connect in the background: type "/" until the menu lists the notebook's prompts
-            _tmux("send-keys", "-t", session, "S/")
-            try:
-                screen = _screen_until(session, "/nb:summarize", deadline=3)
-                break
-            except AssertionError:
-                _tmux("send-keys", "-t", session, "Escape")
-                assert time.monotonic() < end, "the menu never listed the notebook's prompts"
+    with _in_tmux(nvim, project, session):
+        screen = _slash_until(session, "/nb:summarize")
         assert screen.splitlines()[0] == "/"  # the menu is open and nothing was inserted
         typed = "/"
         for letter in "nb:s":  # one key at a time, as a user types, each shown before the next
@@ -315,8 +310,6 @@ def test_typing_after_the_slash_is_never_garbled_by_an_inserted_item(tmp_path: P
         _tmux("send-keys", "-t", session, "Escape", ":echo 'left insert mode'", "Enter")
         screen = _screen_until(session, "left insert mode")
         assert screen.splitlines()[0] == "/nb:s"
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
 
 
 def _screen_until_menu(session: str, line: str, items: list[str], deadline: float = 60.0) -> str:
@@ -350,21 +343,8 @@ def test_accepting_a_prompt_leaves_a_tab_stop_per_required_argument_and_an_empty
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
     session = f"mcpnb-snippet-{tmp_path.name}"
-    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
-    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
-    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
-    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
-    try:
-        _screen_until(session, "notes.md")
-        end = time.monotonic() + 60
-        while True:  # servers connect in the background: type "/" until the menu lists the notebook's prompts
-            _tmux("send-keys", "-t", session, "S/")
-            try:
-                _screen_until(session, "/nb:compare", deadline=3)
-                break
-            except AssertionError:
-                _tmux("send-keys", "-t", session, "Escape")
-                assert time.monotonic() < end, "the menu never listed the notebook's prompts"
+    with _in_tmux(nvim, project, session):
+        _slash_until(session, "/nb:compare")
         _tmux("send-keys", "-t", session, "comp")
         _screen_until_menu(session, "/comp", ["/nb:compare"])  # the menu has narrowed to what was typed
         _tmux("send-keys", "-t", session, "C-n")  # select /nb:compare (its documentation shows), then accept it
@@ -386,8 +366,6 @@ def test_accepting_a_prompt_leaves_a_tab_stop_per_required_argument_and_an_empty
         screen = _screen_until(session, "no suggestions for left=")
         (artifacts / "empty-value-menu.txt").write_text(screen)
         assert "the server offers none: type a value" in screen
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
 
 
 def test_a_skill_is_a_slash_command_that_renders_as_its_instructions_and_where_its_files_are(tmp_path: Path) -> None:
@@ -400,21 +378,8 @@ def test_a_skill_is_a_slash_command_that_renders_as_its_instructions_and_where_i
     artifacts = ROOT / "test-artifacts" / "neovim"
     artifacts.mkdir(parents=True, exist_ok=True)
     session = f"mcpnb-skill-{tmp_path.name}"
-    env_args = [f"{k}={v}" for k, v in project.env().items() if k in TERMINAL_ENV or k.startswith("XDG_")]
-    env_args.append(f"JUPYTER_RUNTIME_DIR={project.env()['JUPYTER_RUNTIME_DIR']}")
-    shell = ["env", *env_args, nvim, "-u", str(CONFIG_011), str(project.document)]
-    _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "20", "-c", str(project.root), *shell)
-    try:
-        _screen_until(session, "notes.md")
-        end = time.monotonic() + 60
-        while True:  # servers connect in the background: type "/" until the menu lists the skill
-            _tmux("send-keys", "-t", session, "S/")
-            try:
-                screen = _screen_until(session, "/nb:code-review", deadline=3)
-                break
-            except AssertionError:
-                _tmux("send-keys", "-t", session, "Escape")
-                assert time.monotonic() < end, "the menu never listed the skill"
+    with _in_tmux(nvim, project, session):
+        screen = _slash_until(session, "/nb:code-review")
         (artifacts / "skill-menu.txt").write_text(screen)
         menu = [row.split()[:3] for row in screen.splitlines()[1:4]]
         assert menu == [
@@ -440,5 +405,3 @@ def test_a_skill_is_a_slash_command_that_renders_as_its_instructions_and_where_i
         body = (ROOT / "examples" / "skills" / "code-review" / "SKILL.md").read_text(encoding="utf-8")
         instructions = body.split("---\n", 2)[2].strip().splitlines()  # the body, not the frontmatter
         assert lines[2 : 4 + len(instructions)] == ["", *instructions, "~"]  # then the buffer ends
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False, timeout=30)
